@@ -1,0 +1,266 @@
+"""The reply encoder: reply values in, RESP2 or RESP3 bytes out (sans-IO).
+
+    encode(reply, proto) -> bytes
+    encode_into(out: bytearray, reply, proto) -> None   # appends; many replies, one buffer
+
+``proto`` is the connection's protocol, 2 or 3 (``HELLO``).  What each value
+becomes (the types are in :mod:`tidelog.resp.replies`):
+
+    value            RESP3                       RESP2
+    bytes, str       $<len> bulk (str as UTF-8)  same
+    bool             #t / #f                     :1 / :0
+    int              :<n>  (beyond 64 bits: (<n> big number)    :<n>  (beyond: bulk)
+    float            ,<%.17g>                    bulk "<%.17g>"
+    list, tuple      *<n> array                  same
+    None             _                           $-1
+    NULL_ARRAY       _                           *-1
+    SimpleString     +<text>                     same
+    ErrorReply       -<message>                  same
+    Map              %<pairs>                    *<2*pairs>, flat
+    SetReply         ~<n>                        *<n>
+    Push             ><n>                        *<n>
+    Verbatim         =<len>\\r\\n<fmt>:<text>      bulk <text>
+    RawReply         written as it is            same
+
+Floats follow Redis 7.0's ``addReplyDouble``: ``%.17g`` (so 1.1 is sent as
+``1.1000000000000001`` and 3.0 as ``3``), ``inf``/``-inf``/``nan``.  (Redis
+7.2 switched to the shortest round-trip form; we match the 7.0.15 reference.)
+Handlers that need another spelling return bytes.
+
+Error and status lines cannot carry CR or LF: as Redis does for errors,
+each CR or LF is replaced by a space (for status lines too, so a handler
+bug cannot break the framing).
+
+Containers nest to any depth: the encoder walks them with an explicit stack,
+not recursion.  Small headers and integers are pre-built, and the loop
+tests for ``bytes`` first, so the common shapes (a list of bulk strings,
+stream entries ``[id, [field, value, ...]]``) take the shortest path.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+from .replies import (
+    ErrorReply,
+    Map,
+    Push,
+    RawReply,
+    SetReply,
+    SimpleString,
+    Verbatim,
+    _NullArray,
+)
+
+__all__ = ["encode", "encode_into"]
+
+CRLF = b"\r\n"
+_SMALL = 1024  # headers pre-built for lengths below this
+_INTS = 10000  # integer replies pre-built for 0 .. _INTS-1 (Redis shares the same range)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+_BULK_HEADER = [b"$%d\r\n" % n for n in range(_SMALL)]
+_ARRAY_HEADER = [b"*%d\r\n" % n for n in range(_SMALL)]
+_INT_REPLY = [b":%d\r\n" % n for n in range(_INTS)]
+
+OK_REPLY = b"+OK\r\n"
+QUEUED_REPLY = b"+QUEUED\r\n"
+PONG_REPLY = b"+PONG\r\n"
+ZERO_REPLY = b":0\r\n"
+ONE_REPLY = b":1\r\n"
+NULL_BULK_RESP2 = b"$-1\r\n"
+NULL_ARRAY_RESP2 = b"*-1\r\n"
+NULL_RESP3 = b"_\r\n"
+EMPTY_ARRAY = b"*0\r\n"
+TRUE_RESP3, FALSE_RESP3 = b"#t\r\n", b"#f\r\n"
+
+# Status lines seen often, by text (bytes hash once; a dataclass hash does not).
+_STATUS = {b"OK": OK_REPLY, b"QUEUED": QUEUED_REPLY, b"PONG": PONG_REPLY}
+
+# Aggregate type markers: (RESP2, RESP3).
+_SET_MARK = (b"*", b"~")
+_PUSH_MARK = (b"*", b">")
+
+
+def encode(reply: Any, proto: int) -> bytes:
+    """``reply`` as RESP ``proto`` (2 or 3) bytes."""
+    t = type(reply)
+    if t is SimpleString and (proto == 2 or proto == 3):
+        cached = _STATUS.get(reply.text)
+        if cached is not None:
+            return cached
+    out = bytearray()
+    encode_into(out, reply, proto)
+    return bytes(out)
+
+
+def encode_into(out: bytearray, reply: Any, proto: int) -> None:
+    """Append ``reply`` as RESP ``proto`` (2 or 3) to ``out``.
+
+    Raises TypeError for a value that is not a reply (``out`` may then hold
+    part of the reply: discard it) and ValueError for an unknown ``proto``.
+    """
+    if proto != 3 and proto != 2:
+        raise ValueError(f"unknown RESP protocol version {proto!r}")
+    t = type(reply)
+    # Scalars at the top need no stack.
+    if t is bytes:
+        n = len(reply)
+        out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
+        out += reply
+        out += CRLF
+    elif t is SimpleString:
+        out += _STATUS.get(reply.text) or _status_line(reply.text)
+    elif t is int:
+        out += _INT_REPLY[reply] if 0 <= reply < _INTS else _integer(reply, proto)
+    elif t is RawReply:
+        out += reply
+    else:
+        _encode_nested(out, reply, proto)
+
+
+def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
+    """The general walk: containers are entered by pushing their iterator."""
+    resp3 = proto == 3
+    stack: list[Any] = []
+    items: Any = iter((reply,))
+    while True:
+        for item in items:
+            t = type(item)
+            if t is bytes:
+                n = len(item)
+                out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
+                out += item
+                out += CRLF
+            elif t is list or t is tuple:
+                n = len(item)
+                out += _ARRAY_HEADER[n] if n < _SMALL else b"*%d\r\n" % n
+                if n:
+                    stack.append(items)
+                    items = iter(item)
+                    break
+            elif t is int:
+                out += _INT_REPLY[item] if 0 <= item < _INTS else _integer(item, proto)
+            else:
+                children = _encode_other(out, item, resp3)
+                if children is not None:
+                    stack.append(items)
+                    items = children
+                    break
+        else:
+            if not stack:
+                return
+            items = stack.pop()
+
+
+def _encode_other(out: bytearray, item: Any, resp3: bool) -> Any:
+    """Write a value other than bytes, list, tuple or int.
+
+    For an aggregate, writes its header and returns an iterator over its
+    elements (the caller encodes them); otherwise returns None.
+    """
+    t = type(item)
+    if t is SimpleString:
+        out += _STATUS.get(item.text) or _status_line(item.text)
+    elif item is None:
+        out += NULL_RESP3 if resp3 else NULL_BULK_RESP2
+    elif t is str:
+        data = item.encode()
+        out += b"$%d\r\n" % len(data)
+        out += data
+        out += CRLF
+    elif t is RawReply:
+        out += item
+    elif t is ErrorReply:
+        out += b"-"
+        out += _one_line(item.message)
+        out += CRLF
+    elif t is bool:  # before int: bool is an int
+        if resp3:
+            out += TRUE_RESP3 if item else FALSE_RESP3
+        else:
+            out += ONE_REPLY if item else ZERO_REPLY
+    elif t is float:
+        text = b"%.17g" % item
+        if resp3:
+            out += b","
+            out += text
+            out += CRLF
+        else:
+            out += b"$%d\r\n%s\r\n" % (len(text), text)
+    elif t is Map:
+        pairs = item.items
+        if isinstance(pairs, dict):
+            pairs = pairs.items()
+        n = len(pairs)
+        out += b"%%%d\r\n" % n if resp3 else b"*%d\r\n" % (2 * n)
+        if n:
+            return chain.from_iterable(pairs)
+    elif t is SetReply or t is Push:
+        elements = item.items
+        n = len(elements)
+        out += (_SET_MARK if t is SetReply else _PUSH_MARK)[resp3]
+        out += b"%d\r\n" % n
+        if n:
+            return iter(elements)
+    elif t is Verbatim:
+        text = item.text.encode() if isinstance(item.text, str) else item.text
+        if resp3:
+            fmt = item.fmt.encode() if isinstance(item.fmt, str) else item.fmt
+            if len(fmt) != 3:
+                raise ValueError(f"verbatim format must be 3 bytes, not {fmt!r}")
+            out += b"=%d\r\n" % (len(text) + 4)
+            out += fmt
+            out += b":"
+        else:
+            out += b"$%d\r\n" % len(text)
+        out += text
+        out += CRLF
+    elif t is _NullArray:
+        out += NULL_RESP3 if resp3 else NULL_ARRAY_RESP2
+    # Subclasses and other buffer types, slowest.
+    elif isinstance(item, RawReply):
+        out += item
+    elif isinstance(item, (bytes, bytearray, memoryview)):
+        data = bytes(item)
+        out += b"$%d\r\n" % len(data)
+        out += data
+        out += CRLF
+    elif isinstance(item, int):  # (bool cannot be subclassed)
+        out += _integer(int(item), 3 if resp3 else 2)
+    elif isinstance(item, float):
+        return _encode_other(out, float(item), resp3)
+    elif isinstance(item, str):
+        return _encode_other(out, str(item), resp3)
+    elif isinstance(item, (list, tuple)):
+        out += b"*%d\r\n" % len(item)
+        if item:
+            return iter(item)
+    else:
+        raise TypeError(f"cannot encode {type(item).__name__!r} as a RESP reply: {item!r}")
+    return None
+
+
+def _integer(n: int, proto: int) -> bytes:
+    if _INT64_MIN <= n <= _INT64_MAX:
+        return b":%d\r\n" % n
+    # Beyond 64 bits, as Redis's addReplyBigNum: RESP3 big number, RESP2 bulk.
+    text = b"%d" % n
+    if proto == 3:
+        return b"(" + text + CRLF
+    return b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+def _status_line(text: bytes) -> bytes:
+    return b"+" + _one_line(text) + CRLF
+
+
+def _one_line(text: bytes | str) -> bytes:
+    """``text`` with each CR and LF replaced by a space (as Redis's addReplyError)."""
+    if isinstance(text, str):
+        text = text.encode()
+    if b"\r" in text or b"\n" in text:
+        text = text.replace(b"\r", b" ").replace(b"\n", b" ")
+    return text
+
