@@ -1,0 +1,133 @@
+"""Stream entry IDs: ``<ms>-<seq>``, two unsigned 64-bit integers.
+
+A :class:`StreamID` is a NamedTuple, so IDs compare, sort and hash as plain
+tuples.  Parsing follows Redis's rules exactly, including its number syntax:
+each part is read like C's ``strtoull`` (optional leading blanks and sign, the
+whole string consumed, no overflow) after a first attempt as a canonical
+signed integer, where a negative value is rejected.
+
+Parsing raises :class:`InvalidStreamID`; the command layer turns that into
+Redis's error text.  Nothing here knows about replies or clients.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+UINT64_MAX = (1 << 64) - 1
+INT64_MAX = (1 << 63) - 1
+_MAX_ID_TEXT = 127  # Redis refuses ID strings longer than this
+_BLANKS = b" \t\n\v\f\r"
+
+
+class InvalidStreamID(ValueError):
+    """The text is not a valid stream ID for this use."""
+
+
+class StreamID(NamedTuple):
+    ms: int
+    seq: int
+
+    def __bytes__(self) -> bytes:
+        return b"%d-%d" % (self.ms, self.seq)
+
+    def __str__(self) -> str:
+        return f"{self.ms}-{self.seq}"
+
+    def incr(self) -> StreamID:
+        """The next ID; raises OverflowError past the maximum ID."""
+        if self.seq < UINT64_MAX:
+            return StreamID(self.ms, self.seq + 1)
+        if self.ms < UINT64_MAX:
+            return StreamID(self.ms + 1, 0)
+        raise OverflowError("stream ID overflow")
+
+    def decr(self) -> StreamID:
+        """The previous ID; raises OverflowError below 0-0."""
+        if self.seq > 0:
+            return StreamID(self.ms, self.seq - 1)
+        if self.ms > 0:
+            return StreamID(self.ms - 1, UINT64_MAX)
+        raise OverflowError("stream ID underflow")
+
+
+MIN_ID = StreamID(0, 0)
+MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
+
+
+def parse_u64(text: bytes) -> int | None:
+    """Read an unsigned 64-bit number the way Redis's ``string2ull`` does.
+
+    Returns None when the text is not acceptable.
+    """
+    # First try: a canonical signed 64-bit integer; negatives are refused.
+    if text and (text.isdigit() or (text[:1] == b"-" and text[1:].isdigit())):
+        digits = text[1:] if text[:1] == b"-" else text
+        canonical = digits == b"0" or digits[:1] != b"0"
+        if canonical and not (text[:1] == b"-" and digits == b"0"):
+            value = int(text)
+            if -INT64_MAX - 1 <= value <= INT64_MAX:
+                return value if value >= 0 else None
+    # Second try: strtoull semantics.
+    body = text.lstrip(_BLANKS)
+    negative = False
+    if body[:1] in (b"+", b"-"):
+        negative = body[:1] == b"-"
+        body = body[1:]
+    if not body or not body.isdigit():
+        return None
+    value = int(body)
+    if value > UINT64_MAX:
+        return None
+    return (-value) & UINT64_MAX if negative else value
+
+
+def parse_id(text: bytes, missing_seq: int = 0) -> StreamID:
+    """Parse ``-``, ``+``, ``<ms>`` or ``<ms>-<seq>`` (Redis ``streamParseID``).
+
+    ``missing_seq`` fills the sequence when only ``<ms>`` is given: 0 for the
+    start of a range, UINT64_MAX for its end.
+    """
+    if len(text) > _MAX_ID_TEXT:
+        raise InvalidStreamID(text)
+    if text == b"-":
+        return MIN_ID
+    if text == b"+":
+        return MAX_ID
+    ms_part, dash, seq_part = text.partition(b"-")
+    ms = parse_u64(ms_part)
+    if ms is None:
+        raise InvalidStreamID(text)
+    if not dash:
+        return StreamID(ms, missing_seq)
+    seq = parse_u64(seq_part)
+    if seq is None:
+        raise InvalidStreamID(text)
+    return StreamID(ms, seq)
+
+
+def parse_strict_id(text: bytes) -> tuple[StreamID, bool]:
+    """Parse an ID given to XADD/XSETID-like commands: no ``-`` or ``+``.
+
+    ``<ms>-*`` is accepted and returns ``(StreamID(ms, 0), False)``: the
+    second value says whether the sequence was given.
+    """
+    if text in (b"-", b"+") or len(text) > _MAX_ID_TEXT:
+        raise InvalidStreamID(text)
+    if text.endswith(b"-*"):
+        ms = parse_u64(text[:-2])
+        if ms is None:
+            raise InvalidStreamID(text)
+        return StreamID(ms, 0), False
+    return parse_id(text), True
+
+
+def parse_interval_id(text: bytes, missing_seq: int) -> tuple[StreamID, bool]:
+    """Parse a range bound that may be exclusive: ``(<id>``.
+
+    Returns the ID and whether it was exclusive.  The caller moves an
+    exclusive bound inwards with :meth:`StreamID.incr` / :meth:`decr`.
+    """
+    if len(text) > 1 and text[:1] == b"(":
+        return parse_id(text[1:], missing_seq), True
+    return parse_id(text, missing_seq), False

@@ -1,0 +1,6 @@
+"""Pure data types: no I/O, no clock, no wire text.
+
+``listpack`` encodes and decodes Redis listpacks byte for byte; ``stream`` builds
+the stream type on them (listpack macro nodes keyed by their first ID, with a
+sorted index over the node keys).
+"""

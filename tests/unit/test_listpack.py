@@ -1,0 +1,303 @@
+"""Listpack encoding, byte for byte, and the checks that reject malformed ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from tidelog.types import listpack as lp
+from tidelog.types.listpack import ListpackError
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+
+def element_bytes(value: bytes | int) -> bytes:
+    return lp.encode(value)
+
+
+# -- strings that are integers ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (b"0", 0),
+        (b"1", 1),
+        (b"-1", -1),
+        (b"127", 127),
+        (b"9223372036854775807", INT64_MAX),
+        (b"-9223372036854775808", INT64_MIN),
+        (b"12345678901234567", 12345678901234567),
+    ],
+)
+def test_canonical_integers_are_recognised(text: bytes, value: int) -> None:
+    assert lp.string_to_int(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        b"-",
+        b"01",
+        b"00",
+        b"+1",
+        b"-0",
+        b"-01",
+        b" 1",
+        b"1 ",
+        b"1.0",
+        b"1e3",
+        b"0x10",
+        b"9223372036854775808",  # int64 max + 1
+        b"-9223372036854775809",  # int64 min - 1
+        b"123456789012345678901",  # 21 characters
+        b"\xd9\xa1",  # an Arabic-Indic digit is not a digit here
+    ],
+)
+def test_non_canonical_integers_stay_strings(text: bytes) -> None:
+    assert lp.string_to_int(text) is None
+    element = lp.encode_string(text)
+    value, end = lp.read(element, 0)
+    assert value == text and isinstance(value, bytes)
+    assert end == len(element)
+
+
+# -- integer encodings -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "first_byte", "size"),
+    [
+        (0, 0x00, 1),
+        (127, 0x7F, 1),
+        (128, 0xC0, 2),
+        (-1, 0xDF, 2),
+        (4095, 0xCF, 2),
+        (-4096, 0xD0, 2),
+        (4096, 0xF1, 3),
+        (-4097, 0xF1, 3),
+        (32767, 0xF1, 3),
+        (-32768, 0xF1, 3),
+        (32768, 0xF2, 4),
+        (-32769, 0xF2, 4),
+        (8388607, 0xF2, 4),
+        (-8388608, 0xF2, 4),
+        (8388608, 0xF3, 5),
+        (-8388609, 0xF3, 5),
+        (2147483647, 0xF3, 5),
+        (-2147483648, 0xF3, 5),
+        (2147483648, 0xF4, 9),
+        (-2147483649, 0xF4, 9),
+        (INT64_MAX, 0xF4, 9),
+        (INT64_MIN, 0xF4, 9),
+    ],
+)
+def test_integer_widths_and_round_trip(value: int, first_byte: int, size: int) -> None:
+    element = lp.encode_int(value)
+    assert element[0] == first_byte
+    assert len(element) == size + 1  # every integer element has a 1-byte backlen
+    assert element[-1] == size
+    assert lp.read(element, 0) == (value, len(element))
+    assert lp.read_int(element, 0) == (value, len(element))
+    assert lp.read_bytes(element, 0) == (b"%d" % value, len(element))
+    assert lp.skip(element, 0) == len(element)
+    # the text form of the number is stored the same way
+    assert lp.encode_string(b"%d" % value) == element
+    assert lp.unpack(lp.pack([value])) == [value]
+
+
+def test_integers_outside_int64_are_refused() -> None:
+    with pytest.raises(OverflowError):
+        lp.encode_int(INT64_MAX + 1)
+    with pytest.raises(OverflowError):
+        lp.encode_int(INT64_MIN - 1)
+
+
+def test_thirteen_bit_integers_by_hand() -> None:
+    # 110xxxxx xxxxxxxx: 13-bit two's complement, high bits in the first byte
+    assert lp.encode_int(128) == bytes([0xC0, 0x80, 2])
+    assert lp.encode_int(-1) == bytes([0xDF, 0xFF, 2])
+    assert lp.encode_int(-4096) == bytes([0xD0, 0x00, 2])
+    assert lp.encode_int(4095) == bytes([0xCF, 0xFF, 2])
+
+
+def test_wider_integers_by_hand() -> None:
+    assert lp.encode_int(40000) == bytes([0xF2, 0x40, 0x9C, 0x00, 4])
+    assert lp.encode_int(-40000) == bytes([0xF2, 0xC0, 0x63, 0xFF, 4])
+    assert lp.encode_int(-4097) == bytes([0xF1, 0xFF, 0xEF, 3])
+    assert lp.encode_int(1 << 31) == bytes([0xF4, 0, 0, 0, 0x80, 0, 0, 0, 0, 9])
+
+
+# -- string encodings and backlens ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "header_size", "backlen_size"),
+    [
+        (0, 1, 1),
+        (1, 1, 1),
+        (63, 1, 1),  # 6-bit length, element 64 bytes
+        (64, 2, 1),  # 12-bit length
+        (125, 2, 1),  # element 127 bytes: 1-byte backlen
+        (126, 2, 2),  # element 128 bytes: 2-byte backlen
+        (4095, 2, 2),
+        (4096, 5, 2),  # 32-bit length
+        (16377, 5, 2),  # element 16382 bytes
+        (16378, 5, 3),  # element 16383 bytes: 3-byte backlen (Redis's threshold)
+        (2097145, 5, 3),  # element 2097150 bytes
+        (2097146, 5, 4),  # element 2097151 bytes: 4-byte backlen
+    ],
+)
+def test_string_widths_and_round_trip(n: int, header_size: int, backlen_size: int) -> None:
+    text = b"x" * n
+    element = lp.encode_string(text)
+    assert len(element) == header_size + n + backlen_size
+    size = header_size + n
+    assert lp.element_size(element, 0) == size
+    assert lp.backlen_size(size) == backlen_size
+    assert element[size:] == lp.backlen(size)
+    assert lp.read(element, 0) == (text, len(element))
+    assert lp.read_backlen(b"\0" * lp.HEADER_SIZE + element, lp.HEADER_SIZE + len(element)) == (
+        size,
+        lp.HEADER_SIZE + size,
+    )
+    packed = lp.pack([b"a", text, b"b"])
+    assert lp.unpack(packed) == [b"a", text, b"b"]
+
+
+def test_string_headers_by_hand() -> None:
+    assert lp.encode_string(b"a") == b"\x81a\x02"
+    assert lp.encode_string(b"") == b"\x80\x01"
+    s200 = b"y" * 200
+    # 1110xxxx xxxxxxxx: 200 = 0x0C8; element 202 bytes; backlen 202 = 1*128 + 74
+    assert lp.encode_string(s200) == b"\xe0\xc8" + s200 + b"\x01\xca"
+    s5000 = b"z" * 5000
+    # 0xF0 + u32 LE; element 5005 bytes = 39*128 + 13
+    assert lp.encode_string(s5000) == b"\xf0\x88\x13\x00\x00" + s5000 + bytes([39, 13 | 128])
+
+
+@pytest.mark.parametrize(
+    "size", [1, 127, 128, 16382, 16383, 2097150, 2097151, 268435454, 268435455, 1 << 30]
+)
+def test_backlen_round_trip(size: int) -> None:
+    encoded = lp.backlen(size)
+    assert len(encoded) == lp.backlen_size(size)
+    # first byte (lowest address) has no continuation bit, the others have it
+    assert encoded[0] & 0x80 == 0
+    assert all(b & 0x80 for b in encoded[1:])
+    buf = b"\0" * lp.HEADER_SIZE + encoded
+    assert lp.read_backlen(buf, len(buf)) == (size, lp.HEADER_SIZE)
+
+
+# -- whole listpacks ---------------------------------------------------------------
+
+
+def test_small_listpack_by_hand() -> None:
+    packed = lp.pack([b"a", 1, -1, b"128"])
+    # fmt: off
+    assert packed == bytes.fromhex(
+        "12000000" "0400"  # 18 bytes, 4 elements
+        "816102"  # "a"
+        "0101"  # 1
+        "dfff02"  # -1
+        "c08002"  # "128", stored as an integer
+        "ff"
+    )
+    # fmt: on
+    assert lp.unpack(packed) == [b"a", 1, -1, 128]
+
+
+def test_empty_listpack() -> None:
+    packed = lp.pack([])
+    assert packed == b"\x07\x00\x00\x00\x00\x00\xff"
+    assert lp.unpack(packed) == []
+
+
+def test_forward_and_backward_walks_agree() -> None:
+    values: list[bytes | int] = [
+        b"",
+        b"a" * 63,
+        b"b" * 64,
+        b"c" * 126,
+        b"d" * 5000,
+        0,
+        127,
+        128,
+        -4096,
+        40000,
+        -(1 << 40),
+        INT64_MIN,
+        b"01",
+    ]
+    packed = lp.pack(values)
+    starts = []
+    p = lp.HEADER_SIZE
+    while packed[p] != lp.EOF:
+        starts.append(p)
+        p = lp.skip(packed, p)
+    assert len(starts) == len(values)
+    back = []
+    q = len(packed) - 1
+    while q > lp.HEADER_SIZE:
+        q = lp.prev(packed, q)
+        back.append(q)
+    assert back[::-1] == starts
+    assert [lp.read(packed, s)[0] for s in starts] == values
+
+
+def test_element_count_saturates_at_65535() -> None:
+    packed = lp.pack([1] * 65534)
+    assert lp.read_header(packed)[1] == 65534
+    packed = lp.pack([1] * 65535)
+    assert lp.read_header(packed)[1] == 65535
+    packed = lp.pack([1] * 70000)
+    assert lp.read_header(packed) == (6 + 2 * 70000 + 1, 65535)
+    assert len(lp.unpack(packed)) == 70000
+
+
+# -- corruption ---------------------------------------------------------------------
+
+
+def good() -> bytearray:
+    return bytearray(lp.pack([b"abc", 5, b"d" * 200]))
+
+
+def test_unpack_accepts_the_good_one() -> None:
+    assert lp.unpack(bytes(good())) == [b"abc", 5, b"d" * 200]
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda b: b.__setitem__(0, b[0] + 1),  # wrong total
+        lambda b: b.__setitem__(4, 2),  # wrong element count
+        lambda b: b.__setitem__(-1, 0),  # no terminator
+        lambda b: b.__setitem__(10, 3),  # backlen of "abc" says 3, it is 4
+        lambda b: b.__setitem__(11, 0xF5),  # invalid encoding byte
+        lambda b: b.__setitem__(14, 0xE0),  # length of the 200-byte string changed
+        lambda b: b.__setitem__(12, 2),  # backlen of the integer 5 says 2
+    ],
+)
+def test_unpack_rejects_corruption(corrupt) -> None:
+    buf = good()
+    corrupt(buf)
+    with pytest.raises(ListpackError):
+        lp.unpack(bytes(buf))
+
+
+def test_unpack_rejects_truncation() -> None:
+    buf = bytes(good())
+    for cut in range(1, len(buf) - 1):
+        short = buf[:cut] + b"\xff"
+        with pytest.raises(ListpackError):
+            lp.unpack(lp.header(len(short), 3) + short[6:])
+
+
+def test_strict_unpack_rejects_non_canonical_elements() -> None:
+    # 5 as an int16, and "7" as a string: valid listpack, not what Redis writes
+    body = b"\xf1\x05\x00\x03" + b"\x817\x02"
+    packed = lp.header(6 + len(body) + 1, 2) + body + b"\xff"
+    assert lp.unpack(packed, strict=False) == [5, b"7"]
+    with pytest.raises(ListpackError):
+        lp.unpack(packed)
