@@ -1,0 +1,219 @@
+"""Server configuration: the options Tidelog supports, in redis.conf syntax.
+
+One table, :data:`OPTIONS`, says for every option its type, default, whether
+``CONFIG SET`` may change it at run time, and how its value is shown by
+``CONFIG GET``.  The same table reads config files, ``--name value`` command
+line arguments and ``CONFIG SET``, so the three always agree.  Errors carry
+Redis's texts.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shlex
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import REDIS_VERSION
+
+_MEMORY_UNITS = {
+    "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2,
+    "g": 1000**3, "gb": 1024**3,
+}
+
+
+class ConfigError(ValueError):
+    """A value or option was refused; the text says why (Redis's wording)."""
+
+
+def parse_memory(text: str) -> int:
+    """``100``, ``1k``, ``64mb``, ``1gb`` -> bytes, read as Redis's memtoull
+    reads them: digits only (an empty number is 0, as in Redis), a unit from
+    b/k/kb/m/mb/g/gb in any case, and the result taken as a signed 64-bit
+    value (so anything from 2**63 up is negative and fails a range check)."""
+    lower = text.lower()
+    digits = lower.rstrip("kmgb")
+    unit = lower[len(digits):]
+    if unit not in _MEMORY_UNITS or (digits and not (digits.isascii() and digits.isdigit())):
+        raise ConfigError("argument must be a memory value")
+    value = min(int(digits or "0"), 2**64 - 1) * _MEMORY_UNITS[unit] % 2**64
+    return value - 2**64 if value >= 2**63 else value
+
+
+def _strict_int(text: str) -> int:
+    """A canonical signed 64-bit decimal (Redis's string2ll): no spaces, no
+    ``+``, no leading zeros."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0" and text != "0"):
+        raise ConfigError("argument couldn't be parsed into an integer")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ConfigError("argument couldn't be parsed into an integer")
+    return value
+
+
+def _parse_int(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = _strict_int(text)
+        if not lo <= value <= hi:
+            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
+        return value
+    return parse
+
+
+def _parse_memory_bounded(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = parse_memory(text)
+        if not lo <= value <= hi:
+            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
+        return value
+    return parse
+
+
+def _parse_octal(text: str) -> int:
+    """``unixsocketperm 700``: an octal number, 0..0o777."""
+    if not text or not all(c in "01234567" for c in text):
+        raise ConfigError("argument couldn't be parsed as an octal number")
+    value = int(text, 8)
+    if value > 0o777:
+        raise ConfigError("argument must be between 0 and 777 inclusive")
+    return value
+
+
+def _parse_hz(text: str) -> int:
+    """``hz`` accepts 0..INT_MAX and is then kept within 1..500, as in Redis."""
+    return max(1, min(500, _parse_int(0, INT32_MAX)(text)))
+
+
+def _parse_bool(text: str) -> bool:
+    lower = text.lower()
+    if lower == "yes":
+        return True
+    if lower == "no":
+        return False
+    raise ConfigError("argument must be 'yes' or 'no'")
+
+
+def _parse_enum(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text.lower() not in choices:
+            raise ConfigError("argument(s) must be one of the following: " + ", ".join(choices))
+        return text.lower()
+    return parse
+
+
+def _parse_string(text: str) -> str:
+    return text
+
+
+def _parse_words(text: str) -> str:
+    """A space separated list (``bind``), normalised to single spaces."""
+    return " ".join(text.split())
+
+
+def _show_bool(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    parse: Callable[[str], Any]
+    default: str
+    mutable: bool = True
+    show: Callable[[Any], str] = str
+    multi_arg: bool = False  # takes several words in a config file (bind)
+
+
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
+LONG_MAX = 2**63 - 1
+
+OPTIONS: dict[str, Option] = {o.name: o for o in [
+    Option("port", _parse_int(0, 65535), "6379", mutable=False),
+    Option("bind", _parse_words, "127.0.0.1", mutable=False, multi_arg=True),
+    Option("unixsocket", _parse_string, "", mutable=False),
+    Option("unixsocketperm", _parse_octal, "0", mutable=False, show=lambda v: f"{v:o}"),
+    Option("dir", os.path.abspath, "./data", mutable=True),
+    Option("databases", _parse_int(1, INT32_MAX), "16", mutable=False),
+    Option("loglevel", _parse_enum("debug", "verbose", "notice", "warning"), "notice"),
+    Option("logfile", _parse_string, "", mutable=False),
+    Option("maxclients", _parse_int(1, UINT32_MAX), "10000"),
+    Option("timeout", _parse_int(0, INT32_MAX), "0"),
+    Option("tcp-keepalive", _parse_int(0, INT32_MAX), "300"),
+    Option("hz", _parse_hz, "10"),
+    Option("proto-max-bulk-len", _parse_memory_bounded(1024 * 1024, LONG_MAX), "536870912"),
+    Option("client-query-buffer-limit", _parse_memory_bounded(1024 * 1024, LONG_MAX), "1073741824"),
+    Option("stream-node-max-entries", _parse_int(0, LONG_MAX), "100"),
+    Option("stream-node-max-bytes", _parse_memory_bounded(0, LONG_MAX), "4096"),
+    Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
+    Option("protected-mode", _parse_bool, "yes", show=_show_bool),
+    Option("pidfile", _parse_string, "", mutable=False),
+]}
+
+
+class Config:
+    """The option values in force.  ``config.get("port")`` -> typed value."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {
+            name: opt.parse(opt.default) for name, opt in OPTIONS.items()
+        }
+        self.config_file: str | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def get(self, name: str) -> Any:
+        return self._values[name]
+
+    def set(self, name: str, text: str, *, at_startup: bool = False) -> None:
+        """Parse and store one value; raises ConfigError (or KeyError if unknown)."""
+        opt = OPTIONS[name.lower()]
+        if not at_startup and not opt.mutable:
+            raise ConfigError("can't set immutable config")
+        self._values[opt.name] = opt.parse(text)
+
+    def show(self, name: str) -> str:
+        opt = OPTIONS[name]
+        return opt.show(self._values[name])
+
+    def matching(self, pattern: str) -> list[tuple[str, str]]:
+        """(name, shown value) for every option matching a glob pattern."""
+        pattern = pattern.lower()
+        if pattern in OPTIONS:
+            return [(pattern, self.show(pattern))]
+        return [(n, self.show(n)) for n in OPTIONS if fnmatch.fnmatchcase(n, pattern)]
+
+    # -- reading redis.conf ---------------------------------------------------
+    def load_text(self, text: str) -> None:
+        """Apply a redis.conf; raises ConfigError with Redis's line report."""
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                words = shlex.split(line, posix=True)
+            except ValueError:
+                raise _bad_line(number, raw, "Unbalanced quotes in configuration line") from None
+            name, args = words[0].lower(), words[1:]
+            try:
+                self.apply_directive(name, args)
+            except ConfigError as exc:
+                raise _bad_line(number, raw, str(exc)) from None
+
+    def apply_directive(self, name: str, args: list[str]) -> None:
+        opt = OPTIONS.get(name)
+        if opt is None:
+            raise ConfigError("Bad directive or wrong number of arguments")
+        if not args or (len(args) > 1 and not opt.multi_arg):
+            raise ConfigError("wrong number of arguments")
+        self.set(name, " ".join(args), at_startup=True)
+
+
+def _bad_line(number: int, raw: str, why: str) -> ConfigError:
+    return ConfigError(
+        f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
+        f"Reading the configuration file, at line {number}\n>>> '{raw.strip()}'\n{why}"
+    )

@@ -1,0 +1,166 @@
+"""Every error text Tidelog sends on the wire, and the exception that carries it.
+
+Handlers raise :class:`CommandError`; the engine turns it into an error reply
+and the connection stays open.  The texts are Redis's, byte for byte (the
+differential tests compare them against redis-server).  Texts that name a
+key or an argument are built by the small functions below, from bytes, so
+any byte a client sent comes back unchanged.
+"""
+
+from __future__ import annotations
+
+
+class CommandError(Exception):
+    """A command failed; ``message`` is the whole error line without ``-``."""
+
+    def __init__(self, message: bytes | str) -> None:
+        if isinstance(message, str):
+            message = message.encode()
+        super().__init__(message)
+        self.message = message
+
+
+# -- generic -----------------------------------------------------------------
+SYNTAX = b"ERR syntax error"
+WRONGTYPE = b"WRONGTYPE Operation against a key holding the wrong kind of value"
+NOT_INTEGER = b"ERR value is not an integer or out of range"
+NOT_FLOAT = b"ERR value is not a valid float"
+NO_SUCH_KEY = b"ERR no such key"
+INVALID_DB_INDEX = b"ERR DB index is out of range"
+SELECT_INVALID = b"ERR value is not an integer or out of range"
+NESTED_MULTI = b"ERR MULTI calls can not be nested"
+EXEC_WITHOUT_MULTI = b"ERR EXEC without MULTI"
+DISCARD_WITHOUT_MULTI = b"ERR DISCARD without MULTI"
+WATCH_INSIDE_MULTI = b"ERR WATCH inside MULTI is not allowed"
+EXECABORT = b"EXECABORT Transaction discarded because of previous errors."
+INTERNAL = b"ERR internal error"
+TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
+TIMEOUT_NEGATIVE = b"ERR timeout is negative"
+INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
+OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
+MUST_BE_POSITIVE = b"ERR value is out of range, must be positive"
+PROTOCOL_PREFIX = b"ERR Protocol error: "
+NOPROTO = b"NOPROTO unsupported protocol version"
+NOAUTH_HELLO = b"ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+
+
+def unknown_command(name: bytes, args: list[bytes]) -> CommandError:
+    """``ERR unknown command 'x', with args beginning with: 'a' 'b' ``."""
+    shown = b""
+    for arg in args:  # Redis stops once 128 bytes of arguments are shown
+        if len(shown) >= 128:
+            break
+        shown += b"'%s' " % arg[: 128 - len(shown)]
+    return CommandError(
+        b"ERR unknown command '%s', with args beginning with: %s" % (_clip(name), shown)
+    )
+
+
+def unknown_subcommand(sub: bytes, command: bytes) -> CommandError:
+    return CommandError(
+        b"ERR unknown subcommand '%s'. Try %s HELP." % (_clip(sub), command.upper())
+    )
+
+
+def wrong_arity(name: bytes) -> CommandError:
+    return CommandError(b"ERR wrong number of arguments for '%s' command" % name.lower())
+
+
+def _clip(arg: bytes, limit: int = 128) -> bytes:
+    """Redis shows at most 128 bytes of an argument in an error."""
+    return arg[:limit]
+
+
+# -- connection, server and keyspace commands ------------------------------------
+# (added with commands/connection.py, keys.py, server.py, strings.py)
+WRONGPASS = b"WRONGPASS invalid username-password pair or user is disabled."
+HELLO_BAD_PROTOVER = b"ERR Protocol version is not an integer or out of range"
+BAD_CLIENT_NAME = b"ERR Client names cannot contain spaces, newlines or special characters."
+INVALID_CLIENT_ID = b"ERR Invalid client ID"
+CLIENT_ID_POSITIVE = b"ERR client-id should be greater than 0"
+NO_SUCH_CLIENT = b"ERR No such client"
+UNBLOCK_REASON = b"ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+UNBLOCKED = b"UNBLOCKED client unblocked via CLIENT UNBLOCK"
+NOT_IN_MULTI = b"ERR Command not allowed inside a transaction"
+INVALID_CURSOR = b"ERR invalid cursor"
+EXPIRE_NX_XX_GT_LT = b"ERR NX and XX, GT or LT options at the same time are not compatible"
+EXPIRE_GT_LT = b"ERR GT and LT options at the same time are not compatible"
+INCR_OVERFLOW = b"ERR increment or decrement would overflow"
+DECR_OVERFLOW = b"ERR decrement would overflow"
+LFU_NOT_SELECTED = (b"ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                    b"Please note that when switching between policies at runtime LRU and LFU "
+                    b"data will take some time to adjust.")
+NO_CONFIG_FILE = b"ERR The server is running without a config file"
+NO_SHUTDOWN_IN_PROGRESS = b"ERR No shutdown in progress."
+SHUTDOWN_FAILED = b"ERR Errors trying to SHUTDOWN. Check logs."
+GETKEYS_INVALID_COMMAND = b"ERR Invalid command specified"
+GETKEYS_NO_KEYS = b"ERR The command has no key arguments"
+GETKEYS_BAD_ARITY = b"ERR Invalid number of arguments specified for command"
+
+
+def unsupported_option(option: bytes) -> CommandError:
+    """EXPIRE's ``ERR Unsupported option x``."""
+    return CommandError(b"ERR Unsupported option %s" % option)
+
+
+def invalid_expire(command: bytes) -> CommandError:
+    return CommandError(INVALID_EXPIRE % command.lower())
+
+
+def unknown_client_type(name: bytes) -> CommandError:
+    return CommandError(b"ERR Unknown client type '%s'" % name)
+
+
+def hello_syntax(option: bytes) -> CommandError:
+    return CommandError(b"ERR Syntax error in HELLO option '%s'" % option)
+
+
+def unknown_config(name: bytes) -> CommandError:
+    return CommandError(b"ERR Unknown option or number of arguments for CONFIG SET - '%s'" % name)
+
+
+def config_set_failed(name: bytes, why: bytes) -> CommandError:
+    return CommandError(
+        b"ERR CONFIG SET failed (possibly related to argument '%s') - %s" % (name, why))
+
+
+def unknown_setinfo_option(option: bytes) -> CommandError:
+    return CommandError(b"ERR Unrecognized option '%s'" % option)
+
+
+def bad_setinfo_value(option: bytes) -> CommandError:
+    return CommandError(b"ERR %s cannot contain spaces, newlines or special characters." % option)
+
+
+def debug_unknown_subcommand(sub: bytes) -> CommandError:
+    return CommandError(
+        b"ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP." % _clip(sub))
+
+
+def no_such_user(name: bytes) -> CommandError:
+    return CommandError(b"ERR No such user '%s'" % name)
+
+
+# -- streams (Redis 7.0's texts unless noted) -----------------------------------
+INVALID_STREAM_ID = b"ERR Invalid stream ID specified as stream command argument"
+XADD_ID_ZERO = b"ERR The ID specified in XADD must be greater than 0-0"
+XADD_ID_TOO_SMALL = b"ERR The ID specified in XADD is equal or smaller than the target stream top item"
+XADD_ID_EXHAUSTED = b"ERR The stream has exhausted the last possible ID, unable to add more items"
+MAXLEN_AND_MINID = b"ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+MAXLEN_NEGATIVE = b"ERR The MAXLEN argument must be >= 0."
+LIMIT_NEGATIVE = b"ERR The LIMIT argument must be >= 0."
+LIMIT_WITHOUT_STRATEGY = b"ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+LIMIT_WITHOUT_APPROX = b"ERR syntax error, LIMIT cannot be used without the special ~ option"
+XTRIM_WITHOUT_STRATEGY = b"ERR syntax error, XTRIM must be called with a trimming strategy"
+INVALID_START_INTERVAL = b"ERR invalid start ID for the interval"
+INVALID_END_INTERVAL = b"ERR invalid end ID for the interval"
+XSETID_ENTRIES_ADDED_NEGATIVE = b"ERR entries_added must be positive"
+XSETID_BELOW_MAX_DELETED_ARG = b"ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+XSETID_BELOW_TOP = b"ERR The ID specified in XSETID is smaller than the target stream top item"
+XSETID_ENTRIES_ADDED_TOO_SMALL = b"ERR The entries_added specified in XSETID is smaller than the target stream length"
+# Redis 7.4's text (it names the '+' ID, which 7.4 added); 7.0 said
+# "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
+XREAD_UNBALANCED = b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
+XREAD_GROUP_OPTION = b"ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_GT_ID = b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."

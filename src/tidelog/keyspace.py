@@ -1,0 +1,330 @@
+"""Databases: key -> value, expiry, watched keys.
+
+A :class:`Database` maps keys (bytes) to values: ``bytes`` for plain strings,
+:class:`~tidelog.types.stream.Stream` for streams.  Expiry deadlines (Unix
+ms) live in a second dict, as in Redis.  Keys are expired lazily when looked
+up and actively by :meth:`Database.expire_cycle`; every expiry is reported to
+``on_expired`` so the engine can propagate a ``DEL``.
+
+WATCH support: :meth:`touch` marks every transaction watching a key as
+dirty.  Every write to a key must call it (the command context does, through
+``Ctx.modified``).
+
+SCAN support: every key is also filed in a :class:`KeyIndex` (buckets by
+hash, Redis's reverse-binary cursor), and its last access time is kept for
+``OBJECT IDLETIME``.  Both are maintained by the methods below, so values
+must be stored and removed through them, never through ``data`` directly.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Callable, Iterator, Protocol
+
+from .errors import WRONGTYPE, CommandError
+from .types.stream import Stream
+
+
+class Watcher(Protocol):
+    """Anything that can be told a watched key changed (a client's MULTI state)."""
+
+    dirty_cas: bool
+
+
+def type_name(value: Any) -> bytes:
+    """The name TYPE reports."""
+    if isinstance(value, Stream):
+        return b"stream"
+    return b"string"
+
+
+class Database:
+    """One numbered database.  All costs are O(1) unless stated."""
+
+    def __init__(self, index: int, now_ms: Callable[[], int]) -> None:
+        self.index = index
+        self.data: dict[bytes, Any] = {}
+        self.expires: dict[bytes, int] = {}
+        self.watchers: dict[bytes, set[Watcher]] = {}
+        self._now_ms = now_ms
+        self.on_expired: Callable[[Database, bytes], None] = lambda db, key: None
+        self.expired_count = 0
+        self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
+        self.key_index = KeyIndex()        # buckets for SCAN
+        self.access: dict[bytes, int] = {}  # key -> last access (Unix ms), OBJECT IDLETIME
+        self.no_touch = False              # set while a CLIENT NO-TOUCH client runs a command
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    # -- lookups ----------------------------------------------------------------
+    def get(self, key: bytes) -> Any:
+        """The live value at key, or None (expiring it first if due)."""
+        if key in self.expires and self.expires[key] <= self._now_ms():
+            self._expire(key)
+            return None
+        value = self.data.get(key)
+        if value is not None and not self.no_touch:
+            self.access[key] = self._now_ms()
+        return value
+
+    def peek(self, key: bytes) -> Any:
+        """Like :meth:`get` but leaves the access time alone (OBJECT, DEBUG)."""
+        if key in self.expires and self.expires[key] <= self._now_ms():
+            self._expire(key)
+            return None
+        return self.data.get(key)
+
+    def get_stream(self, key: bytes) -> Stream | None:
+        """The stream at key, None if missing; WRONGTYPE for another type."""
+        value = self.get(key)
+        if value is None or type(value) is Stream:
+            return value
+        raise CommandError(WRONGTYPE)
+
+    def get_string(self, key: bytes) -> bytes | None:
+        value = self.get(key)
+        if value is None or type(value) is bytes:
+            return value
+        raise CommandError(WRONGTYPE)
+
+    def exists(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    # -- writes -------------------------------------------------------------------
+    def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
+        """Store a value; a plain SET clears the key's TTL unless keep_ttl."""
+        if key not in self.data:
+            self.key_index.add(key)
+        self.data[key] = value
+        self.access[key] = self._now_ms()
+        if not keep_ttl:
+            self.expires.pop(key, None)
+        self.touch(key)
+
+    def delete(self, key: bytes) -> bool:
+        """Remove a key (if live); True when something was removed."""
+        if self.peek(key) is None:
+            return False
+        del self.data[key]
+        self.expires.pop(key, None)
+        self.key_index.discard(key)
+        self.access.pop(key, None)
+        self.touch(key)
+        return True
+
+    def set_expire(self, key: bytes, when_ms: int) -> None:
+        self.expires[key] = when_ms
+        heapq.heappush(self._deadlines, (when_ms, key))
+        self.touch(key)
+
+    def persist(self, key: bytes) -> bool:
+        if self.expires.pop(key, None) is None:
+            return False
+        self.touch(key)
+        return True
+
+    def ttl_ms(self, key: bytes) -> int | None:
+        """Milliseconds to live; None when the key has no expiry."""
+        when = self.expires.get(key)
+        return None if when is None else max(0, when - self._now_ms())
+
+    def flush(self) -> int:
+        """Remove every key; returns how many there were.  O(N)."""
+        count = len(self.data)
+        for key in list(self.watchers):
+            self.touch(key)
+        self.data.clear()
+        self.expires.clear()
+        self._deadlines.clear()
+        self.key_index.clear()
+        self.access.clear()
+        return count
+
+    def rename(self, src: bytes, dst: bytes) -> None:
+        """Move a value and its TTL; caller checked that src exists."""
+        value = self.data.pop(src)
+        when = self.expires.pop(src, None)
+        self.key_index.discard(src)
+        self.access.pop(src, None)
+        if dst not in self.data:
+            self.key_index.add(dst)
+        self.access[dst] = self._now_ms()
+        self.data[dst] = value
+        self.expires.pop(dst, None)
+        if when is not None:
+            self.set_expire(dst, when)
+        self.touch(src)
+        self.touch(dst)
+
+    # -- WATCH ------------------------------------------------------------------------
+    def watch(self, key: bytes, watcher: Watcher) -> None:
+        self.watchers.setdefault(key, set()).add(watcher)
+
+    def unwatch(self, key: bytes, watcher: Watcher) -> None:
+        watching = self.watchers.get(key)
+        if watching is not None:
+            watching.discard(watcher)
+            if not watching:
+                del self.watchers[key]
+
+    def touch(self, key: bytes) -> None:
+        """A key changed: transactions watching it will fail at EXEC."""
+        watching = self.watchers.get(key)
+        if watching:
+            for watcher in watching:
+                watcher.dirty_cas = True
+
+    # -- expiry ---------------------------------------------------------------------
+    def _expire(self, key: bytes) -> None:
+        del self.data[key]
+        del self.expires[key]
+        self.key_index.discard(key)
+        self.access.pop(key, None)
+        self.expired_count += 1
+        self.touch(key)
+        self.on_expired(self, key)
+
+    def expire_cycle(self, budget: int = 200) -> int:
+        """Active expiry: remove up to ``budget`` keys whose deadline passed.
+
+        Deadlines sit in a heap, so a cycle costs O(k log N) for the k keys it
+        looks at; entries made stale by PERSIST or a new deadline are dropped
+        when they reach the top, and the heap is rebuilt when more than half
+        of it is stale."""
+        now = self._now_ms()
+        heap = self._deadlines
+        expired = 0
+        while heap and heap[0][0] <= now and expired < budget:
+            when, key = heapq.heappop(heap)
+            if self.expires.get(key) == when:
+                self._expire(key)
+                expired += 1
+        if len(heap) > 2 * len(self.expires) + 64:
+            self._deadlines = [(w, k) for k, w in self.expires.items()]
+            heapq.heapify(self._deadlines)
+        return expired
+
+    def keys(self) -> Iterator[bytes]:
+        """Live keys, expiring due ones on the way.  O(N)."""
+        now = self._now_ms()
+        for key in list(self.data):
+            when = self.expires.get(key)
+            if when is not None and when <= now:
+                self._expire(key)
+                continue
+            yield key
+
+    # -- SCAN -------------------------------------------------------------------------
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """One SCAN step: (next cursor, keys of the buckets visited).
+
+        Visits buckets until ``count`` keys are collected, at most
+        ``10 * count`` buckets, or the cursor wraps to 0.  Keys may be
+        expired or filtered by the caller.  O(count) per call, amortised.
+        """
+        if len(self.key_index) != len(self.data):
+            self.key_index.rebuild(self.data)  # a value was stored behind our back
+        keys: list[bytes] = []
+        budget = 10 * count
+        while True:
+            cursor, found = self.key_index.bucket(cursor)
+            keys.extend(k for k in found if k in self.data)
+            budget -= 1
+            if cursor == 0 or budget <= 0 or len(keys) >= count:
+                return cursor, keys
+
+
+_MASK64 = (1 << 64) - 1
+_REV8 = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+
+
+def _reverse_bits(value: int, bits: int) -> int:
+    """``value``'s low ``bits`` bits in reverse order."""
+    return int.from_bytes(value.to_bytes(8, "little").translate(_REV8), "big") >> (64 - bits)
+
+
+class KeyIndex:
+    """Keys filed in ``2**bits`` buckets by hash: what makes SCAN's cursor work.
+
+    The cursor is a bucket number, advanced in *reverse binary* order (the
+    high bit of the bucket number is incremented first, as in Redis's
+    ``dictScan``).  Because a bucket of a table of size ``2**b`` splits, when
+    the table doubles, into buckets that follow each other in that order, a
+    key present from the first SCAN call to the last is returned at least
+    once even when the table grows or shrinks in between (it may then be
+    returned twice); deleting other keys never moves a key to another
+    bucket.  Hashes are Python's ``hash(bytes)``: stable for the life of the
+    process, which is as long as a cursor means anything (as in Redis).
+
+    The table keeps 1 to 8 keys per bucket on average; resizing refiles
+    every key (O(N)), at most once per doubling or halving, so add and
+    discard are O(1) amortised.  Buckets are sets, held in a dict by number
+    so empty ones cost nothing.
+    """
+
+    __slots__ = ("bits", "buckets", "count")
+
+    MIN_BITS = 2
+
+    def __init__(self) -> None:
+        self.bits = self.MIN_BITS
+        self.buckets: dict[int, set[bytes]] = {}
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def size(self) -> int:
+        return 1 << self.bits
+
+    def add(self, key: bytes) -> None:
+        bucket = self.buckets.setdefault(hash(key) & (self.size - 1), set())
+        if key not in bucket:
+            bucket.add(key)
+            self.count += 1
+            if self.count > 8 * self.size:
+                self._resize(self.bits + 1)
+
+    def discard(self, key: bytes) -> None:
+        number = hash(key) & (self.size - 1)
+        bucket = self.buckets.get(number)
+        if bucket is not None and key in bucket:
+            bucket.discard(key)
+            if not bucket:
+                del self.buckets[number]
+            self.count -= 1
+            if self.bits > self.MIN_BITS and self.count < self.size // 2:
+                self._resize(self.bits - 1)
+
+    def clear(self) -> None:
+        self.bits = self.MIN_BITS
+        self.buckets = {}
+        self.count = 0
+
+    def rebuild(self, keys: Any) -> None:
+        """Refile exactly ``keys`` (repairs the index; O(N))."""
+        self.clear()
+        for key in keys:
+            self.add(key)
+
+    def _resize(self, bits: int) -> None:
+        keys = [k for bucket in self.buckets.values() for k in bucket]
+        self.bits = bits
+        mask = self.size - 1
+        buckets: dict[int, set[bytes]] = {}
+        for key in keys:
+            buckets.setdefault(hash(key) & mask, set()).add(key)
+        self.buckets = buckets
+
+    def bucket(self, cursor: int) -> tuple[int, set[bytes] | tuple[()]]:
+        """The keys in the cursor's bucket, and the cursor that follows it
+        (0 once every bucket has been visited)."""
+        bits = self.bits
+        mask = (1 << bits) - 1
+        number = cursor & mask
+        found = self.buckets.get(number, ())
+        step = _reverse_bits(number, bits) + 1
+        following = 0 if step > mask else _reverse_bits(step, bits)
+        return following, found

@@ -1,0 +1,112 @@
+"""``tidelog-server [config-file] [--option value ...]``: start the server.
+
+Options use redis.conf names (``--port 7000 --dir /var/lib/tidelog``); the
+file, then the command line, are applied over the defaults, and anything
+unknown stops the start with Redis's config error report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from .. import REDIS_VERSION, __version__
+from ..config import Config, ConfigError
+from ..engine import Engine
+from .net import Server
+
+log = logging.getLogger("tidelog")
+
+_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
+           "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
+
+
+def parse_command_line(argv: list[str]) -> Config:
+    """Build the Config from ``[config-file] [--name value ...]``."""
+    config = Config()
+    args = list(argv)
+    if args and not args[0].startswith("--"):
+        path = args.pop(0)
+        with open(path, encoding="utf-8") as fh:
+            config.load_text(fh.read())
+        config.config_file = os.path.abspath(path)
+    directives: list[list[str]] = []
+    for arg in args:
+        if arg.startswith("--"):
+            directives.append([arg[2:]])
+        elif directives:
+            directives[-1].append(arg)
+        else:
+            raise ConfigError(f"Invalid argument '{arg}'")
+    text = "\n".join(" ".join(_quote(w) for w in d) for d in directives)
+    config.load_text(text)
+    return config
+
+
+def _quote(word: str) -> str:
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"' if (
+        not word or any(c in word for c in " \t\"'\\")) else word
+
+
+def setup_logging(config: Config) -> None:
+    logfile = config["logfile"]
+    handler: logging.Handler = logging.FileHandler(logfile) if logfile else logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(
+        f"{os.getpid()}:M %(asctime)s.%(msecs)03d %(levelname).1s %(message)s",
+        datefmt="%d %b %Y %H:%M:%S"))
+    root = logging.getLogger("tidelog")
+    root.handlers[:] = [handler]
+    root.setLevel(_LEVELS[config["loglevel"]])
+
+
+async def serve(config: Config) -> None:
+    os.makedirs(config["dir"], exist_ok=True)
+    engine = Engine(config)
+    server = Server(engine)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.request_stop)
+    pidfile = config["pidfile"]
+    if pidfile:
+        with open(pidfile, "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+    where = ", ".join(f"{h}:{config['port']}" for h in config["bind"].split()) if config["port"] else ""
+    log.info("Tidelog %s (Redis %s protocol) pid=%d, listening on %s%s", __version__,
+             REDIS_VERSION, os.getpid(), where,
+             f" and {config['unixsocket']}" if config["unixsocket"] else "")
+    log.info("Ready to accept connections")
+    await server.serve_until_stopped()
+    log.info("Tidelog is now ready to exit, bye bye...")
+    if pidfile and os.path.exists(pidfile):
+        os.unlink(pidfile)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-v", "--version"):
+        print(f"Tidelog server v={__version__} redis_version={REDIS_VERSION}")
+        return 0
+    try:
+        config = parse_command_line(argv)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"Fatal error, can't open config file '{exc.filename}': {exc.strerror}", file=sys.stderr)
+        return 1
+    setup_logging(config)
+    try:
+        import uvloop
+        uvloop.run(serve(config))
+    except OSError as exc:
+        log.error("Could not start: %s", exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""The network shell: asyncio (uvloop) connections around the engine.
+
+One :class:`Connection` per client.  Bytes in go to the sans-IO parser;
+each complete command goes to ``Engine.execute``; every reply produced from
+one read is encoded into one buffer and written once.  Nothing else happens
+here: no command knows about sockets.
+
+* A protocol error replies ``-ERR Protocol error: ...`` and closes only that
+  connection.
+* While a client is blocked (``XREAD BLOCK``) its further pipelined commands
+  wait in the parser; they run once the blocked command is answered.
+* Back-pressure: when a client stops reading and our write buffer passes the
+  transport's high-water mark, we stop reading from it until it drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from typing import Any
+
+from ..config import Config
+from ..engine import BLOCKED, ClientState, Engine
+from ..resp import ProtocolError, RequestParser, encode_into
+
+log = logging.getLogger("tidelog")
+
+_MAX_CLIENTS_REACHED = b"-ERR max number of clients reached\r\n"
+
+
+class Connection(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.engine = server.engine
+        self.transport: asyncio.Transport | None = None
+        self.client: ClientState | None = None
+        self.parser: RequestParser | None = None
+        self.closing = False
+
+    # -- asyncio callbacks ---------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        config = self.engine.config
+        if len(self.engine.clients) >= config["maxclients"]:
+            self.engine.stats["rejected_connections"] += 1
+            transport.write(_MAX_CLIENTS_REACHED)
+            transport.close()
+            self.closing = True
+            return
+        sock = transport.get_extra_info("socket")
+        addr = laddr = ""
+        fd = -1
+        if sock is not None:
+            fd = sock.fileno()
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                peer, local = sock.getpeername(), sock.getsockname()
+                addr, laddr = f"{peer[0]}:{peer[1]}", f"{local[0]}:{local[1]}"
+            else:
+                laddr = f"{self.server.unix_path}:0"
+                addr = "/unixsocket:0" if not laddr else laddr
+        self.client = self.engine.new_client(addr=addr, laddr=laddr, fd=fd)
+        self.client.send = self._send_later
+        self.client.kill = self.close  # CLIENT KILL
+        self.parser = RequestParser(
+            max_bulk_len=config["proto-max-bulk-len"],
+            max_query_buffer=config["client-query-buffer-limit"],
+        )
+        self.server.connections.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        try:
+            self.parser.feed(data)  # type: ignore[union-attr]
+        except ProtocolError as exc:
+            self._protocol_error(bytearray(), exc)
+            return
+        self._process()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closing = True
+        self.server.connections.discard(self)
+        if self.client is not None:
+            self.engine.client_closed(self.client)
+
+    def pause_writing(self) -> None:
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.transport is not None and not self.closing:
+            self.transport.resume_reading()
+
+    # -- commands --------------------------------------------------------------------
+    def _process(self) -> None:
+        """Run every complete command buffered, unless the client is blocked."""
+        client, parser, engine = self.client, self.parser, self.engine
+        assert client is not None and parser is not None and self.transport is not None
+        out = bytearray()
+        while client.blocked is None and not self.closing:
+            try:
+                argv = parser.next_command()
+            except ProtocolError as exc:
+                self._protocol_error(out, exc)
+                return
+            if argv is None:
+                break
+            reply = engine.execute(client, argv)
+            if reply is BLOCKED:
+                break
+            encode_into(out, reply, client.protocol)
+            if client.close_after_reply:
+                self.transport.write(out)
+                self.close()
+                return
+        if out:
+            self.transport.write(out)
+
+    def _send_later(self, reply: Any) -> None:
+        """A reply for a command that was blocked (served, or timed out)."""
+        if self.closing or self.transport is None or self.client is None:
+            return
+        out = bytearray()
+        encode_into(out, reply, self.client.protocol)
+        self.transport.write(out)
+        # Commands pipelined behind the blocked one can run now.
+        asyncio.get_running_loop().call_soon(self._process)
+
+    def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
+        message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
+        out += b"-ERR Protocol error: " + message + b"\r\n"
+        log.info("Protocol error (%s) from client: %s", exc,
+                 self.client.addr if self.client else "?")
+        assert self.transport is not None
+        self.transport.write(out)
+        self.close()
+
+    def close(self) -> None:
+        if not self.closing:
+            self.closing = True
+            if self.transport is not None:
+                self.transport.close()
+
+
+class Server:
+    """Listening sockets, the connections, and the periodic cron."""
+
+    def __init__(self, engine: Engine, any_free_port: bool = False) -> None:
+        """``any_free_port``: with ``port 0``, listen on a free port chosen by
+        the OS (embedding, tests) instead of not listening on TCP (Redis's
+        meaning of ``port 0``)."""
+        self.engine = engine
+        self.any_free_port = any_free_port
+        self.config: Config = engine.config
+        self.connections: set[Connection] = set()
+        self._servers: list[asyncio.AbstractServer] = []
+        self._cron_task: asyncio.Task[None] | None = None
+        self.stopped: asyncio.Event | None = None
+        self.unix_path = ""
+        self.ports: list[int] = []
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.stopped = asyncio.Event()
+        self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
+        self.engine.shutdown_hook = self.request_stop
+        port = self.config["port"]
+        if port or self.any_free_port:
+            for host in self.config["bind"].split():
+                host = host.lstrip("-")
+                srv = await loop.create_server(lambda: Connection(self), host, port,
+                                               reuse_address=True, backlog=511)
+                self._servers.append(srv)
+                for sock in srv.sockets:
+                    self.ports.append(sock.getsockname()[1])
+                if not port:  # bind every address on the port the OS gave the first
+                    port = self.ports[0]
+                    self.config.set("port", str(port), at_startup=True)
+        path = self.config["unixsocket"]
+        if path:
+            if os.path.exists(path):
+                os.unlink(path)
+            srv = await loop.create_unix_server(lambda: Connection(self), path)
+            perm = self.config["unixsocketperm"]
+            if perm:
+                os.chmod(path, perm)
+            self.unix_path = path
+            self._servers.append(srv)
+        self._cron_task = loop.create_task(self._cron())
+
+    @property
+    def port(self) -> int:
+        return self.ports[0] if self.ports else 0
+
+    async def _cron(self) -> None:
+        while True:
+            hz = max(1, min(500, self.config["hz"]))
+            await asyncio.sleep(1 / hz)
+            try:
+                self.engine.cron()
+                self._close_idle_clients()
+            except Exception:  # a bug: keep serving, but say so
+                log.exception("cron failed")
+                self.engine.internal_errors += 1
+
+    def _close_idle_clients(self) -> None:
+        timeout = self.config["timeout"]
+        if not timeout:
+            return
+        now = self.engine.clock.monotonic()
+        for conn in list(self.connections):
+            client = conn.client
+            if client is not None and client.blocked is None and \
+                    now - client.last_interaction > timeout:
+                conn.close()
+
+    def request_stop(self) -> None:
+        if self.stopped is not None:
+            self.stopped.set()
+
+    async def serve_until_stopped(self) -> None:
+        assert self.stopped is not None
+        await self.stopped.wait()
+        await self.close()
+
+    async def close(self) -> None:
+        for srv in self._servers:
+            srv.close()
+        for conn in list(self.connections):
+            conn.close()
+        for srv in self._servers:
+            await srv.wait_closed()
+        if self._cron_task is not None:
+            self._cron_task.cancel()
+        if self.unix_path and os.path.exists(self.unix_path):
+            os.unlink(self.unix_path)
