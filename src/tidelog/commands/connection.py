@@ -1,0 +1,437 @@
+"""Connection commands: PING, ECHO, HELLO, AUTH, SELECT, CLIENT *, QUIT, RESET.
+
+These act on the calling connection (its protocol, database, name) or on
+other connections (CLIENT KILL, CLIENT UNBLOCK), never on keys.  Users and
+passwords do not exist yet: every connection is the ``default`` user, which
+like Redis's default user has no password, so ``AUTH default <anything>``
+succeeds and any other user name is refused.
+
+``CLIENT LIST`` / ``CLIENT INFO`` lines use the Redis 7.2 layout (7.0's
+fields plus ``lib-name`` and ``lib-ver``).  Fields about buffers we do not
+own (the query buffer lives in the parser, the output buffer in the
+transport) are reported as 0 rather than invented.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import REDIS_VERSION
+from ..errors import (
+    BAD_CLIENT_NAME, CLIENT_ID_POSITIVE, INVALID_CLIENT_ID, INVALID_DB_INDEX, NO_SUCH_CLIENT,
+    NOAUTH_HELLO, NOPROTO, SELECT_INVALID, SYNTAX, UNBLOCK_REASON, UNBLOCKED, WRONGPASS,
+    HELLO_BAD_PROTOVER, CommandError, bad_setinfo_value, hello_syntax, no_such_user,
+    unknown_client_type, unknown_setinfo_option, wrong_arity,
+)
+from ..resp.replies import OK, PONG, ErrorReply, Map, SimpleString, Verbatim
+from .args import ArgReader, parse_int
+from .table import command
+
+if TYPE_CHECKING:
+    from ..engine import ClientState, Ctx
+
+DEFAULT_USER = b"default"
+
+
+# -- PING, ECHO, SELECT ------------------------------------------------------------
+@command("ping", arity=-1, flags="fast", group="connection", since="1.0.0",
+         complexity="O(1)", summary="Ping the server")
+def ping(ctx: Ctx, argv: list[bytes]) -> object:
+    """PING [message]"""
+    if len(argv) > 2:
+        raise wrong_arity(argv[0])
+    return PONG if len(argv) == 1 else argv[1]
+
+
+@command("echo", arity=2, flags="loading stale fast", group="connection", since="1.0.0",
+         complexity="O(1)", summary="Echo the given string")
+def echo(ctx: Ctx, argv: list[bytes]) -> object:
+    """ECHO message"""
+    return argv[1]
+
+
+@command("select", arity=2, flags="loading stale fast", group="connection", since="1.0.0",
+         complexity="O(1)", summary="Change the selected database for the current connection")
+def select(ctx: Ctx, argv: list[bytes]) -> object:
+    """SELECT index"""
+    index = parse_int(argv[1], SELECT_INVALID)
+    if not 0 <= index < len(ctx.engine.dbs):
+        raise CommandError(INVALID_DB_INDEX)
+    ctx.client.db = index
+    return OK
+
+
+# -- HELLO, AUTH -------------------------------------------------------------------
+def _check_credentials(username: bytes, password: bytes) -> None:
+    """Only the password-less ``default`` user exists (Redis's nopass)."""
+    if username != DEFAULT_USER:
+        raise CommandError(WRONGPASS)
+
+
+@command("hello", arity=-1, flags="noscript loading stale fast no_auth allow_busy",
+         group="connection", since="6.0.0", complexity="O(1)",
+         summary="Handshake with Redis")
+def hello(ctx: Ctx, argv: list[bytes]) -> object:
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]"""
+    client = ctx.client
+    protocol = client.protocol
+    r = ArgReader(argv)
+    if r.more():
+        protocol = parse_int(r.next_bytes(), HELLO_BAD_PROTOVER)
+        if protocol not in (2, 3):
+            raise CommandError(NOPROTO)
+    credentials = name = None
+    while r.more():
+        option = r.next_bytes()
+        upper = option.upper()
+        if upper == b"AUTH" and r.remaining() >= 2:
+            credentials = (r.next_bytes(), r.next_bytes())
+        elif upper == b"SETNAME" and r.more():
+            name = r.next_bytes()
+        else:
+            raise hello_syntax(option)
+    if credentials is not None:
+        _check_credentials(*credentials)
+    if name is not None:
+        client.name = _valid_name(name)
+    client.protocol = protocol
+    return Map([
+        (b"server", b"redis"),
+        (b"version", REDIS_VERSION.encode()),
+        (b"proto", protocol),
+        (b"id", client.id),
+        (b"mode", b"standalone"),
+        (b"role", b"master"),
+        (b"modules", []),
+    ])
+
+
+@command("auth", arity=-2, flags="noscript loading stale fast no_auth allow_busy",
+         group="connection", since="1.0.0", complexity="O(N) where N is the number of passwords defined for the user",
+         summary="Authenticate to the server")
+def auth(ctx: Ctx, argv: list[bytes]) -> object:
+    """AUTH [username] password"""
+    if len(argv) > 3:
+        raise CommandError(SYNTAX)
+    if len(argv) == 2:
+        raise CommandError(NOAUTH_HELLO)
+    _check_credentials(argv[1], argv[2])
+    return OK
+
+
+# -- QUIT, RESET -------------------------------------------------------------------
+@command("quit", arity=-1, flags="noscript loading stale fast no_auth allow_busy",
+         group="connection", since="1.0.0", complexity="O(1)",
+         summary="Close the connection")
+def quit_(ctx: Ctx, argv: list[bytes]) -> object:
+    """QUIT"""
+    ctx.client.close_after_reply = True
+    return OK
+
+
+@command("reset", arity=1, flags="noscript loading stale fast no_auth allow_busy",
+         group="connection", since="6.2.0", complexity="O(1)",
+         summary="Reset the connection")
+def reset(ctx: Ctx, argv: list[bytes]) -> object:
+    """RESET"""
+    client = ctx.client
+    client.multi, client.multi_error = None, False
+    ctx.engine.unwatch_all(client)
+    client.db = 0
+    client.protocol = 2
+    client.name = b""
+    client.no_evict = client.no_touch = False
+    return SimpleString(b"RESET")
+
+
+# -- CLIENT ------------------------------------------------------------------------
+@command("client", arity=-2, group="connection", since="2.4.0", complexity="Depends on subcommand.",
+         summary="A container for client connection commands", container=True)
+def client_(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT subcommand [argument ...]"""
+
+
+def _valid_name(name: bytes) -> bytes:
+    """Client names (and lib names) are printable ASCII without spaces."""
+    if any(c < 0x21 or c > 0x7E for c in name):
+        raise CommandError(BAD_CLIENT_NAME)
+    return name
+
+
+@command("client|id", arity=2, flags="noscript loading stale", group="connection",
+         since="5.0.0", complexity="O(1)", summary="Returns the client ID for the current connection")
+def client_id(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT ID"""
+    return ctx.client.id
+
+
+@command("client|setname", arity=3, flags="noscript loading stale", group="connection",
+         since="2.6.9", complexity="O(1)", summary="Set the current connection name")
+def client_setname(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT SETNAME connection-name"""
+    ctx.client.name = _valid_name(argv[2])
+    return OK
+
+
+@command("client|getname", arity=2, flags="noscript loading stale", group="connection",
+         since="2.6.9", complexity="O(1)", summary="Get the current connection name")
+def client_getname(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT GETNAME"""
+    return ctx.client.name or None
+
+
+@command("client|setinfo", arity=4, flags="noscript loading stale", group="connection",
+         since="7.2.0", complexity="O(1)", summary="Set client or connection specific info")
+def client_setinfo(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>"""
+    option, value = argv[2], argv[3]
+    which = option.lower()
+    if which not in (b"lib-name", b"lib-ver"):
+        raise unknown_setinfo_option(option)
+    if any(c < 0x21 or c > 0x7E for c in value):
+        raise bad_setinfo_value(option)
+    if which == b"lib-name":
+        ctx.client.lib_name = value
+    else:
+        ctx.client.lib_ver = value
+    return OK
+
+
+def _client_flags(client: ClientState) -> str:
+    flags = ""
+    if client.kind == "master":
+        flags += "M"
+    elif client.kind == "replica":
+        flags += "S"
+    if client.multi is not None:
+        flags += "x"
+    if client.blocked is not None:
+        flags += "b"
+    if client.dirty_cas:
+        flags += "d"
+    if client.close_after_reply:
+        flags += "c"
+    if client.addr.startswith("/"):
+        flags += "U"
+    if client.no_evict:
+        flags += "e"
+    if client.no_touch:
+        flags += "T"
+    return flags or "N"
+
+
+def client_line(ctx: Ctx, client: ClientState) -> bytes:
+    """One CLIENT LIST line (without the trailing newline), Redis 7.2's layout."""
+    now = ctx.engine.clock.monotonic()
+    argv_mem = sum(len(a) for a in ctx.argv) if client is ctx.client else 0
+    multi_mem = sum(len(a) for cmd in client.multi for a in cmd) if client.multi else 0
+    multi = len(client.multi) if client.multi is not None else -1
+    head = f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} name="
+    return head.encode() + client.name + (
+        f" age={int(now - client.created)} idle={int(now - client.last_interaction)}"
+        f" flags={_client_flags(client)} db={client.db} sub=0 psub=0 ssub=0 multi={multi}"
+        f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
+        f" obl=0 oll=0 omem=0 tot-mem={argv_mem + multi_mem} events=r cmd={client.last_command}"
+        f" user=default redir=-1 resp={client.protocol}"
+    ).encode() + b" lib-name=" + client.lib_name + b" lib-ver=" + client.lib_ver
+
+
+_CLIENT_TYPES = {b"normal": "normal", b"master": "master", b"replica": "replica",
+                 b"slave": "replica", b"pubsub": "pubsub"}
+
+
+def _client_type(name: bytes) -> str:
+    kind = _CLIENT_TYPES.get(name.lower())
+    if kind is None:
+        raise unknown_client_type(name)
+    return kind
+
+
+@command("client|info", arity=2, flags="noscript loading stale", group="connection",
+         since="6.2.0", complexity="O(1)",
+         summary="Returns information about the current client connection.")
+def client_info(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT INFO"""
+    return Verbatim(client_line(ctx, ctx.client) + b"\n")
+
+
+@command("client|list", arity=-2, flags="admin noscript loading stale", group="connection",
+         since="2.4.0", complexity="O(N) where N is the number of client connections",
+         summary="Get the list of client connections")
+def client_list(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
+    clients = list(ctx.engine.clients.values())
+    if len(argv) == 4 and argv[2].upper() == b"TYPE":
+        kind = _client_type(argv[3])
+        clients = [c for c in clients if c.kind == kind]
+    elif len(argv) > 3 and argv[2].upper() == b"ID":
+        wanted = [parse_int(arg, INVALID_CLIENT_ID) for arg in argv[3:]]
+        clients = [ctx.engine.clients[i] for i in dict.fromkeys(wanted) if i in ctx.engine.clients]
+    elif len(argv) != 2:
+        raise CommandError(SYNTAX)
+    return Verbatim(b"".join(client_line(ctx, c) + b"\n" for c in clients))
+
+
+@command("client|kill", arity=-3, flags="admin noscript loading stale", group="connection",
+         since="2.4.0", complexity="O(N) where N is the number of client connections",
+         summary="Kill the connection of a client")
+def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [...]>"""
+    old_style = len(argv) == 3
+    addr = laddr = kind = None
+    client_id = None
+    skipme = not old_style
+    if old_style:
+        addr = argv[2]
+    else:
+        r = ArgReader(argv, 2)
+        while r.more():
+            option = r.next_upper()
+            if not r.more():
+                raise CommandError(SYNTAX)
+            value = r.next_bytes()
+            if option == b"ID":
+                client_id = parse_int(value, CLIENT_ID_POSITIVE)
+                if client_id < 1:
+                    raise CommandError(CLIENT_ID_POSITIVE)
+            elif option == b"TYPE":
+                kind = _client_type(value)
+            elif option == b"ADDR":
+                addr = value
+            elif option == b"LADDR":
+                laddr = value
+            elif option == b"USER":  # every connection is the default user
+                if value != DEFAULT_USER:
+                    raise no_such_user(value)
+            elif option == b"SKIPME":
+                if value.lower() == b"yes":
+                    skipme = True
+                elif value.lower() == b"no":
+                    skipme = False
+                else:
+                    raise CommandError(SYNTAX)
+            else:
+                raise CommandError(SYNTAX)
+    killed = 0
+    for client in list(ctx.engine.clients.values()):
+        if addr is not None and client.addr.encode() != addr:
+            continue
+        if laddr is not None and client.laddr.encode() != laddr:
+            continue
+        if kind is not None and client.kind != kind:
+            continue
+        if client_id is not None and client.id != client_id:
+            continue
+        if client is ctx.client:
+            if skipme:
+                continue
+            client.close_after_reply = True
+        elif client.kill is not None:
+            client.kill()
+        killed += 1
+    if old_style:
+        if not killed:
+            raise CommandError(NO_SUCH_CLIENT)
+        return OK
+    return killed
+
+
+@command("client|unblock", arity=-3, flags="admin noscript loading stale", group="connection",
+         since="5.0.0", complexity="O(log N) where N is the number of client connections",
+         summary="Unblock a client blocked in a blocking command from a different connection")
+def client_unblock(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT UNBLOCK client-id [TIMEOUT | ERROR]"""
+    target_id = parse_int(argv[2])
+    as_error = False
+    if len(argv) == 4:
+        reason = argv[3].upper()
+        if reason == b"ERROR":
+            as_error = True
+        elif reason != b"TIMEOUT":
+            raise CommandError(UNBLOCK_REASON)
+    target = ctx.engine.clients.get(target_id)
+    if target is None or target.blocked is None:
+        return 0
+    reply = ErrorReply(UNBLOCKED) if as_error else target.blocked.blocked.timeout_reply
+    return 1 if ctx.engine.unblock_client(target, reply) else 0
+
+
+def _on_off(ctx: Ctx, argv: list[bytes]) -> bool:
+    value = argv[2].lower()
+    if value == b"on":
+        return True
+    if value == b"off":
+        return False
+    raise CommandError(SYNTAX)
+
+
+@command("client|no-evict", arity=3, flags="admin noscript loading stale", group="connection",
+         since="7.0.0", complexity="O(1)", summary="Set client eviction mode for the current connection")
+def client_no_evict(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT NO-EVICT <ON | OFF>"""
+    ctx.client.no_evict = _on_off(ctx, argv)
+    return OK
+
+
+@command("client|no-touch", arity=3, flags="noscript loading stale", group="connection",
+         since="7.2.0", complexity="O(1)",
+         summary="Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.")
+def client_no_touch(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT NO-TOUCH <ON | OFF>"""
+    ctx.client.no_touch = _on_off(ctx, argv)
+    return OK
+
+
+_CLIENT_HELP = [
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+def help_reply(lines: list[str]) -> list[SimpleString]:
+    """A HELP subcommand's reply: one status line per text line."""
+    return [SimpleString(line.encode()) for line in lines]
+
+
+@command("client|help", arity=2, flags="loading stale", group="connection", since="5.0.0",
+         complexity="O(1)", summary="Show helpful text about the different subcommands")
+def client_help(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT HELP"""
+    return help_reply(_CLIENT_HELP)

@@ -1,0 +1,552 @@
+"""Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RENAME, RENAMENX,
+the EXPIRE family, TTL/PTTL, EXPIRETIME/PEXPIRETIME, PERSIST and OBJECT.
+
+They work on any value type.  Expiry deadlines are absolute Unix
+milliseconds (``Database.expires``); every command that sets one from a
+relative time propagates ``PEXPIREAT key <ms>`` so that replicas and the
+AOF agree on the instant, and a deadline already in the past deletes the
+key and propagates ``DEL``, as Redis does.
+
+:func:`glob_match` is Redis's ``stringmatchlen`` pattern language, used by
+KEYS, SCAN MATCH and CONFIG GET.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, TYPE_CHECKING
+
+from ..errors import (
+    EXPIRE_GT_LT, EXPIRE_NX_XX_GT_LT, INVALID_CURSOR, LFU_NOT_SELECTED, NO_SUCH_KEY, SYNTAX,
+    CommandError, invalid_expire, unsupported_option,
+)
+from ..keyspace import type_name
+from ..resp.replies import OK, SimpleString
+from ..types.stream import Stream
+from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
+from .connection import help_reply
+from .table import command
+
+if TYPE_CHECKING:
+    from ..engine import Ctx
+
+# -- lookups that count keyspace hits and misses (INFO stats) -------------------------
+
+
+def lookup_read(ctx: Ctx, key: bytes, touch: bool = True) -> Any:
+    """The live value at key (None if missing), counted in keyspace_hits/misses."""
+    value = ctx.db.get(key) if touch else ctx.db.peek(key)
+    ctx.engine.stats["keyspace_hits" if value is not None else "keyspace_misses"] += 1
+    return value
+
+
+# -- glob patterns -----------------------------------------------------------------
+_STAR = ("*",)
+_ANY = ("?",)
+
+
+@lru_cache(maxsize=256)
+def _compile(pattern: bytes, nocase: bool) -> tuple[tuple[Any, ...], ...]:
+    """Pattern -> tokens: STAR, ANY, ("=", byte) or ("[", negate, items).
+
+    Follows stringmatchlen's reading of the pattern exactly, quirks
+    included: ``\\`` escapes the next byte (a trailing ``\\`` is literal), a
+    class runs to ``]`` or to the end of the pattern, ``x-y`` is a range
+    even when y is ``]`` (which then does not close the class), and a range
+    given backwards is swapped."""
+    low = (lambda b: b | 0x20 if 0x41 <= b <= 0x5A else b) if nocase else (lambda b: b)
+    tokens: list[tuple[Any, ...]] = []
+    n, i = len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == 0x2A:  # *
+            if not tokens or tokens[-1] is not _STAR:
+                tokens.append(_STAR)
+            i += 1
+        elif c == 0x3F:  # ?
+            tokens.append(_ANY)
+            i += 1
+        elif c == 0x5B:  # [
+            i += 1
+            negate = i < n and pattern[i] == 0x5E  # ^
+            if negate:
+                i += 1
+            items: list[tuple[int, int]] = []
+            while True:
+                if i < n and pattern[i] == 0x5C and n - i >= 2:  # \x
+                    i += 1
+                    items.append((low(pattern[i]), low(pattern[i])))
+                elif i < n and pattern[i] == 0x5D:  # ]
+                    break
+                elif i >= n:  # unterminated: the class ends with the pattern
+                    i = n - 1
+                    break
+                elif n - i >= 3 and pattern[i + 1] == 0x2D:  # x-y
+                    lo, hi = low(pattern[i]), low(pattern[i + 2])
+                    items.append((min(lo, hi), max(lo, hi)))
+                    i += 2
+                else:
+                    items.append((low(pattern[i]), low(pattern[i])))
+                i += 1
+            tokens.append(("[", negate, tuple(items)))
+            i += 1
+        else:
+            if c == 0x5C and n - i >= 2:  # \x
+                i += 1
+            tokens.append(("=", low(pattern[i])))
+            i += 1
+    return tuple(tokens)
+
+
+def _one(token: tuple[Any, ...], c: int) -> bool:
+    if token is _ANY:
+        return True
+    if token[0] == "=":
+        return token[1] == c
+    hit = any(lo <= c <= hi for lo, hi in token[2])
+    return hit != token[1]
+
+
+def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
+    """Redis's glob: ``*``, ``?``, ``[abc]``, ``[^a]``, ``[a-z]``, ``\\x``.
+
+    O(len(pattern) * len(text)) in the worst case (backtracking to the last
+    ``*`` only), unlike a naive recursive matcher."""
+    if pattern == b"*":
+        return True
+    tokens = _compile(pattern, nocase)
+    if nocase:
+        text = text.lower()
+    ti = si = 0
+    star_ti, star_si = -1, 0
+    nt, ns = len(tokens), len(text)
+    while si < ns:
+        if ti < nt:
+            token = tokens[ti]
+            if token is _STAR:
+                star_ti, star_si = ti, si
+                ti += 1
+                continue
+            if _one(token, text[si]):
+                ti += 1
+                si += 1
+                continue
+        if star_ti < 0:
+            return False
+        star_si += 1
+        si, ti = star_si, star_ti + 1
+    while ti < nt and tokens[ti] is _STAR:
+        ti += 1
+    return ti == nt
+
+
+# -- DEL, UNLINK, EXISTS, TYPE -------------------------------------------------------
+def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
+    deleted = 0
+    for key in keys:
+        if ctx.db.delete(key):
+            ctx.modified(key)
+            ctx.ready(key)
+            deleted += 1
+    return deleted
+
+
+@command("del", arity=-2, flags="write", keys=(1, -1, 1), group="generic", since="1.0.0",
+         complexity="O(N) where N is the number of keys that will be removed. When a key to "
+                    "remove holds a value other than a string, the individual complexity for this "
+                    "key is O(M) where M is the number of elements in the list, set, sorted set or "
+                    "hash. Removing a single key that holds a string value is O(1).",
+         summary="Delete a key")
+def del_(ctx: Ctx, argv: list[bytes]) -> object:
+    """DEL key [key ...]"""
+    return _delete_keys(ctx, argv[1:])
+
+
+@command("unlink", arity=-2, flags="write fast", keys=(1, -1, 1), group="generic",
+         since="4.0.0",
+         complexity="O(1) for each key removed regardless of its size. Then the command does "
+                    "O(N) work in a different thread in order to reclaim memory, where N is the "
+                    "number of allocations the deleted objects where composed of.",
+         summary="Delete a key asynchronously in another thread. Otherwise it is just as DEL, "
+                 "but non blocking.")
+def unlink(ctx: Ctx, argv: list[bytes]) -> object:
+    """UNLINK key [key ...]"""
+    # Freeing is Python's business (reference counting); removal is O(1) per key.
+    return _delete_keys(ctx, argv[1:])
+
+
+@command("exists", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="generic",
+         since="1.0.0", complexity="O(N) where N is the number of keys to check.",
+         summary="Determine if a key exists")
+def exists(ctx: Ctx, argv: list[bytes]) -> object:
+    """EXISTS key [key ...]"""
+    return sum(1 for key in argv[1:] if lookup_read(ctx, key, touch=False) is not None)
+
+
+@command("type", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
+         since="1.0.0", complexity="O(1)", summary="Determine the type stored at key")
+def type_(ctx: Ctx, argv: list[bytes]) -> object:
+    """TYPE key"""
+    value = lookup_read(ctx, argv[1], touch=False)
+    return SimpleString(b"none" if value is None else type_name(value))
+
+
+# -- KEYS, SCAN -------------------------------------------------------------------
+@command("keys", arity=2, flags="readonly", group="generic", since="1.0.0",
+         categories=("@dangerous",),
+         complexity="O(N) with N being the number of keys in the database, under the "
+                    "assumption that the key names in the database and the given pattern have "
+                    "limited length.",
+         summary="Find all keys matching the given pattern")
+def keys(ctx: Ctx, argv: list[bytes]) -> object:
+    """KEYS pattern"""
+    pattern = argv[1]
+    return [key for key in ctx.db.keys() if glob_match(pattern, key)]
+
+
+_U64 = 1 << 64
+
+
+def parse_cursor(arg: bytes) -> int:
+    """A SCAN cursor as Redis reads it (strtoull): an unsigned 64-bit decimal,
+    optionally signed ("-1" wraps to 2**64-1), "" reads as 0."""
+    if arg[:1] in (b" ", b"\t", b"\n", b"\v", b"\f", b"\r"):
+        raise CommandError(INVALID_CURSOR)
+    digits = arg[1:] if arg[:1] in (b"+", b"-") else arg
+    if not digits:
+        if arg:
+            raise CommandError(INVALID_CURSOR)
+        return 0
+    if not digits.isdigit():
+        raise CommandError(INVALID_CURSOR)
+    value = int(digits)
+    if value >= _U64:
+        raise CommandError(INVALID_CURSOR)
+    return (-value) % _U64 if arg[:1] == b"-" else value
+
+
+@command("scan", arity=-2, flags="readonly", group="generic", since="2.8.0",
+         complexity="O(1) for every call, O(COUNT) keys looked at (at most 10*COUNT buckets). "
+                    "O(N) for a complete iteration, including enough command calls for the cursor "
+                    "to return back to 0. N is the number of elements inside the collection.",
+         summary="Incrementally iterate the keys space")
+def scan(ctx: Ctx, argv: list[bytes]) -> object:
+    """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
+    cursor = parse_cursor(argv[1])
+    count, pattern, type_filter = 10, None, None
+    r = ArgReader(argv, 2)
+    while r.more():
+        option = r.next_upper()
+        if not r.more():
+            raise CommandError(SYNTAX)
+        if option == b"COUNT":
+            count = r.next_int()
+            if count < 1:
+                raise CommandError(SYNTAX)
+        elif option == b"MATCH":
+            pattern = r.next_bytes()
+            if pattern == b"*":
+                pattern = None
+        elif option == b"TYPE":
+            type_filter = r.next_bytes().lower()
+        else:
+            raise CommandError(SYNTAX)
+    db = ctx.db
+    cursor, found = db.scan(cursor, count)
+    keys = []
+    for key in found:
+        value = db.peek(key)  # expires the key if due
+        if value is None:
+            continue
+        if pattern is not None and not glob_match(pattern, key):
+            continue
+        if type_filter is not None and type_name(value) != type_filter:
+            continue
+        keys.append(key)
+    return [str(cursor).encode(), keys]
+
+
+# -- RENAME -----------------------------------------------------------------------
+def _rename(ctx: Ctx, argv: list[bytes], nx: bool) -> object:
+    src, dst = argv[1], argv[2]
+    db = ctx.db
+    if db.get(src) is None:
+        raise CommandError(NO_SUCH_KEY)
+    if src == dst:
+        return 0 if nx else OK
+    if db.get(dst) is not None:
+        if nx:
+            return 0
+    db.rename(src, dst)
+    ctx.modified(src)
+    ctx.db.touch(dst)
+    ctx.ready(src)
+    ctx.ready(dst)
+    return 1 if nx else OK
+
+
+@command("rename", arity=3, flags="write", keys=(1, 2, 1), group="generic", since="1.0.0",
+         complexity="O(1)", summary="Rename a key")
+def rename(ctx: Ctx, argv: list[bytes]) -> object:
+    """RENAME key newkey"""
+    return _rename(ctx, argv, nx=False)
+
+
+@command("renamenx", arity=3, flags="write fast", keys=(1, 2, 1), group="generic",
+         since="1.0.0", complexity="O(1)", summary="Rename a key, only if the new key does not exist")
+def renamenx(ctx: Ctx, argv: list[bytes]) -> object:
+    """RENAMENX key newkey"""
+    return _rename(ctx, argv, nx=True)
+
+
+# -- EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT ------------------------------------------------
+def _expire_flags(argv: list[bytes]) -> set[bytes]:
+    flags: set[bytes] = set()
+    for option in argv[3:]:
+        upper = option.upper()
+        if upper not in (b"NX", b"XX", b"GT", b"LT"):
+            raise unsupported_option(option)
+        flags.add(upper)
+    if b"NX" in flags and len(flags) > 1:
+        raise CommandError(EXPIRE_NX_XX_GT_LT)
+    if b"GT" in flags and b"LT" in flags:
+        raise CommandError(EXPIRE_GT_LT)
+    return flags
+
+
+def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
+    """The EXPIRE family.  Cost: O(1) (plus O(log N) to file the deadline)."""
+    key = argv[1]
+    flags = _expire_flags(argv)
+    when = parse_int(argv[2])
+    if seconds:
+        if when > INT64_MAX // 1000 or when < -(-INT64_MIN // 1000):
+            raise invalid_expire(argv[0])
+        when *= 1000
+    base = ctx.now_ms() if relative else 0
+    if when > INT64_MAX - base:
+        raise invalid_expire(argv[0])
+    when += base
+    db = ctx.db
+    if db.get(key) is None:
+        return 0
+    current = db.expires.get(key)
+    if b"NX" in flags and current is not None:
+        return 0
+    if b"XX" in flags and current is None:
+        return 0
+    if b"GT" in flags and (current is None or when <= current):
+        return 0
+    if b"LT" in flags and current is not None and when >= current:
+        return 0
+    if when <= ctx.now_ms():
+        db.delete(key)
+        ctx.modified(key)
+        ctx.ready(key)
+        ctx.propagate([b"DEL", key])
+        return 1
+    db.set_expire(key, when)
+    ctx.modified(key)
+    ctx.propagate([b"PEXPIREAT", key, str(when).encode(), *argv[3:]])
+    return 1
+
+
+_EXPIRE_COMPLEXITY = "O(1)"
+
+
+@command("expire", arity=-3, flags="write fast", keys=(1, 1, 1), group="generic",
+         since="1.0.0", complexity=_EXPIRE_COMPLEXITY, summary="Set a key's time to live in seconds")
+def expire(ctx: Ctx, argv: list[bytes]) -> object:
+    """EXPIRE key seconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, relative=True, seconds=True)
+
+
+@command("pexpire", arity=-3, flags="write fast", keys=(1, 1, 1), group="generic",
+         since="2.6.0", complexity=_EXPIRE_COMPLEXITY,
+         summary="Set a key's time to live in milliseconds")
+def pexpire(ctx: Ctx, argv: list[bytes]) -> object:
+    """PEXPIRE key milliseconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, relative=True, seconds=False)
+
+
+@command("expireat", arity=-3, flags="write fast", keys=(1, 1, 1), group="generic",
+         since="1.2.0", complexity=_EXPIRE_COMPLEXITY,
+         summary="Set the expiration for a key as a UNIX timestamp")
+def expireat(ctx: Ctx, argv: list[bytes]) -> object:
+    """EXPIREAT key unix-time-seconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, relative=False, seconds=True)
+
+
+@command("pexpireat", arity=-3, flags="write fast", keys=(1, 1, 1), group="generic",
+         since="2.6.0", complexity=_EXPIRE_COMPLEXITY,
+         summary="Set the expiration for a key as a UNIX timestamp specified in milliseconds")
+def pexpireat(ctx: Ctx, argv: list[bytes]) -> object:
+    """PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]"""
+    return _expire(ctx, argv, relative=False, seconds=False)
+
+
+# -- TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST -------------------------------------------
+def _ttl(ctx: Ctx, key: bytes, absolute: bool, ms: bool) -> int:
+    if lookup_read(ctx, key, touch=False) is None:
+        return -2
+    when = ctx.db.expires.get(key)
+    if when is None:
+        return -1
+    if absolute:
+        return when if ms else when // 1000
+    left = max(0, when - ctx.now_ms())
+    return left if ms else (left + 500) // 1000
+
+
+@command("ttl", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
+         since="1.0.0", complexity="O(1)", summary="Get the time to live for a key in seconds")
+def ttl(ctx: Ctx, argv: list[bytes]) -> object:
+    """TTL key"""
+    return _ttl(ctx, argv[1], absolute=False, ms=False)
+
+
+@command("pttl", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
+         since="2.6.0", complexity="O(1)", summary="Get the time to live for a key in milliseconds")
+def pttl(ctx: Ctx, argv: list[bytes]) -> object:
+    """PTTL key"""
+    return _ttl(ctx, argv[1], absolute=False, ms=True)
+
+
+@command("expiretime", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
+         since="7.0.0", complexity="O(1)",
+         summary="Get the expiration Unix timestamp for a key")
+def expiretime(ctx: Ctx, argv: list[bytes]) -> object:
+    """EXPIRETIME key"""
+    return _ttl(ctx, argv[1], absolute=True, ms=False)
+
+
+@command("pexpiretime", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
+         since="7.0.0", complexity="O(1)",
+         summary="Get the expiration Unix timestamp for a key in milliseconds")
+def pexpiretime(ctx: Ctx, argv: list[bytes]) -> object:
+    """PEXPIRETIME key"""
+    return _ttl(ctx, argv[1], absolute=True, ms=True)
+
+
+@command("persist", arity=2, flags="write fast", keys=(1, 1, 1), group="generic",
+         since="2.2.0", complexity="O(1)", summary="Remove the expiration from a key")
+def persist(ctx: Ctx, argv: list[bytes]) -> object:
+    """PERSIST key"""
+    key = argv[1]
+    if ctx.db.get(key) is None or not ctx.db.persist(key):
+        return 0
+    ctx.modified(key)
+    return 1
+
+
+# -- OBJECT -----------------------------------------------------------------------
+SHARED_INTEGERS = 10000          # Redis shares the integers 0..9999 ...
+SHARED_REFCOUNT = 2147483647     # ... and reports them with this refcount
+
+
+def _as_long(value: bytes) -> int | None:
+    """The integer a string holds if Redis would store it as one (string2l)."""
+    if len(value) > 20:
+        return None
+    try:
+        return parse_int(value)
+    except CommandError:
+        return None
+
+
+def string_encoding(value: bytes) -> bytes:
+    """What OBJECT ENCODING says for a string: Redis's rules for SET values."""
+    if _as_long(value) is not None:
+        return b"int"
+    return b"embstr" if len(value) <= 44 else b"raw"
+
+
+def object_encoding(value: Any) -> bytes:
+    if isinstance(value, Stream):
+        return b"stream"
+    return string_encoding(value)
+
+
+def refcount(value: Any) -> int:
+    if isinstance(value, bytes):
+        number = _as_long(value)
+        if number is not None and 0 <= number < SHARED_INTEGERS:
+            return SHARED_REFCOUNT
+    return 1
+
+
+def idle_seconds(ctx: Ctx, key: bytes) -> int:
+    last = ctx.db.access.get(key, ctx.now_ms())
+    return max(0, ctx.now_ms() - last) // 1000
+
+
+@command("object", arity=-2, group="generic", since="2.2.3", complexity="Depends on subcommand.",
+         summary="A container for object introspection commands", container=True)
+def object_(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT subcommand [argument ...]"""
+
+
+def _object_lookup(ctx: Ctx, key: bytes) -> Any:
+    return lookup_read(ctx, key, touch=False)
+
+
+@command("object|encoding", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
+         since="2.2.3", complexity="O(1)", summary="Inspect the internal encoding of a Redis object")
+def object_encoding_(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT ENCODING key"""
+    value = _object_lookup(ctx, argv[2])
+    return None if value is None else object_encoding(value)
+
+
+@command("object|refcount", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
+         since="2.2.3", complexity="O(1)",
+         summary="Get the number of references to the value of the key")
+def object_refcount(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT REFCOUNT key"""
+    value = _object_lookup(ctx, argv[2])
+    return None if value is None else refcount(value)
+
+
+@command("object|idletime", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
+         since="2.2.3", complexity="O(1)",
+         summary="Get the time since a Redis object was last accessed")
+def object_idletime(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT IDLETIME key"""
+    value = _object_lookup(ctx, argv[2])
+    return None if value is None else idle_seconds(ctx, argv[2])
+
+
+@command("object|freq", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
+         since="4.0.0", complexity="O(1)",
+         summary="Get the logarithmic access frequency counter of a Redis object")
+def object_freq(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT FREQ key"""
+    if _object_lookup(ctx, argv[2]) is None:
+        return None
+    raise CommandError(LFU_NOT_SELECTED)  # there is no maxmemory-policy, so never LFU
+
+
+_OBJECT_HELP = [
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("object|help", arity=2, flags="loading stale", group="generic", since="6.2.0",
+         complexity="O(1)", summary="Show helpful text about the different subcommands")
+def object_help(ctx: Ctx, argv: list[bytes]) -> object:
+    """OBJECT HELP"""
+    return help_reply(_OBJECT_HELP)
