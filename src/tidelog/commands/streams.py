@@ -1,0 +1,550 @@
+"""Stream commands: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID, XREAD.
+
+Each handler parses its arguments into a small record (:class:`TrimArgs`,
+:class:`XAddArgs`) in the order, and with the errors, of Redis 7.0's parser,
+then calls the :class:`~tidelog.types.stream.Stream` API and returns a reply
+value.  Argument errors come before key lookups (so a bad option on a string
+key is a syntax error, not WRONGTYPE) except where Redis looks the key up
+first (XDEL, XREAD); the tests pin each order against redis-server.
+
+Effects (REFERENCE §4.1): what goes to the AOF and to replicas is what the
+command did, not what it was asked:
+
+* XADD with ``*`` or ``<ms>-*`` propagates the ID it generated;
+* ``MAXLEN ~ n`` becomes ``MAXLEN = <length after trimming>`` and
+  ``MINID ~ id`` becomes ``MINID = <first ID left>`` (the ``~`` argument is
+  replaced in place, LIMIT is kept as given; replicas ignore it).  Like
+  Redis, "first ID left" counts an entry flagged deleted inside the first
+  node (it is that node's master ID), and is the largest ID when no node is
+  left;
+* XTRIM, XDEL and XSETID go out verbatim (XTRIM ``~`` rewritten as above),
+  and only when they changed something (XSETID always does).
+
+Blocking: XREAD BLOCK resolves every ``$`` and ``+`` to a concrete ID when
+it is called, then returns a :class:`~tidelog.engine.Blocked`.  The engine
+retries it each time one of its keys is made ready (XADD does that); the
+retry serves the key that became ready, and that key only, as Redis does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from .. import errors
+from ..errors import CommandError
+from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_id, parse_strict_id
+from ..resp.replies import NULL_ARRAY, OK, Map
+from ..types.stream import Stream
+from .args import parse_int
+from .table import command
+
+if TYPE_CHECKING:
+    from ..engine import Ctx
+
+MAXLEN = b"MAXLEN"
+MINID = b"MINID"
+
+# A blocked XREAD without COUNT is served at most this many entries per key,
+# so a client blocking with a low ID is not sent a huge backlog (Redis's
+# XREAD_BLOCKED_DEFAULT_COUNT).
+XREAD_BLOCKED_DEFAULT_COUNT = 1000
+
+# Bounds of the default LIMIT of an approximate trim, 100 * node entries.
+_APPROX_LIMIT_FALLBACK = 10_000
+_APPROX_LIMIT_MAX = 1_000_000
+
+
+# -- argument records and their parsers -------------------------------------------
+
+@dataclass(slots=True)
+class TrimArgs:
+    """A trimming request, shared by XADD and XTRIM."""
+
+    strategy: bytes = b""        # MAXLEN, MINID, or b"" when none was given
+    maxlen: int = 0              # MAXLEN threshold
+    minid: StreamID = MIN_ID     # MINID threshold
+    approx: bool = False         # "~" given: remove whole nodes only
+    limit: int = 0               # most entries to remove; 0 = no limit (resolved)
+    threshold_pos: int = 0       # argv index of the threshold (rewritten for "~")
+
+
+@dataclass(slots=True)
+class XAddArgs:
+    """XADD's options and ID (XTRIM uses ``trim`` only)."""
+
+    trim: TrimArgs = field(default_factory=TrimArgs)
+    nomkstream: bool = False
+    id: StreamID | None = None   # None: "*", generate from the clock
+    seq_given: bool = True       # False for "<ms>-*"
+    id_pos: int = 0              # argv index of the ID; fields follow it
+
+
+def _invalid_id() -> CommandError:
+    return CommandError(errors.INVALID_STREAM_ID)
+
+
+def parse_strict_id_arg(arg: bytes, missing_seq: int = 0) -> StreamID:
+    """A concrete ID: ``<ms>`` or ``<ms>-<seq>``; not ``-``, ``+`` or ``<ms>-*``."""
+    if arg == b"-" or arg == b"+":
+        raise _invalid_id()
+    try:
+        return parse_id(arg, missing_seq)
+    except InvalidStreamID:
+        raise _invalid_id() from None
+
+
+def parse_interval_arg(arg: bytes, missing_seq: int) -> tuple[StreamID, bool]:
+    """A range bound: ``-``, ``+``, an ID, or ``(<id>`` (exclusive, strict)."""
+    if len(arg) > 1 and arg[:1] == b"(":
+        return parse_strict_id_arg(arg[1:], missing_seq), True
+    try:
+        return parse_id(arg, missing_seq), False
+    except InvalidStreamID:
+        raise _invalid_id() from None
+
+
+def _must_obey(ctx: Ctx) -> bool:
+    """Commands from our primary or the AOF are applied, never refused."""
+    return ctx.client.kind in ("master", "aof")
+
+
+def approx_trim_limit(node_max_entries: int) -> int:
+    """The LIMIT of ``~`` trimming when none is given: 100 nodes' worth."""
+    limit = 100 * node_max_entries
+    if limit <= 0:
+        return _APPROX_LIMIT_FALLBACK
+    return min(limit, _APPROX_LIMIT_MAX)
+
+
+def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
+    """Parse XADD's arguments up to its ID, or all of XTRIM's.
+
+    Options may come in any order (for XADD, before the ID).  A word that is
+    no option is XADD's ID; for XTRIM it is a syntax error.  An option name
+    in the last position is not an option (Redis's ``moreargs`` rule), so
+    ``XADD k MAXLEN`` reads MAXLEN as the ID.
+    """
+    args = XAddArgs()
+    trim = args.trim
+    limit_given = False
+    argc = len(argv)
+    i = 2
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            args.id_pos = i
+            break
+        upper = opt.upper()
+        if upper in (MAXLEN, MINID) and more:
+            if trim.strategy:
+                raise CommandError(errors.MAXLEN_AND_MINID)
+            trim.approx = False
+            nxt = argv[i + 1]
+            if more >= 2 and nxt == b"~":
+                trim.approx = True
+                i += 1
+            elif more >= 2 and nxt == b"=":
+                i += 1
+            if upper == MAXLEN:
+                trim.maxlen = parse_int(argv[i + 1])
+                if trim.maxlen < 0:
+                    raise CommandError(errors.MAXLEN_NEGATIVE)
+            else:
+                trim.minid = parse_strict_id_arg(argv[i + 1])
+            i += 1
+            trim.strategy = upper
+            trim.threshold_pos = i
+        elif upper == b"LIMIT" and more:
+            trim.limit = parse_int(argv[i + 1])
+            if trim.limit < 0:
+                raise CommandError(errors.LIMIT_NEGATIVE)
+            limit_given = True
+            i += 1
+        elif xadd and upper == b"NOMKSTREAM":
+            args.nomkstream = True
+        elif xadd:
+            try:
+                id, args.seq_given = parse_strict_id(opt)
+            except InvalidStreamID:
+                raise _invalid_id() from None
+            args.id = id
+            args.id_pos = i
+            break
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    else:
+        args.id_pos = argc  # XADD without an ID: the arity check refuses it
+
+    if trim.limit and not trim.strategy:
+        raise CommandError(errors.LIMIT_WITHOUT_STRATEGY)
+    if not xadd and not trim.strategy:
+        raise CommandError(errors.XTRIM_WITHOUT_STRATEGY)
+    if _must_obey(ctx):
+        trim.limit = 0  # the threshold was rewritten to an exact one upstream
+    elif limit_given:
+        if not trim.approx:
+            raise CommandError(errors.LIMIT_WITHOUT_APPROX)
+    elif trim.approx:
+        trim.limit = approx_trim_limit(ctx.config["stream-node-max-entries"])
+    else:
+        trim.limit = 0
+    return args
+
+
+# -- helpers ------------------------------------------------------------------------
+
+def _trim(stream: Stream, trim: TrimArgs) -> int:
+    if trim.strategy == MAXLEN:
+        return stream.trim_maxlen(trim.maxlen, trim.approx, trim.limit)
+    return stream.trim_minid(trim.minid, trim.approx, trim.limit)
+
+
+def _rewrite_approx(argv: list[bytes], stream: Stream, trim: TrimArgs) -> list[bytes]:
+    """argv with ``~ <threshold>`` replaced by ``= <what the trim left>``."""
+    out = list(argv)
+    out[trim.threshold_pos - 1] = b"="
+    if trim.strategy == MAXLEN:
+        out[trim.threshold_pos] = b"%d" % stream.length
+    else:
+        first_node = next(stream.nodes(), None)
+        out[trim.threshold_pos] = bytes(first_node[0] if first_node else MAX_ID)
+    return out
+
+
+def _next_id(stream: Stream, args: XAddArgs, now_ms: int) -> StreamID:
+    """The ID XADD adds: generated, completed (``<ms>-*``) or as given."""
+    last = stream.last_id
+    if args.id is None:
+        new = StreamID(now_ms, 0) if now_ms > last.ms else last.incr()
+    elif not args.seq_given and args.id.ms == last.ms:
+        if last.seq == UINT64_MAX:
+            raise CommandError(errors.XADD_ID_TOO_SMALL)
+        new = StreamID(last.ms, last.seq + 1)
+    else:
+        new = args.id
+    if new <= last:
+        raise CommandError(errors.XADD_ID_TOO_SMALL)
+    return new
+
+
+def _entries(stream: Stream, start: StreamID, end: StreamID, count: int,
+             rev: bool = False) -> list[list[Any]]:
+    """``[[id, [f, v, ...]], ...]``; count 0 means all.  Cost: O(log N + M)."""
+    found = stream.range(start, end, rev)
+    if count > 0:
+        found = islice(found, count)
+    return [[bytes(id), fields] for id, fields in found]
+
+
+def _last_valid_id(stream: Stream) -> StreamID:
+    """The ID of the newest live entry; 0-0 for an empty stream."""
+    last = stream.last_entry()
+    return last[0] if last is not None else MIN_ID
+
+
+def _streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
+    """XREAD's reply: RESP2 ``[[key, entries], ...]``, RESP3 a map."""
+    if ctx.client.protocol >= 3:
+        return Map(results)
+    return [[key, entries] for key, entries in results]
+
+
+# -- commands ---------------------------------------------------------------------
+
+@command("xadd", arity=-5, flags="write denyoom fast", keys=(1, 1, 1), group="stream",
+         since="5.0.0",
+         complexity="O(1) when adding a new entry, O(N) when trimming where N is the "
+                    "number of entries evicted.",
+         summary="Appends a new entry to a stream, creating the stream if needed.")
+def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XADD key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""
+    args = parse_add_or_trim(ctx, argv, xadd=True)
+    fields_values = argv[args.id_pos + 1:]
+    if len(fields_values) < 2 or len(fields_values) % 2:
+        raise errors.wrong_arity(b"xadd")
+    # 0-0 is refused before the key is looked up (and so never created).
+    if args.id == MIN_ID and args.seq_given:
+        raise CommandError(errors.XADD_ID_ZERO)
+
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    created = stream is None
+    if created:
+        if args.nomkstream:
+            return None
+        stream = Stream()
+    if stream.last_id == MAX_ID:
+        raise CommandError(errors.XADD_ID_EXHAUSTED)
+    new_id = _next_id(stream, args, ctx.now_ms())
+    config = ctx.config
+    stream.append(new_id, fields_values, config["stream-node-max-entries"],
+                  config["stream-node-max-bytes"])
+    if created:
+        ctx.db.set(key, stream)
+
+    effect = argv
+    trim = args.trim
+    if trim.strategy:
+        _trim(stream, trim)
+        if trim.approx:
+            effect = _rewrite_approx(argv, stream, trim)
+    if args.id is None or not args.seq_given:
+        if effect is argv:
+            effect = list(argv)
+        effect[args.id_pos] = bytes(new_id)
+    ctx.modified(key)
+    ctx.propagate(effect)
+    ctx.ready(key)
+    return bytes(new_id)
+
+
+@command("xlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="stream",
+         since="5.0.0", complexity="O(1)",
+         summary="Returns the number of entries in a stream.")
+def xlen(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XLEN key"""
+    stream = ctx.db.get_stream(argv[1])
+    return 0 if stream is None else stream.length
+
+
+def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
+    """XRANGE and XREVRANGE: the same, with the bounds swapped."""
+    low_arg, high_arg = (argv[3], argv[2]) if rev else (argv[2], argv[3])
+    start, exclusive = parse_interval_arg(low_arg, 0)
+    if exclusive:
+        try:
+            start = start.incr()
+        except OverflowError:
+            raise CommandError(errors.INVALID_START_INTERVAL) from None
+    end, exclusive = parse_interval_arg(high_arg, UINT64_MAX)
+    if exclusive:
+        try:
+            end = end.decr()
+        except OverflowError:
+            raise CommandError(errors.INVALID_END_INTERVAL) from None
+
+    count = -1  # no COUNT
+    j = 4
+    while j < len(argv):
+        if argv[j].upper() == b"COUNT" and j + 1 < len(argv):
+            count = max(parse_int(argv[j + 1]), 0)
+            j += 2
+        else:
+            raise CommandError(errors.SYNTAX)
+
+    stream = ctx.db.get_stream(argv[1])
+    if stream is None:
+        return []
+    if count == 0:
+        return NULL_ARRAY  # Redis 7.0 answers COUNT 0 (or negative) with a null array
+    return _entries(stream, start, end, max(count, 0), rev)
+
+
+@command("xrange", arity=-4, flags="readonly", keys=(1, 1, 1), group="stream",
+         since="5.0.0",
+         complexity="O(N) with N being the number of elements being returned. If N is "
+                    "constant (e.g. always asking for the first 10 elements with COUNT), "
+                    "you can consider it O(1).",
+         summary="Returns the entries of a stream within a range of IDs.")
+def xrange(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XRANGE key start end [COUNT count]"""
+    return _xrange_generic(ctx, argv, rev=False)
+
+
+@command("xrevrange", arity=-4, flags="readonly", keys=(1, 1, 1), group="stream",
+         since="5.0.0",
+         complexity="O(N) with N being the number of elements returned. If N is "
+                    "constant (e.g. always asking for the first 10 elements with COUNT), "
+                    "you can consider it O(1).",
+         summary="Returns the entries of a stream within a range of IDs, newest first.")
+def xrevrange(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XREVRANGE key end start [COUNT count]"""
+    return _xrange_generic(ctx, argv, rev=True)
+
+
+@command("xdel", arity=-3, flags="write fast", keys=(1, 1, 1), group="stream",
+         since="5.0.0",
+         complexity="O(1) for each single item to delete in the stream, regardless of "
+                    "the stream size.",
+         summary="Deletes entries from a stream, returning how many existed.")
+def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XDEL key id [id ...]"""
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    if stream is None:
+        return 0
+    # Every ID is checked before any is deleted: no half-done command.
+    ids = [parse_strict_id_arg(arg) for arg in argv[2:]]
+    deleted = 0
+    for id in ids:
+        if stream.delete(id):
+            deleted += 1
+    if deleted:
+        ctx.modified(key, deleted)  # propagated verbatim
+    return deleted
+
+
+@command("xtrim", arity=-4, flags="write", keys=(1, 1, 1), group="stream",
+         since="5.0.0",
+         complexity="O(N), with N being the number of evicted entries. Constant times "
+                    "are very small however, since entries are organized in macro nodes "
+                    "containing multiple entries that can be released with a single "
+                    "deallocation.",
+         summary="Deletes the oldest entries of a stream, returning how many went.")
+def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count]"""
+    trim = parse_add_or_trim(ctx, argv, xadd=False).trim
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    if stream is None:
+        return 0
+    removed = _trim(stream, trim)
+    if removed:
+        ctx.modified(key, removed)
+        if trim.approx:
+            ctx.propagate(_rewrite_approx(argv, stream, trim))
+    return removed
+
+
+@command("xsetid", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), group="stream",
+         since="5.0.0", complexity="O(1)",
+         summary="Sets a stream's last ID, entries-added counter and largest deleted ID.")
+def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]"""
+    new_last = parse_strict_id_arg(argv[2])
+    entries_added = -1
+    max_deleted = MIN_ID
+    i = 3
+    while i < len(argv):
+        more = len(argv) - 1 - i
+        opt = argv[i].upper()
+        if opt == b"ENTRIESADDED" and more:
+            entries_added = parse_int(argv[i + 1])
+            if entries_added < 0:
+                raise CommandError(errors.XSETID_ENTRIES_ADDED_NEGATIVE)
+        elif opt == b"MAXDELETEDID" and more:
+            max_deleted = parse_strict_id_arg(argv[i + 1])
+            if new_last < max_deleted:
+                raise CommandError(errors.XSETID_BELOW_MAX_DELETED_ARG)
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 2
+
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    if stream is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    # Redis 7.0 does not compare last-id with the current max_deleted_entry_id
+    # (later versions refuse a smaller one); we follow 7.0, the reference.
+    if stream.length > 0:
+        if new_last < _last_valid_id(stream):
+            raise CommandError(errors.XSETID_BELOW_TOP)
+        if entries_added != -1 and stream.length > entries_added:
+            raise CommandError(errors.XSETID_ENTRIES_ADDED_TOO_SMALL)
+    stream.last_id = new_last
+    if entries_added != -1:
+        stream.entries_added = entries_added
+    if max_deleted != MIN_ID:
+        stream.max_deleted_entry_id = max_deleted
+    ctx.modified(key)
+    return OK
+
+
+@command("xread", arity=-4, flags="readonly blocking movablekeys", keys=(0, 0, 0),
+         group="stream", since="5.0.0",
+         complexity="For each stream mentioned: O(M) with M being the number of elements "
+                    "returned. If M is constant (e.g. always asking for the first 10 "
+                    "elements with COUNT), you can consider it O(1). On the other side "
+                    "when XREAD blocks, XADD will pay the O(N) time in order to serve the "
+                    "N clients blocked on the stream getting new data.",
+         summary="Returns entries from one or more streams with IDs above the ones given, "
+                 "optionally blocking until there are some.")
+def xread(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
+    timeout = -1  # no BLOCK
+    count = 0     # no limit
+    streams_pos = 0
+    argc = len(argv)
+    i = 1
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i].upper()
+        if opt == b"BLOCK" and more:
+            i += 1
+            timeout = parse_int(argv[i], errors.TIMEOUT_NOT_INTEGER)
+            if timeout < 0:
+                raise CommandError(errors.TIMEOUT_NEGATIVE)
+        elif opt == b"COUNT" and more:
+            i += 1
+            count = max(parse_int(argv[i]), 0)
+        elif opt == b"STREAMS" and more:
+            streams_pos = i + 1
+            if (argc - streams_pos) % 2:
+                raise CommandError(errors.XREAD_UNBALANCED)
+            break
+        elif opt == b"GROUP" and more >= 2:
+            raise CommandError(errors.XREAD_GROUP_OPTION)
+        elif opt == b"NOACK":
+            raise CommandError(errors.XREAD_NOACK_OPTION)
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    if not streams_pos:
+        raise CommandError(errors.SYNTAX)
+
+    nkeys = (argc - streams_pos) // 2
+    keys = argv[streams_pos:streams_pos + nkeys]
+    # The ID after which each stream is read; keys are checked in order, each
+    # key's type before its ID.
+    after: list[StreamID] = []
+    for key, id_arg in zip(keys, argv[streams_pos + nkeys:]):
+        stream = ctx.db.get_stream(key)
+        if id_arg == b"$":
+            after.append(stream.last_id if stream is not None else MIN_ID)
+        elif id_arg == b"+":
+            # Redis 7.4: just the last entry (an empty stream reads like "$").
+            if stream is None:
+                after.append(MIN_ID)
+            elif stream.length:
+                after.append(_last_valid_id(stream).decr())
+            else:
+                after.append(stream.last_id)
+        elif id_arg == b">":
+            raise CommandError(errors.XREAD_GT_ID)
+        else:
+            after.append(parse_strict_id_arg(id_arg))
+
+    results = []
+    for key, gt in zip(keys, after):
+        stream = ctx.db.get_stream(key)
+        if stream is not None and _last_valid_id(stream) > gt:
+            results.append((key, _entries(stream, gt.incr(), MAX_ID, count)))
+    if results:
+        return _streams_reply(ctx, results)
+    if timeout < 0:
+        return NULL_ARRAY
+
+    # Block.  A key named twice waits for the first ID given for it.
+    from ..engine import Blocked  # here: the engine imports the command modules
+    waits: dict[bytes, StreamID] = {}
+    for key, gt in zip(keys, after):
+        waits.setdefault(key, gt)
+    served_count = count or XREAD_BLOCKED_DEFAULT_COUNT
+
+    def retry(woken: Ctx) -> Any:
+        ready = [woken.ready_key] if woken.ready_key is not None else list(waits)
+        for key in ready:
+            gt = waits.get(key)
+            stream = woken.db.get(key)
+            # Served as soon as the stream's last ID moved past ours, even if
+            # the entries after it are gone again (an empty list, as Redis).
+            if gt is not None and type(stream) is Stream and stream.last_id > gt:
+                return _streams_reply(
+                    woken, [(key, _entries(stream, gt.incr(), MAX_ID, served_count))])
+        return None
+
+    return Blocked(list(waits), timeout, retry, NULL_ARRAY)
