@@ -1,0 +1,70 @@
+"""Shared fixtures: a Tidelog server (embedded, on a free port), redis-py
+clients (sync, RESP2 and RESP3), raw-byte clients, and the reference
+redis-server for differential tests."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from tests.support.rawclient import RawClient
+from tests.support.redis_oracle import REDIS_SERVER, RedisServer
+from tidelog.server.embed import EmbeddedServer
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if REDIS_SERVER:
+        return f"differential tests: against {REDIS_SERVER}"
+    return "differential tests: SKIPPED, redis-server is not installed (run `make test` as root to install it)"
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A Tidelog server shared by one test module; flushed between tests."""
+    srv = EmbeddedServer(port=0).start()
+    yield srv
+    srv.stop()
+    assert srv.engine.internal_errors == 0, "the server logged internal errors"
+
+
+@pytest.fixture
+def tidelog(server):
+    """The module's server, emptied and with default settings for this test."""
+    def reset() -> None:
+        for db in server.engine.dbs:
+            db.flush()
+        server.engine.config.set("stream-node-max-entries", "100")
+        server.engine.config.set("stream-node-max-bytes", "4096")
+    server.call(reset)
+    return server
+
+
+@pytest.fixture
+def r(tidelog):
+    client = redis.Redis(port=tidelog.port, protocol=2)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def r3(tidelog):
+    client = redis.Redis(port=tidelog.port, protocol=3)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def raw(tidelog):
+    client = RawClient(tidelog.port)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def oracle_server():
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed: differential tests skipped "
+                    "(`make test` installs it when run as root)")
+    srv = RedisServer()
+    yield srv
+    srv.stop()
