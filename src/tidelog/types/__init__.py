@@ -2,5 +2,7 @@
 
 ``listpack`` encodes and decodes Redis listpacks byte for byte; ``stream`` builds
 the stream type on them (listpack macro nodes keyed by their first ID, with a
-sorted index over the node keys).
+sorted index over the node keys); ``groups`` holds consumer groups: pending
+entries lists ordered by ID, shared between a group and its consumers, with an
+index by delivery time.
 """
