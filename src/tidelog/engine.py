@@ -177,7 +177,8 @@ class Engine:
         self.waiters: dict[tuple[int, bytes], deque[BlockedRequest]] = {}
         self._ready: dict[tuple[int, bytes], None] = {}
         # Each listener gets a list of (db index, argv) effects per command or
-        # transaction; a transaction with several effects is wrapped in MULTI/EXEC.
+        # transaction; several effects of one command or transaction come
+        # wrapped in MULTI/EXEC, as Redis propagates them.
         self.effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]] = []
         self._tx_effects: list[tuple[int, Effect]] | None = None
         self.shutdown_hook: Callable[[], None] | None = None
@@ -277,7 +278,12 @@ class Engine:
         if effects is None:
             effects = [ctx.argv] if ctx.changes and ctx.spec is not None and ctx.spec.is_write else []
         if effects:
-            self.emit([(ctx.db.index, effect) for effect in effects])
+            batch = [(ctx.db.index, effect) for effect in effects]
+            if len(batch) > 1 and self._tx_effects is None:
+                # One command, several effects (XREADGROUP's XCLAIMs): Redis
+                # wraps them in MULTI/EXEC so they apply atomically.
+                batch = [(ctx.db.index, [b"MULTI"]), *batch, (ctx.db.index, [b"EXEC"])]
+            self.emit(batch)
 
     def emit(self, effects: list[tuple[int, Effect]]) -> None:
         """Hand effects to the listeners; inside EXEC, gather them first so

@@ -164,3 +164,54 @@ XREAD_UNBALANCED = b"ERR Unbalanced 'xread' list of streams: for each stream key
 XREAD_GROUP_OPTION = b"ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_GT_ID = b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+
+# -- consumer groups (commands/groups.py; Redis 7.0's texts unless noted) ------------
+XGROUP_KEY_MISSING = (b"ERR The XGROUP subcommand requires the key to exist. Note that for "
+                      b"CREATE you may want to use the MKSTREAM option to create an empty "
+                      b"stream automatically.")
+ENTRIESREAD_INVALID = b"ERR value for ENTRIESREAD must be positive or -1"
+BUSYGROUP = b"BUSYGROUP Consumer Group name already exists"
+XREADGROUP_MISSING_GROUP = b"ERR Missing GROUP option for XREADGROUP"
+XREADGROUP_DOLLAR_ID = (b"ERR The $ ID is meaningless in the context of XREADGROUP: you want to "
+                        b"read the history of this consumer by specifying a proper ID, or use "
+                        b"the > ID to get new messages. The $ ID would just return an empty "
+                        b"result set.")
+# XREADGROUP keeps 7.0's text: it has no '+' ID, so nothing called for 7.4's.
+XREADGROUP_UNBALANCED = (b"ERR Unbalanced XREAD list of streams: for each stream key an ID or "
+                         b"'$' must be specified.")
+XCLAIM_MIN_IDLE = b"ERR Invalid min-idle-time argument for XCLAIM"
+XCLAIM_IDLE = b"ERR Invalid IDLE option argument for XCLAIM"
+XCLAIM_TIME = b"ERR Invalid TIME option argument for XCLAIM"
+XCLAIM_RETRYCOUNT = b"ERR Invalid RETRYCOUNT option argument for XCLAIM"
+XAUTOCLAIM_MIN_IDLE = b"ERR Invalid min-idle-time argument for XAUTOCLAIM"
+XAUTOCLAIM_COUNT = b"ERR COUNT must be > 0"
+
+
+def subcommand_syntax(sub: bytes, command: bytes) -> CommandError:
+    """``ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP.``
+
+    ``sub`` is shown as the client typed it."""
+    return CommandError(
+        b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+        % (_clip(sub), command.upper()))
+
+
+def nogroup_for_key(group: bytes, key: bytes) -> CommandError:
+    """XGROUP SETID/CREATECONSUMER/DELCONSUMER and XINFO CONSUMERS."""
+    return CommandError(b"NOGROUP No such consumer group '%s' for key name '%s'" % (group, key))
+
+
+def nogroup_key_or_group(key: bytes, group: bytes) -> CommandError:
+    """XPENDING, XCLAIM and XAUTOCLAIM."""
+    return CommandError(b"NOGROUP No such key '%s' or consumer group '%s'" % (key, group))
+
+
+def nogroup_xreadgroup(key: bytes, group: bytes) -> CommandError:
+    """XREADGROUP; also what a blocked XREADGROUP gets when its key or group goes
+    (Redis 7.2+ re-runs the command; 7.0 has other texts, see commands/groups.py)."""
+    return CommandError(b"NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP "
+                        b"with GROUP option" % (key, group))
+
+
+def xclaim_unrecognized(option: bytes) -> CommandError:
+    return CommandError(b"ERR Unrecognized XCLAIM option '%s'" % option)

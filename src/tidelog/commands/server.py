@@ -845,6 +845,15 @@ def dbsize(ctx: Ctx, argv: list[bytes]) -> object:
     return len(ctx.db)
 
 
+def _wake_waiters(ctx: Ctx, db_index: int) -> None:
+    """Retry the clients blocked on keys of a database being emptied: a
+    blocked XREADGROUP fails now that its key is gone (Redis 7.2+)."""
+    engine = ctx.engine
+    for waited_db, key in list(engine.waiters):
+        if waited_db == db_index:
+            engine.signal_ready(waited_db, key)
+
+
 def _flush_mode(argv: list[bytes]) -> None:
     if len(argv) > 2 or (len(argv) == 2 and argv[1].upper() not in (b"ASYNC", b"SYNC")):
         raise CommandError(SYNTAX)
@@ -857,6 +866,7 @@ def _flush_mode(argv: list[bytes]) -> None:
 def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv)
+    _wake_waiters(ctx, ctx.db.index)
     ctx.changes += ctx.db.flush()
     ctx.propagate(list(argv))  # always, even when nothing was there (as Redis)
     return OK
@@ -869,6 +879,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv)
     for db in ctx.engine.dbs:
+        _wake_waiters(ctx, db.index)
         ctx.changes += db.flush()
     ctx.propagate(list(argv))
     return OK

@@ -103,6 +103,7 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
     if when is not None:
         db.set_expire(key, when)
     ctx.modified(key)
+    ctx.ready(key)  # a stream replaced by a string: its blocked XREADGROUPs fail
     if when is not None and expire_option != b"PXAT":
         ctx.propagate([b"SET", key, value, b"PXAT", str(when).encode()])
     return reply
