@@ -147,6 +147,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("client-query-buffer-limit", _parse_memory_bounded(1024 * 1024, LONG_MAX), "1073741824"),
     Option("stream-node-max-entries", _parse_int(0, LONG_MAX), "100"),
     Option("stream-node-max-bytes", _parse_memory_bounded(0, LONG_MAX), "4096"),
+    # Redis 8.6: the IDMP settings a stream takes when it first uses IDMP
+    # (XCFGSET changes one stream's); seconds, and iids per producer.
+    Option("stream-idmp-duration", _parse_int(1, 86400), "100"),
+    Option("stream-idmp-maxsize", _parse_int(1, 10000), "100"),
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -51,6 +52,10 @@ class _Blocked:
 
 
 BLOCKED = _Blocked()
+
+# Most units of IDMP expiry work (iids dropped + producers visited) one cron
+# call does; Engine.expire_idmp explains the sweep.
+IDMP_EXPIRE_BUDGET = 1000
 
 # Commands that run even while a MULTI is open (everything else is queued).
 _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
@@ -195,6 +200,10 @@ class Engine:
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
+        # Streams' IDMP states holding pairs, swept round-robin by the cron.
+        # Weak references: a deleted stream's state just drops out.
+        self._idmp_sweep: deque[weakref.ref] = deque()
+        self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
 
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
@@ -430,12 +439,43 @@ class Engine:
 
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
-        """Periodic work (``hz`` times a second): active expiry."""
+        """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
         for db in self.dbs:
             if db.expires and self.active_expire:
                 db.expire_cycle()
+        if self._idmp_sweep:
+            self.expire_idmp()
         if self._ready:
             self.serve_ready()
+
+    def track_idmp(self, state: Any) -> None:
+        """Have the cron sweep a stream's IDMP state (an ``IdmpState``) until it is empty."""
+        if state not in self._idmp_swept:
+            self._idmp_swept.add(state)
+            self._idmp_sweep.append(weakref.ref(state))
+
+    def expire_idmp(self, budget: int = IDMP_EXPIRE_BUDGET) -> int:
+        """Drop expired IDMP pairs, at most ``budget`` units of work (see
+        ``IdmpState.expire``; each state visited costs one more).  States are
+        visited round-robin, so every state is swept within a few calls
+        however many there are; an emptied state leaves the sweep.  Commands
+        expire what they touch themselves: this only bounds memory."""
+        now = self.clock.now_ms()
+        work = 0
+        for _ in range(len(self._idmp_sweep)):
+            if work >= budget:
+                break
+            ref = self._idmp_sweep.popleft()
+            state = ref()
+            if state is None:
+                continue
+            work += 1
+            work += state.expire(now, budget - work)
+            if state.producers:
+                self._idmp_sweep.append(ref)
+            else:
+                self._idmp_swept.discard(state)
+        return work
 
     @property
     def blocked_clients(self) -> int:

@@ -165,6 +165,24 @@ XREAD_GROUP_OPTION = b"ERR The GROUP option is only supported by XREADGROUP. You
 XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_GT_ID = b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
 
+# -- idempotent production (commands/idmp.py; Redis 8.6/8.8) --------------------------
+# XADD's and XCFGSET's texts are Redis's (its test suite and clients' tests run
+# against 8.6).  Redis documents XIDMPRECORD's failure cases but not their texts:
+# those below are ours, worded like XADD's.
+IDMP_ONLY_WITH_AUTO_ID = b"ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_TWICE = b"ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_EMPTY_PID = b"ERR IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = b"ERR IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = b"ERR IDMPAUTO requires a non-empty producer ID"
+XCFGSET_NO_PARAMETER = b"ERR At least one parameter must be specified"
+XCFGSET_DURATION_RANGE = b"ERR IDMP-DURATION must be between 1 and 86400 seconds"
+XCFGSET_MAXSIZE_RANGE = b"ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+XIDMPRECORD_EMPTY_PID = b"ERR XIDMPRECORD requires a non-empty producer ID"
+XIDMPRECORD_EMPTY_IID = b"ERR XIDMPRECORD requires a non-empty idempotent ID"
+XIDMPRECORD_NO_ENTRY = b"ERR The stream ID specified in XIDMPRECORD does not exist in the stream"
+XIDMPRECORD_CONFLICT = (b"ERR The producer ID and idempotent ID pair already maps to a "
+                        b"different stream ID")
+
 # -- consumer groups (commands/groups.py; Redis 7.0's texts unless noted) ------------
 XGROUP_KEY_MISSING = (b"ERR The XGROUP subcommand requires the key to exist. Note that for "
                       b"CREATE you may want to use the MKSTREAM option to create an empty "
@@ -185,6 +203,25 @@ XCLAIM_TIME = b"ERR Invalid TIME option argument for XCLAIM"
 XCLAIM_RETRYCOUNT = b"ERR Invalid RETRYCOUNT option argument for XCLAIM"
 XAUTOCLAIM_MIN_IDLE = b"ERR Invalid min-idle-time argument for XAUTOCLAIM"
 XAUTOCLAIM_COUNT = b"ERR COUNT must be > 0"
+
+# -- Redis 8.2-8.10 stream options (XDELEX, XACKDEL, XNACK, CLAIM, MAXCOUNT) ----------
+# Texts as Redis's own test suite (tests/unit/type/stream-cgroups.tcl) asserts them.
+IDS_NOT_POSITIVE = b"ERR Number of IDs must be a positive integer"
+IDS_MISMATCH = b"ERR The `numids` parameter must match the number of arguments"
+XNACK_BAD_MODE = b"ERR mode must be SILENT, FAIL, or FATAL"
+XNACK_NO_IDS = b"ERR syntax error, expected IDS keyword"
+XNACK_IDS_NOT_POSITIVE = b"ERR numids must be a positive integer"
+XNACK_IDS_MISMATCH = b"ERR number of IDs doesn't match numids"
+XNACK_RETRYCOUNT_NEGATIVE = b"ERR Invalid RETRYCOUNT value, must be >= 0"
+CLAIM_NOT_INTEGER = b"ERR min-idle-time is not an integer"
+CLAIM_NEGATIVE = b"ERR min-idle-time must be a positive integer"
+# Redis's test matches "ERR The CLAIM option is only supported*"; the rest
+# follows its GROUP and NOACK texts.
+XREAD_CLAIM_OPTION = b"ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead."
+
+
+def xnack_unrecognized(option: bytes) -> CommandError:
+    return CommandError(b"ERR Unrecognized XNACK option '%s'" % _clip(option))
 
 
 def subcommand_syntax(sub: bytes, command: bytes) -> CommandError:

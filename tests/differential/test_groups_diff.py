@@ -36,9 +36,11 @@ NODE_SIZES = [1, 100]
 HOUR = 3_600_000
 
 GROUP_NORMALISERS = [
-    # 7.2 fields that 7.0 lacks, then the counts of the maps that held them
+    # 7.2 fields that 7.0 lacks (and 8.8's XINFO STREAM FULL nacked-count),
+    # then the counts of the maps that held them
     (rb"\$8\r\ninactive\r\n:-?\d+\r\n", b""),
     (rb"\$11\r\nactive-time\r\n:-?\d+\r\n", b""),
+    (rb"\$12\r\nnacked-count\r\n:0\r\n", b""),
     (rb"([*%])\d+(\r\n\$4\r\nname\r\n)", rb"\1<N>\2"),
     # times
     (rb"(\$4\r\nidle\r\n):-?\d+", rb"\1<T>"),

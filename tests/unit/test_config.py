@@ -219,7 +219,8 @@ def test_config_get_globs(run):
         b"port", b"dir", b"databases", b"proto-max-bulk-len", b"daemonize", b"protected-mode",
         b"pidfile"]
     assert [n for n, _ in config_get(run, "*max*")] == [
-        b"maxclients", b"proto-max-bulk-len", b"stream-node-max-entries", b"stream-node-max-bytes"]
+        b"maxclients", b"proto-max-bulk-len", b"stream-node-max-entries", b"stream-node-max-bytes",
+        b"stream-idmp-maxsize"]
     assert len(config_get(run, "*")) == len(OPTIONS)
     assert config_get(run, "hz", "h*") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []

@@ -440,7 +440,10 @@ def test_xinfo_stream(h):
     assert info == {b"length": 0, b"radix-tree-keys": 0, b"radix-tree-nodes": 1,
                     b"last-generated-id": b"0-0", b"max-deleted-entry-id": b"0-0",
                     b"entries-added": 0, b"recorded-first-entry-id": b"0-0", b"groups": 1,
-                    b"first-entry": None, b"last-entry": None}
+                    b"first-entry": None, b"last-entry": None,
+                    # Redis 8.6's IDMP fields (tests/unit/test_idmp_commands.py)
+                    b"idmp-duration": 100, b"idmp-maxsize": 100, b"pids-tracked": 0,
+                    b"iids-tracked": 0, b"iids-added": 0, b"iids-duplicates": 0}
     fill(h, 12)
     h.ok("XGROUP", "CREATE", "s", "g", "0")
     h.ok("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")

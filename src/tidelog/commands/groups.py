@@ -1,4 +1,5 @@
-"""Consumer-group commands: XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO.
+"""Consumer-group commands: XGROUP, XREADGROUP, XACK, XACKDEL, XNACK, XPENDING, XCLAIM,
+XAUTOCLAIM, XINFO.
 
 Each handler checks its arguments, keys and groups in the order Redis 7.0
 does (so the first error is Redis's first error; the differential tests pin
@@ -28,7 +29,16 @@ happened to the group, in forms that replay exactly:
   the count as given, LASTID only ever moves the group forward, and an ID
   missing from the stream only removes a record.
 * XACK and the XGROUP subcommands go out verbatim when they changed
-  something.
+  something, and so does XACKDEL (Redis 8.2).
+* XREADGROUP ``>`` ... CLAIM (Redis 8.4): each claimed entry goes out as
+  the XCLAIM form above (the time and count it now has), each claimed
+  entry found gone from the stream as XAUTOCLAIM's drop; then new entries
+  as for any ``>`` read.
+* XNACK (Redis 8.8): per released entry ``XNACK key group <mode> IDS 1 <id>
+  RETRYCOUNT <count> FORCE``, which sets the count outright and recreates
+  the record if a replica lacks it, in release order (the NACK zone's
+  order replays with it).  An unowned record dropped because its entry is
+  gone goes out as ``XACK`` (it has no consumer an XCLAIM could name).
 
 As in Redis, none of these commands invalidates a WATCH on the stream key
 except XGROUP CREATE ... MKSTREAM when it creates the stream: they bump
@@ -78,18 +88,24 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from ..errors import CommandError
-from ..ids import MAX_ID, MIN_ID, InvalidStreamID, StreamID, parse_id
+from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_id
 from ..resp.replies import NULL_ARRAY, OK, Map
-from ..types.groups import UNKNOWN, ConsumerGroup, Consumer, PendingEntry
+from ..types.groups import UNKNOWN, ConsumerGroup, Consumer, PendingEntry, referenced_by
 from ..types.stream import Stream
 from .args import INT64_MAX, parse_int
 from .connection import help_reply
+from .idmp import info_fields as idmp_info_fields
 from .streams import (
+    ACKED,
+    DELREF,
     XREAD_BLOCKED_DEFAULT_COUNT,
     _entries,
     _last_valid_id,
     _streams_reply,
+    capped_count,
+    drop_references,
     parse_interval_arg,
+    parse_ref_ids,
     parse_strict_id_arg,
 )
 from .table import command
@@ -182,6 +198,24 @@ def _xclaim_effect(key: bytes, group: ConsumerGroup, id_arg: bytes,
             b"TIME", b"%d" % entry.delivery_time,
             b"RETRYCOUNT", b"%d" % entry.delivery_count,
             b"FORCE", b"JUSTID", b"LASTID", bytes(group.last_id)]
+
+
+def _gone_effect(key: bytes, group: ConsumerGroup, id_arg: bytes,
+                 entry: PendingEntry) -> list[bytes]:
+    """What tells a replica to drop a pending entry whose stream entry is
+    gone: the XCLAIM of its record (a replica drops it, finding no entry),
+    or for an unowned (XNACKed) record, which has no consumer to name, an
+    XACK (Redis 8.8 does the same)."""
+    if entry.consumer is None:
+        return [b"XACK", key, group.name, id_arg]
+    return _xclaim_effect(key, group, id_arg, entry)
+
+
+def _one_more(count: int) -> int:
+    """A delivery count plus one, stopping at LLONG_MAX: XNACK FATAL sets that
+    value, and a count above it could not be propagated (RESP integers are
+    signed 64-bit)."""
+    return count + 1 if count < INT64_MAX else INT64_MAX
 
 
 def _setid_effect(key: bytes, group: ConsumerGroup) -> list[bytes]:
@@ -355,6 +389,8 @@ class XReadGroupArgs:
     timeout: int = -1     # -1: no BLOCK; 0: forever
     noack: bool = False
     keys: list[bytes] = field(default_factory=list)
+    claim: int = -1       # CLAIM min-idle-time (Redis 8.4); -1: no CLAIM
+    maxcount: int = 0     # MAXCOUNT, entries in total (Redis 8.10); 0: no limit
 
 
 def _parse_xreadgroup_options(argv: list[bytes]) -> tuple[XReadGroupArgs, int]:
@@ -375,6 +411,14 @@ def _parse_xreadgroup_options(argv: list[bytes]) -> tuple[XReadGroupArgs, int]:
         elif opt == b"COUNT" and more:
             i += 1
             args.count = max(parse_int(argv[i]), 0)
+        elif opt == b"MAXCOUNT" and more:
+            i += 1
+            args.maxcount = max(parse_int(argv[i]), 0)
+        elif opt == b"CLAIM" and more:
+            i += 1
+            args.claim = parse_int(argv[i], errors.CLAIM_NOT_INTEGER)
+            if args.claim < 0:
+                raise CommandError(errors.CLAIM_NEGATIVE)
         elif opt == b"STREAMS" and more:
             streams_pos = i + 1
             if (argc - streams_pos) % 2:
@@ -438,20 +482,45 @@ def _has_news(target: _Target) -> bool:
     return stream.length > 0 and _last_valid_id(stream) > target.group.last_id
 
 
+def _has_claimable(target: _Target, now: int, min_idle: int) -> bool:
+    """Whether XREADGROUP ... CLAIM would claim something here: a pending
+    entry it may take whose stream entry still exists.  Changes nothing.
+
+    Cost: O(log N + d) for d claimable entries gone from the stream."""
+    stream = target.stream
+    for entry in target.group.claimable(now, min_idle):
+        if stream.get(entry.id) is not None:
+            return True
+    return False
+
+
+def _servable(target: _Target, args: XReadGroupArgs, now: int) -> bool:
+    """Whether a ``>`` read of this target returns something."""
+    if _has_news(target):
+        return True
+    return args.claim >= 0 and _has_claimable(target, now, args.claim)
+
+
 def _serve(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
            count: int) -> list[tuple[bytes, list[Any]]]:
     """Read every target: ``(key, entries)`` for each key served.
 
     A history target is always served (perhaps with no entries); a ``>``
-    target only when the stream has entries beyond the group's last ID.
-    The consumer is created when its key is served, and seen now.
+    target only when the stream has entries beyond the group's last ID,
+    or (CLAIM) pending entries to claim.  The consumer is created when its
+    key is served, and seen now.  With MAXCOUNT the keys after the one that
+    used up the total are not served at all.
     """
     ctx.no_propagation()  # the effects below replace the command
     now = ctx.now_ms()
     results = []
+    budget = args.maxcount
     for target in targets:
+        if args.maxcount and budget <= 0:
+            break
+        limit = capped_count(count, args.maxcount, budget)
         group = target.group
-        serve = target.after is not None or _has_news(target)
+        serve = target.after is not None or _servable(target, args, now)
         if serve:
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
@@ -468,9 +537,16 @@ def _serve(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
             continue
         consumer.seen_time = now
         if target.after is not None:
-            results.append((target.key, _read_history(target, consumer, count, now)))
+            found = _read_history(target, consumer, limit, now)
+        elif args.claim >= 0:
+            found = _claim_idle(ctx, target, consumer, limit, now, args.claim)
+            if not limit or len(found) < limit:
+                left = limit - len(found) if limit else 0
+                found += _deliver_new(ctx, args, target, consumer, left, now, claim_form=True)
         else:
-            results.append((target.key, _deliver_new(ctx, args, target, consumer, count, now)))
+            found = _deliver_new(ctx, args, target, consumer, limit, now)
+        results.append((target.key, found))
+        budget -= len(found)
     return results
 
 
@@ -500,9 +576,48 @@ def _read_history(target: _Target, consumer: Consumer, count: int, now: int) -> 
     return out
 
 
+def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: int,
+                min_idle: int) -> list[Any]:
+    """XREADGROUP ... CLAIM's first phase (Redis 8.4): take pending entries.
+
+    In :meth:`~tidelog.types.groups.ConsumerGroup.claimable` order (the NACK
+    zone, then longest idle first), each is given to ``consumer`` as XCLAIM
+    would (time now, one more delivery) and reported as ``[id, fields,
+    ms since its last delivery, deliveries before this one]``; an unowned
+    (XNACKed) entry reports -1 ms, as XPENDING does.  NOACK does not apply
+    to these.  An entry gone from the stream is dropped from the PEL, as
+    XAUTOCLAIM does, and not counted.  Effects: XAUTOCLAIM's.
+
+    Cost: O(log N + M (log N + log P)) for M entries looked at.
+    """
+    stream, group, key = target.stream, target.group, target.key
+    out: list[Any] = []
+    for entry in group.claimable(now, min_idle):
+        if count and len(out) >= count:
+            break
+        id = entry.id
+        fields = stream.get(id)
+        if fields is None:
+            ctx.propagate(_gone_effect(key, group, bytes(id), entry))
+            group.ack(id)
+            ctx.changes += 1
+            continue
+        idle = -1 if entry.consumer is None else max(now - entry.delivery_time, 0)
+        before = entry.delivery_count
+        entry = group.claim(id, consumer, now, _one_more(before))
+        consumer.active_time = now
+        out.append([bytes(id), fields, idle, before])
+        ctx.propagate(_xclaim_effect(key, group, bytes(id), entry))
+        ctx.changes += 1
+    return out
+
+
 def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Consumer,
-                 count: int, now: int) -> list[Any]:
+                 count: int, now: int, claim_form: bool = False) -> list[Any]:
     """Deliver entries beyond the group's last ID, recording their effects.
+
+    ``claim_form`` (XREADGROUP ... CLAIM) adds the idle time and delivery
+    count every entry then carries, 0 and 0 for a new entry.
 
     Cost: O(log N + M (log N + log P)) for M entries delivered.
     """
@@ -511,7 +626,7 @@ def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Cons
     moved = False
     for id, fields in stream.range(group.last_id.incr(), MAX_ID):
         moved = group.advance(id, stream) or moved
-        out.append(_entry_reply(id, fields))
+        out.append([bytes(id), fields, 0, 0] if claim_form else _entry_reply(id, fields))
         if not args.noack:
             entry = group.deliver(id, consumer, now)
             ctx.propagate(_xclaim_effect(key, group, bytes(id), entry))
@@ -532,7 +647,7 @@ def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Cons
          summary="Reads new entries as a consumer of a group (or the consumer's pending "
                  "history), optionally blocking until there are some.")
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id [id ...]"""
+    """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""
     args, streams_pos = _parse_xreadgroup_options(argv)
     nkeys = (len(argv) - streams_pos) // 2
     args.keys = argv[streams_pos:streams_pos + nkeys]
@@ -547,14 +662,64 @@ def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     from ..engine import Blocked  # here: the engine imports the command modules
     served_count = args.count or XREAD_BLOCKED_DEFAULT_COUNT
 
+    timer: list[Any] = []  # the pending CLAIM wake-up, if any
+
     def retry(woken: Ctx) -> Any:
         # Redis 7.2+ runs the command again: a key or group gone is an error now.
         again = _resolve_targets(woken, args, None)
-        if not any(_has_news(target) for target in again):
+        now = woken.now_ms()
+        if not any(_servable(target, args, now) for target in again):
+            _arm_claim_wakeup(woken, args, again, timer)
             return None
+        _cancel(timer)
         return _streams_reply(woken, _serve(woken, args, again, served_count))
 
+    if ctx.may_block:  # inside MULTI the command answers at once instead
+        _arm_claim_wakeup(ctx, args, targets, timer)
     return Blocked(list(dict.fromkeys(args.keys)), args.timeout, retry, NULL_ARRAY)
+
+
+def _cancel(timer: list[Any]) -> None:
+    if timer:
+        timer.pop().cancel()
+
+
+def _arm_claim_wakeup(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
+                      timer: list[Any]) -> None:
+    """For a blocked XREADGROUP ... CLAIM: retry it when the next pending entry
+    becomes idle enough to claim (Redis 8.4: "the CLAIM min-idle-time
+    condition may become true ... during the BLOCK period").
+
+    The wake-up marks the command's keys ready, so the engine retries every
+    client blocked on them (a retry that finds nothing re-arms).  Needs the
+    engine's scheduler (the server has one; bare engines in tests may not).
+    Cost: O(G log N + d) for the targets' groups, d pending entries whose
+    stream entries are gone.
+    """
+    engine = ctx.engine
+    _cancel(timer)
+    if args.claim < 0 or engine.schedule is None:
+        return
+    now = ctx.now_ms()
+    due: int | None = None
+    for target in targets:
+        for entry in target.group.idle_first(UINT64_MAX, 0):  # oldest delivery first
+            if entry.consumer is None or target.stream.get(entry.id) is None:
+                continue  # claimable already (unless gone), or gone: not a reason to wake
+            at = entry.delivery_time + args.claim
+            due = at if due is None else min(due, at)
+            break
+    if due is None:
+        return
+    db, keys = ctx.db.index, list(dict.fromkeys(args.keys))
+
+    def wake() -> None:
+        timer.clear()
+        for key in keys:
+            engine.signal_ready(db, key)
+        engine.serve_ready()
+
+    timer.append(engine.schedule(max(due - now, 1) / 1000, wake))
 
 
 # -- XACK, XPENDING ---------------------------------------------------------------------
@@ -571,6 +736,138 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
     acked = sum(1 for id in ids if group.ack(id))
     ctx.changes += acked  # propagated verbatim when something was acked
     return acked
+
+
+@command("xackdel", arity=-6, flags="write fast", keys=(1, 1, 1), group="stream",
+         since="8.2.0",
+         complexity="O(log N) for each ID processed (O(G) more with DELREF or ACKED, "
+                    "G consumer groups).",
+         summary="Acknowledges entries in a group and deletes them from the stream, "
+                 "choosing what happens to other groups' references.")
+def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]"""
+    # Reply per ID: -1 not pending in this group (or no such key or group:
+    # then nothing happens), 1 acknowledged and deleted (or already gone from
+    # the stream), 2 acknowledged but kept because a group still needs it
+    # (ACKED).  Propagated verbatim when it changed anything.
+    policy, ids = parse_ref_ids(argv, 3)
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    group = _group_of(stream, argv[2])
+    if group is None:
+        return [-1] * len(ids)
+    assert stream is not None
+    needed = referenced_by(stream.groups.values()) if policy == ACKED else None
+    out = []
+    deleted = 0
+    for id in ids:
+        if not group.ack(id):
+            out.append(-1)
+            continue
+        ctx.changes += 1
+        if needed is not None and needed(id):
+            out.append(2)
+            continue
+        if stream.delete(id):
+            deleted += 1
+        if policy == DELREF:
+            ctx.changes += drop_references(stream, id)
+        out.append(1)
+    if deleted:
+        ctx.modified(key, deleted)
+    return out
+
+
+XNACK_MODES = (b"SILENT", b"FAIL", b"FATAL")
+
+
+def _nacked_count(mode: bytes, count: int) -> int:
+    """The delivery count XNACK leaves: SILENT undoes one delivery (not below
+    0), FAIL keeps it, FATAL marks the entry poisoned with LLONG_MAX."""
+    if mode == b"SILENT":
+        return max(count - 1, 0)
+    if mode == b"FATAL":
+        return INT64_MAX
+    return count
+
+
+@command("xnack", arity=-7, flags="write fast", keys=(1, 1, 1), group="stream",
+         since="8.8.0", complexity="O(log N) for each ID processed.",
+         summary="Releases pending entries of a group without acknowledging them, "
+                 "for any consumer to claim at once.")
+def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XNACK key group <SILENT | FAIL | FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]"""
+    # Each pending ID becomes unowned (consumer "", delivery time 0) at the
+    # tail of the group's NACK zone, which XCLAIM, XAUTOCLAIM and XREADGROUP
+    # CLAIM take first and whatever their min-idle-time.  RETRYCOUNT sets
+    # the count outright; FORCE makes an unowned record for an ID that is in
+    # the stream but not pending (count 0, LLONG_MAX for FATAL, or
+    # RETRYCOUNT).  IDs neither pending nor forced are skipped.  Reply: how
+    # many were released.  Effects: per released ID, the XNACK that recreates
+    # it exactly (``... IDS 1 <id> RETRYCOUNT <count> FORCE``).
+    mode = argv[3].upper()
+    if mode not in XNACK_MODES:
+        raise CommandError(errors.XNACK_BAD_MODE)
+    retry_count = -1
+    force = False
+    id_args: list[bytes] | None = None
+    argc = len(argv)
+    i = 4
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i].upper()
+        if opt == b"IDS" and id_args is None and more:
+            numids = parse_int(argv[i + 1], errors.XNACK_IDS_NOT_POSITIVE)
+            if numids < 1:
+                raise CommandError(errors.XNACK_IDS_NOT_POSITIVE)
+            first = i + 2
+            if numids > argc - first:
+                raise CommandError(errors.XNACK_IDS_MISMATCH)
+            id_args = argv[first:first + numids]
+            i = first + numids
+            continue
+        if opt == b"RETRYCOUNT" and more:
+            retry_count = parse_int(argv[i + 1])
+            if retry_count < 0:
+                raise CommandError(errors.XNACK_RETRYCOUNT_NEGATIVE)
+            i += 2
+            continue
+        if opt == b"FORCE":
+            force = True
+        else:
+            raise errors.xnack_unrecognized(argv[i])
+        i += 1
+    if id_args is None:
+        raise CommandError(errors.XNACK_NO_IDS)
+    ids = [parse_strict_id_arg(arg) for arg in id_args]
+
+    key, name = argv[1], argv[2]
+    stream = ctx.db.get_stream(key)
+    group = _group_of(stream, name)
+    if group is None:
+        raise errors.nogroup_key_or_group(key, name)
+    assert stream is not None
+    ctx.no_propagation()  # the per-entry effects below replace the command
+    released = 0
+    for id in ids:
+        entry = group.release(id)
+        if entry is not None:
+            count = _nacked_count(mode, entry.delivery_count)
+        elif force and stream.get(id) is not None:
+            count = _nacked_count(mode, 0)
+            entry = group.add_unowned(id, count)
+        else:
+            continue
+        if retry_count >= 0:
+            count = retry_count
+        entry.delivery_count = count
+        released += 1
+        ctx.propagate([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
+                       b"RETRYCOUNT", b"%d" % count, b"FORCE"])
+    if released:
+        ctx.changes += released
+        ctx.ready(key)  # blocked XREADGROUP ... CLAIM readers can take them now
+    return released
 
 
 @command("xpending", arity=-3, flags="readonly", keys=(1, 1, 1), group="stream",
@@ -622,11 +919,16 @@ def xpending(ctx: Ctx, argv: list[bytes]) -> Any:
     out = []
     if count:
         for entry in found:
-            idle = now - entry.delivery_time
-            if min_idle and idle < min_idle:
-                continue
-            owner = entry.consumer.name if entry.consumer is not None else b""
-            out.append([bytes(entry.id), owner, max(idle, 0), entry.delivery_count])
+            if entry.consumer is None:
+                # XNACKed (Redis 8.8): consumer "", idle -1, and it passes any
+                # IDLE filter, being claimable whatever the min-idle-time.
+                out.append([bytes(entry.id), b"", -1, entry.delivery_count])
+            else:
+                idle = now - entry.delivery_time
+                if min_idle and idle < min_idle:
+                    continue
+                out.append([bytes(entry.id), entry.consumer.name, max(idle, 0),
+                            entry.delivery_count])
             if len(out) >= count:
                 break
     return out
@@ -728,7 +1030,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         fields = stream.get(id)
         if fields is None:  # gone from the stream: drop it from the PEL too
             if entry is not None:
-                ctx.propagate(_xclaim_effect(key, group, id_arg, entry))
+                ctx.propagate(_gone_effect(key, group, id_arg, entry))
                 group.ack(id)
                 setid_pending = False
                 ctx.changes += 1
@@ -744,7 +1046,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         if opts.retry_count >= 0:
             count = opts.retry_count
         elif not opts.justid:
-            count += 1
+            count = _one_more(count)
         if consumer is None:
             consumer = _new_consumer(ctx, group, argv[3], now)
         entry = group.claim(id, consumer, delivery_time, count)
@@ -807,17 +1109,19 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         id = entry.id
         fields = stream.get(id)
         if fields is None:  # gone from the stream: drop it from the PEL too
-            ctx.propagate(_xclaim_effect(key, group, bytes(id), entry))
+            ctx.propagate(_gone_effect(key, group, bytes(id), entry))
             group.ack(id)
             deleted.append(bytes(id))
             ctx.changes += 1
             count -= 1  # COUNT bounds the reply, deleted IDs included
             continue
-        if min_idle and now - entry.delivery_time < min_idle:
+        # An unowned (XNACKed) entry is claimable whatever min-idle-time says.
+        if entry.consumer is not None and min_idle and now - entry.delivery_time < min_idle:
             continue
         if consumer is None:
             consumer = _new_consumer(ctx, group, argv[3], now)
-        entry = group.claim(id, consumer, now, entry.delivery_count + (0 if justid else 1))
+        deliveries = entry.delivery_count if justid else _one_more(entry.delivery_count)
+        entry = group.claim(id, consumer, now, deliveries)
         consumer.active_time = now
         claimed.append(bytes(id) if justid else _entry_reply(id, fields))
         ctx.propagate(_xclaim_effect(key, group, bytes(id), entry))
@@ -869,8 +1173,8 @@ def radix_tree_nodes(stream: Stream) -> int:
     return len(found)
 
 
-def _stream_head(stream: Stream) -> list[tuple[bytes, Any]]:
-    """The fields XINFO STREAM starts with, FULL or not."""
+def _stream_head(ctx: Ctx, stream: Stream) -> list[tuple[bytes, Any]]:
+    """The fields XINFO STREAM starts with, FULL or not (IDMP's from Redis 8.6)."""
     return [
         (b"length", stream.length),
         (b"radix-tree-keys", stream.node_count),
@@ -879,6 +1183,7 @@ def _stream_head(stream: Stream) -> list[tuple[bytes, Any]]:
         (b"max-deleted-entry-id", bytes(stream.max_deleted_entry_id)),
         (b"entries-added", stream.entries_added),
         (b"recorded-first-entry-id", bytes(stream.first_id)),
+        *idmp_info_fields(ctx, stream),
     ]
 
 
@@ -916,6 +1221,7 @@ def _full_group(group: ConsumerGroup, stream: Stream, count: int) -> Map:
         (b"pel-count", len(group.pel)),
         (b"pending", pending),
         (b"consumers", consumers),
+        (b"nacked-count", group.nacked_count),  # Redis 8.8
     ])
 
 
@@ -932,7 +1238,7 @@ def xinfo_stream(ctx: Ctx, argv: list[bytes]) -> Any:
     if not options:
         first = stream.first_entry()
         last = stream.last_entry()
-        return Map(_stream_head(stream) + [
+        return Map(_stream_head(ctx, stream) + [
             (b"groups", len(stream.groups)),
             (b"first-entry", _entry_reply(*first) if first is not None else None),
             (b"last-entry", _entry_reply(*last) if last is not None else None),
@@ -946,7 +1252,7 @@ def xinfo_stream(ctx: Ctx, argv: list[bytes]) -> Any:
         count = parse_int(options[2])
         if count < 0:
             count = XINFO_FULL_DEFAULT_COUNT
-    return Map(_stream_head(stream) + [
+    return Map(_stream_head(ctx, stream) + [
         (b"entries", _entries(stream, MIN_ID, MAX_ID, count)),
         (b"groups", [_full_group(group, stream, count)
                      for _, group in sorted(stream.groups.items())]),

@@ -1,4 +1,4 @@
-"""Stream commands: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID, XREAD.
+"""Stream commands: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XDELEX, XTRIM, XSETID, XREAD.
 
 Each handler parses its arguments into a small record (:class:`TrimArgs`,
 :class:`XAddArgs`) in the order, and with the errors, of Redis 7.0's parser,
@@ -18,7 +18,19 @@ command did, not what it was asked:
   node (it is that node's master ID), and is the largest ID when no node is
   left;
 * XTRIM, XDEL and XSETID go out verbatim (XTRIM ``~`` rewritten as above),
-  and only when they changed something (XSETID always does).
+  and only when they changed something (XSETID always does);
+* XADD ``IDMP``/``IDMPAUTO`` keeps the option in the effect (with the real
+  ID), and a retry that added nothing propagates nothing: see ``idmp.py``.
+
+Redis 8.2's reference policies (``KEEPREF | DELREF | ACKED``) on XADD and
+XTRIM trimming, and XDELEX, keep their words in the effect: given the same
+stream and groups (which the effects before them built), a replica does
+the same thing.  Trimming with ACKED stops at the first entry some group
+still needs (:func:`~tidelog.types.groups.referenced_by`), so the exact
+``= <length>`` / ``= <first ID>`` an approximate trim is rewritten to makes
+a replica remove exactly the entries the primary removed.  XDELEX goes out
+verbatim whenever it changed the stream or a PEL (DELREF may change only
+PELs).
 
 Blocking: XREAD BLOCK resolves every ``$`` and ``+`` to a concrete ID when
 it is called, then returns a :class:`~tidelog.engine.Blocked`.  The engine
@@ -36,8 +48,10 @@ from .. import errors
 from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_id, parse_strict_id
 from ..resp.replies import NULL_ARRAY, OK, Map
+from ..types.groups import referenced_by
 from ..types.stream import Stream
 from .args import parse_int
+from .idmp import xadd_iid, xadd_record, xadd_retry
 from .table import command
 
 if TYPE_CHECKING:
@@ -45,6 +59,11 @@ if TYPE_CHECKING:
 
 MAXLEN = b"MAXLEN"
 MINID = b"MINID"
+# Redis 8.2: what deleting or trimming entries does to consumer groups.
+KEEPREF = b"KEEPREF"  # the default: PEL references stay (XDEL's behaviour)
+DELREF = b"DELREF"    # references go from every group's PEL too
+ACKED = b"ACKED"      # only entries no group still needs go
+REF_POLICIES = (KEEPREF, DELREF, ACKED)
 
 # A blocked XREAD without COUNT is served at most this many entries per key,
 # so a client blocking with a low ID is not sent a huge backlog (Redis's
@@ -68,6 +87,7 @@ class TrimArgs:
     approx: bool = False         # "~" given: remove whole nodes only
     limit: int = 0               # most entries to remove; 0 = no limit (resolved)
     threshold_pos: int = 0       # argv index of the threshold (rewritten for "~")
+    policy: bytes = KEEPREF      # KEEPREF, DELREF or ACKED (Redis 8.2)
 
 
 @dataclass(slots=True)
@@ -79,6 +99,8 @@ class XAddArgs:
     id: StreamID | None = None   # None: "*", generate from the clock
     seq_given: bool = True       # False for "<ms>-*"
     id_pos: int = 0              # argv index of the ID; fields follow it
+    idmp_pid: bytes | None = None  # IDMP/IDMPAUTO producer ID (commands/idmp.py)
+    idmp_iid: bytes | None = None  # IDMP's idempotent ID; None with IDMPAUTO
 
 
 def _invalid_id() -> CommandError:
@@ -129,6 +151,7 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
     args = XAddArgs()
     trim = args.trim
     limit_given = False
+    policy_given = False
     argc = len(argv)
     i = 2
     while i < argc:
@@ -165,11 +188,35 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
             i += 1
         elif xadd and upper == b"NOMKSTREAM":
             args.nomkstream = True
+        elif upper in REF_POLICIES:
+            if policy_given:  # one policy at most (as XDELEX and XACKDEL)
+                raise CommandError(errors.SYNTAX)
+            trim.policy = upper
+            policy_given = True
+        elif xadd and upper == b"IDMP" and more >= 2:
+            if args.idmp_pid is not None:
+                raise CommandError(errors.IDMP_TWICE)
+            args.idmp_pid, args.idmp_iid = argv[i + 1], argv[i + 2]
+            if not args.idmp_pid:
+                raise CommandError(errors.IDMP_EMPTY_PID)
+            if not args.idmp_iid:
+                raise CommandError(errors.IDMP_EMPTY_IID)
+            i += 2
+        elif xadd and upper == b"IDMPAUTO" and more:
+            if args.idmp_pid is not None:
+                raise CommandError(errors.IDMP_TWICE)
+            args.idmp_pid = argv[i + 1]
+            if not args.idmp_pid:
+                raise CommandError(errors.IDMPAUTO_EMPTY_PID)
+            i += 1
         elif xadd:
             try:
                 id, args.seq_given = parse_strict_id(opt)
             except InvalidStreamID:
                 raise _invalid_id() from None
+            # IDMP needs "*"; our primary and the AOF send the ID it produced.
+            if args.idmp_pid is not None and not _must_obey(ctx):
+                raise CommandError(errors.IDMP_ONLY_WITH_AUTO_ID)
             args.id = id
             args.id_pos = i
             break
@@ -198,9 +245,25 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
 # -- helpers ------------------------------------------------------------------------
 
 def _trim(stream: Stream, trim: TrimArgs) -> int:
+    """Trim as asked, applying the reference policy; returns how many entries went.
+
+    ACKED stops at the first entry a group still needs; DELREF, when
+    anything went, drops from every group's PEL each reference to an ID
+    below the first entry left (every reference, if none is left): those
+    entries are gone, trimmed now or deleted before.  With no groups the
+    policy changes nothing.  Cost: as the Stream trim, plus for ACKED O(G)
+    per entry examined and for DELREF O(log N + k) per group (k dropped).
+    """
+    keep = referenced_by(stream.groups.values()) if trim.policy == ACKED else None
     if trim.strategy == MAXLEN:
-        return stream.trim_maxlen(trim.maxlen, trim.approx, trim.limit)
-    return stream.trim_minid(trim.minid, trim.approx, trim.limit)
+        removed = stream.trim_maxlen(trim.maxlen, trim.approx, trim.limit, keep)
+    else:
+        removed = stream.trim_minid(trim.minid, trim.approx, trim.limit, keep)
+    if removed and trim.policy == DELREF and stream.groups:
+        below = stream.first_id.decr() if stream.length else MAX_ID
+        for group in stream.groups.values():
+            group.drop_range(MIN_ID, below)
+    return removed
 
 
 def _rewrite_approx(argv: list[bytes], stream: Stream, trim: TrimArgs) -> list[bytes]:
@@ -240,6 +303,14 @@ def _entries(stream: Stream, start: StreamID, end: StreamID, count: int,
     return [[bytes(id), fields] for id, fields in found]
 
 
+def capped_count(count: int, maxcount: int, budget: int) -> int:
+    """The entries one key may return: COUNT (per key; 0 = no limit) within
+    what MAXCOUNT (the total, Redis 8.10; 0 = no limit) leaves, ``budget``."""
+    if not maxcount:
+        return count
+    return min(count, budget) if count else budget
+
+
 def _last_valid_id(stream: Stream) -> StreamID:
     """The ID of the newest live entry; 0-0 for an empty stream."""
     last = stream.last_entry()
@@ -261,7 +332,7 @@ def _streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
                     "number of entries evicted.",
          summary="Appends a new entry to a stream, creating the stream if needed.")
 def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XADD key [NOMKSTREAM] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""
+    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""
     args = parse_add_or_trim(ctx, argv, xadd=True)
     fields_values = argv[args.id_pos + 1:]
     if len(fields_values) < 2 or len(fields_values) % 2:
@@ -277,6 +348,11 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
         if args.nomkstream:
             return None
         stream = Stream()
+    iid = xadd_iid(args.idmp_pid, args.idmp_iid, fields_values)
+    if iid is not None:
+        original = xadd_retry(ctx, key, stream, args.idmp_pid, iid)
+        if original is not None:
+            return bytes(original)  # a retry: nothing added, nothing propagated
     if stream.last_id == MAX_ID:
         raise CommandError(errors.XADD_ID_EXHAUSTED)
     new_id = _next_id(stream, args, ctx.now_ms())
@@ -285,6 +361,8 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
                   config["stream-node-max-bytes"])
     if created:
         ctx.db.set(key, stream)
+    if iid is not None:
+        xadd_record(ctx, stream, args.idmp_pid, iid, new_id)  # before trimming
 
     effect = argv
     trim = args.trim
@@ -388,6 +466,83 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     return deleted
 
 
+def parse_ref_ids(argv: list[bytes], start: int) -> tuple[bytes, list[StreamID]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id [id ...]`` from ``argv[start:]``.
+
+    XDELEX and XACKDEL (Redis 8.2).  The policy and the IDS block may come in
+    either order; a second policy, a second IDS block, or any other word is
+    a syntax error, and so is a missing IDS block.  ``numids`` must be a
+    positive integer, and at most the number of arguments left (fewer IDs
+    than that is Redis's "must match"; more leaves a word that is a syntax
+    error).  Every ID is checked before anything is done.
+    """
+    policy: bytes | None = None
+    id_args: list[bytes] | None = None
+    argc = len(argv)
+    i = start
+    while i < argc:
+        upper = argv[i].upper()
+        if upper == b"IDS" and id_args is None and i + 1 < argc:
+            numids = parse_int(argv[i + 1], errors.IDS_NOT_POSITIVE)
+            if numids < 1:
+                raise CommandError(errors.IDS_NOT_POSITIVE)
+            first = i + 2
+            if numids > argc - first:
+                raise CommandError(errors.IDS_MISMATCH)
+            id_args = argv[first:first + numids]
+            i = first + numids
+        elif upper in REF_POLICIES and policy is None:
+            policy = upper
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+    if id_args is None:
+        raise CommandError(errors.SYNTAX)
+    return policy or KEEPREF, [parse_strict_id_arg(arg) for arg in id_args]
+
+
+def drop_references(stream: Stream, id: StreamID) -> int:
+    """Remove ``id`` from every group's PEL (DELREF); returns how many held it."""
+    return sum(1 for group in stream.groups.values() if group.ack(id))
+
+
+@command("xdelex", arity=-5, flags="write fast", keys=(1, 1, 1), group="stream",
+         since="8.2.0",
+         complexity="O(1) for each single item to delete in the stream, regardless of "
+                    "the stream size (O(G) with DELREF or ACKED, G consumer groups).",
+         summary="Deletes entries from a stream, choosing what happens to consumer "
+                 "groups' references to them.")
+def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
+    """XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]"""
+    # Reply per ID: -1 no such entry, 1 deleted, 2 kept because a group still
+    # needs it (ACKED).  DELREF drops the references even to an entry that is
+    # gone already (the reply is then -1).  Propagated verbatim if anything
+    # changed, PELs included.
+    policy, ids = parse_ref_ids(argv, 2)
+    key = argv[1]
+    stream = ctx.db.get_stream(key)
+    if stream is None:
+        return [-1] * len(ids)
+    needed = referenced_by(stream.groups.values()) if policy == ACKED else None
+    out = []
+    deleted = dropped = 0
+    for id in ids:
+        if needed is not None and needed(id):
+            out.append(2 if stream.get(id) is not None else -1)
+            continue
+        if stream.delete(id):
+            deleted += 1
+            out.append(1)
+        else:
+            out.append(-1)
+        if policy == DELREF:
+            dropped += drop_references(stream, id)
+    if deleted:
+        ctx.modified(key, deleted)
+    ctx.changes += dropped  # PEL changes alone do not touch WATCH, as XACK
+    return out
+
+
 @command("xtrim", arity=-4, flags="write", keys=(1, 1, 1), group="stream",
          since="5.0.0",
          complexity="O(N), with N being the number of evicted entries. Constant times "
@@ -396,7 +551,7 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
                     "deallocation.",
          summary="Deletes the oldest entries of a stream, returning how many went.")
 def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count]"""
+    """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]"""
     trim = parse_add_or_trim(ctx, argv, xadd=False).trim
     key = argv[1]
     stream = ctx.db.get_stream(key)
@@ -464,9 +619,10 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Returns entries from one or more streams with IDs above the ones given, "
                  "optionally blocking until there are some.")
 def xread(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
+    """XREAD [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
     timeout = -1  # no BLOCK
     count = 0     # no limit
+    maxcount = 0  # no limit on the total (Redis 8.10)
     streams_pos = 0
     argc = len(argv)
     i = 1
@@ -481,11 +637,16 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
         elif opt == b"COUNT" and more:
             i += 1
             count = max(parse_int(argv[i]), 0)
+        elif opt == b"MAXCOUNT" and more:
+            i += 1
+            maxcount = max(parse_int(argv[i]), 0)
         elif opt == b"STREAMS" and more:
             streams_pos = i + 1
             if (argc - streams_pos) % 2:
                 raise CommandError(errors.XREAD_UNBALANCED)
             break
+        elif opt == b"CLAIM" and more:
+            raise CommandError(errors.XREAD_CLAIM_OPTION)
         elif opt == b"GROUP" and more >= 2:
             raise CommandError(errors.XREAD_GROUP_OPTION)
         elif opt == b"NOACK":
@@ -519,10 +680,15 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
             after.append(parse_strict_id_arg(id_arg))
 
     results = []
+    budget = maxcount
     for key, gt in zip(keys, after):
+        if maxcount and budget <= 0:
+            break  # MAXCOUNT reached: the keys after it are not served
         stream = ctx.db.get_stream(key)
         if stream is not None and _last_valid_id(stream) > gt:
-            results.append((key, _entries(stream, gt.incr(), MAX_ID, count)))
+            found = _entries(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
+            results.append((key, found))
+            budget -= len(found)
     if results:
         return _streams_reply(ctx, results)
     if timeout < 0:
@@ -533,7 +699,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     waits: dict[bytes, StreamID] = {}
     for key, gt in zip(keys, after):
         waits.setdefault(key, gt)
-    served_count = count or XREAD_BLOCKED_DEFAULT_COUNT
+    served_count = capped_count(count or XREAD_BLOCKED_DEFAULT_COUNT, maxcount, maxcount)
 
     def retry(woken: Ctx) -> Any:
         ready = [woken.ready_key] if woken.ready_key is not None else list(waits)

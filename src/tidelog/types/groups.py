@@ -21,7 +21,10 @@ delivery time, for "longest idle first" scans::
     PendingEntry C   id 3-0, delivery_time 650, delivery_count 1, consumer alice
 
     An unowned record (consumer None; XNACK, Redis 8.8) is in the group's
-    pel and _by_time only.
+    pel and _by_time, and in the NACK zone: ``_nacked`` (a SortedDict,
+    sequence number -> ID, in the order the entries were released) and
+    ``_nack_seq`` (ID -> its sequence number).  Claiming commands take the
+    NACK zone first, oldest release first (:meth:`ConsumerGroup.claimable`).
 
 The index holds ``(delivery_time, id)`` pairs rather than records, so a
 record is always reached through ``pel``.  Every change of a record's
@@ -50,6 +53,8 @@ Invariants that :meth:`ConsumerGroup.check` asserts:
 4. ``_by_time`` equals ``{(e.delivery_time, e.id) for e in pel}``.
 5. ``entries_read >= -1`` (-1: unknown); ``last_id`` is a :class:`StreamID`.
 6. The sorted containers pass their own ``_check()``.
+7. The NACK zone holds exactly the unowned records: ``_nack_seq`` maps each
+   unowned ID to a key of ``_nacked`` that maps back to it, and nothing else.
 
 What is *not* an invariant: "no pending ID above ``last_id``".  XGROUP SETID
 may move ``last_id`` back below entries already delivered, and XCLAIM FORCE
@@ -63,7 +68,7 @@ cases, listed there.  Nothing here reads a clock: times come in as ``now_ms``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +141,8 @@ class ConsumerGroup:
     does), which XINFO CONSUMERS and XPENDING's summary show.
     """
 
-    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "_by_time")
+    __slots__ = ("name", "last_id", "entries_read", "pel", "consumers", "_by_time",
+                 "_nacked", "_nack_seq", "_nack_next")
 
     def __init__(self, name: bytes, last_id: StreamID, entries_read: int = UNKNOWN) -> None:
         self.name = name
@@ -145,6 +151,10 @@ class ConsumerGroup:
         self.pel: SortedDict = SortedDict()  # StreamID -> PendingEntry
         self.consumers: SortedDict = SortedDict()  # bytes -> Consumer
         self._by_time: SortedList = SortedList()  # (delivery_time, StreamID)
+        # The NACK zone (XNACK, Redis 8.8): unowned records in release order.
+        self._nacked: SortedDict = SortedDict()  # sequence number -> StreamID
+        self._nack_seq: dict[StreamID, int] = {}  # StreamID -> sequence number
+        self._nack_next = 0
 
     def __repr__(self) -> str:
         return (
@@ -229,6 +239,8 @@ class ConsumerGroup:
             consumer.pel[id] = entry
         else:
             self._by_time.remove((entry.delivery_time, id))
+            if entry.consumer is None:
+                self._unnack(id)
             self._move(entry, consumer)
             entry.delivery_time = now_ms
             entry.delivery_count = 1
@@ -248,6 +260,8 @@ class ConsumerGroup:
         if entry.consumer is not None:
             del entry.consumer.pel[id]
             entry.consumer = None
+        else:
+            self._unnack(id)
         return True
 
     def claim(
@@ -274,6 +288,8 @@ class ConsumerGroup:
             consumer.pel[id] = entry
         else:
             self._by_time.remove((entry.delivery_time, id))
+            if entry.consumer is None:
+                self._unnack(id)
             self._move(entry, consumer)
             entry.delivery_time = delivery_time
             entry.delivery_count = delivery_count
@@ -303,7 +319,9 @@ class ConsumerGroup:
         For XNACK (Redis 8.8): the record leaves its owner's PEL, stays in
         the group PEL with ``consumer`` None, and its delivery time becomes
         ``delivery_time`` (0 by default, so :meth:`idle_first` yields it
-        before any owned entry).  The count is left to the command.
+        before any owned entry).  It joins the tail of the NACK zone; an
+        entry already unowned moves to the tail (Redis: a re-NACKed entry is
+        claimed after the others).  The count is left to the command.
 
         Cost: O(log N + log P).
         """
@@ -315,9 +333,59 @@ class ConsumerGroup:
         if entry.consumer is not None:
             del entry.consumer.pel[id]
             entry.consumer = None
+        else:
+            self._unnack(id)
         entry.delivery_time = delivery_time
         by_time.add((delivery_time, id))
+        self._nack(id)
         return entry
+
+    def add_unowned(
+        self, id: StreamID, delivery_count: int, delivery_time: int = 0
+    ) -> PendingEntry:
+        """A new unowned pending record for ``id``, at the tail of the NACK zone.
+
+        XNACK ... FORCE (Redis 8.8), for an ID that is not pending; the
+        command checks that the stream entry exists and picks the count.
+        Raises ValueError if ``id`` is already pending (use :meth:`release`).
+
+        Cost: O(log N).
+        """
+        if id in self.pel:
+            raise ValueError(f"{id} is already pending in group {self.name!r}")
+        entry = PendingEntry(id, delivery_time, delivery_count, None)
+        self.pel[id] = entry
+        self._by_time.add((delivery_time, id))
+        self._nack(id)
+        return entry
+
+    def drop_range(self, start: StreamID, end: StreamID) -> int:
+        """Remove every pending record with ``start <= id <= end`` (owned or
+        not), as XACK would; returns how many went.
+
+        For trimming with DELREF (Redis 8.2), which drops the references to
+        the entries it trims.  Cost: O(log N + k (log N + log P)) for k removed.
+        """
+        gone = [e.id for e in self.pending_range(start, end)]
+        for id in gone:
+            self.ack(id)
+        return len(gone)
+
+    @property
+    def nacked_count(self) -> int:
+        """How many records are in the NACK zone (XINFO STREAM FULL ``nacked-count``).
+
+        Cost: O(1).
+        """
+        return len(self._nack_seq)
+
+    def oldest_delivery_time(self) -> int | None:
+        """The earliest delivery time of any pending record, or None when none is.
+
+        Blocked XREADGROUP ... CLAIM readers use it to know when the next
+        record becomes idle enough.  Cost: O(1).
+        """
+        return self._by_time[0][0] if self._by_time else None
 
     # -- scans ------------------------------------------------------------------
 
@@ -374,6 +442,36 @@ class ConsumerGroup:
             if entry is None or entry.delivery_time != time or id in seen:
                 continue
             seen.add(id)
+            yield entry
+
+    def claimable(self, now_ms: int, min_idle_ms: int) -> Iterator[PendingEntry]:
+        """What XREADGROUP ... CLAIM takes, in the order it takes it.
+
+        First the NACK zone (unowned records, oldest release first, whatever
+        their idle time: Redis 8.8 makes them claimable at once), then owned
+        records idle for at least ``min_idle_ms``, longest idle first (ties
+        in ID order), as :meth:`idle_first`.
+
+        Lazy, and safe to claim or ack records while iterating; each record
+        is yielded at most once per iterator.
+
+        Cost: O(log N) to seek, O(1) amortised per record yielded.
+        """
+        nacked = self._nacked
+        pel = self.pel
+        seen: set[StreamID] = set()
+        for seq in _walk(nacked.irange, None, None, False):
+            id = nacked.get(seq)
+            if id is None:
+                continue
+            entry = pel.get(id)
+            if entry is None or entry.consumer is not None:
+                continue
+            seen.add(id)
+            yield entry
+        for entry in self.idle_first(now_ms, min_idle_ms):
+            if entry.consumer is None or entry.id in seen:
+                continue
             yield entry
 
     def summary(self) -> tuple[int, StreamID | None, StreamID | None, list[tuple[bytes, int]]]:
@@ -517,8 +615,28 @@ class ConsumerGroup:
         assert in_consumers == owned, f"consumer PELs hold {in_consumers}, owned {owned}"
         expect = sorted((entry.delivery_time, id) for id, entry in self.pel.items())
         assert list(self._by_time) == expect, "time index differs from the PEL"
+        self._nacked._check()
+        unowned = {id for id, entry in self.pel.items() if entry.consumer is None}
+        assert set(self._nack_seq) == unowned, "NACK zone differs from the unowned records"
+        assert len(self._nacked) == len(self._nack_seq), "NACK zone index sizes differ"
+        for id, seq in self._nack_seq.items():
+            assert self._nacked.get(seq) == id, f"NACK zone {id}: sequence {seq} mismatch"
+            assert seq < self._nack_next, f"NACK zone {id}: sequence {seq} not issued"
 
     # -- helpers ----------------------------------------------------------------
+
+    def _nack(self, id: StreamID) -> None:
+        """Put ``id`` (unowned, not in the zone) at the tail of the NACK zone."""
+        seq = self._nack_next
+        self._nack_next = seq + 1
+        self._nacked[seq] = id
+        self._nack_seq[id] = seq
+
+    def _unnack(self, id: StreamID) -> None:
+        """Take ``id`` out of the NACK zone (it is acked, owned again, or moves)."""
+        seq = self._nack_seq.pop(id, None)
+        if seq is not None:
+            del self._nacked[seq]
 
     def _own(self, consumer: Consumer) -> None:
         if self.consumers.get(consumer.name) is not consumer:
@@ -591,6 +709,29 @@ def estimate_entries_read(stream: Stream, id: StreamID) -> int:
         if id == first:
             return added - stream.length + 1
     return UNKNOWN
+
+
+def referenced_by(groups: Iterable[ConsumerGroup]) -> Callable[[StreamID], bool] | None:
+    """A test "does some group still need entry ``id``?", or None with no groups.
+
+    For ACKED (Redis 8.2: XDELEX, XACKDEL, and trimming by XADD/XTRIM): an
+    entry is still needed when some group has not delivered it yet (``id``
+    above the group's ``last_id``) or has it pending, owned or not.  Only
+    entries delivered to and acknowledged by every group are free to go.
+
+    The groups must not be added or removed while the test is in use
+    (pending records may change).  Cost: O(G) to build, O(G) per call.
+    """
+    groups = list(groups)
+    if not groups:
+        return None
+    lowest = min(group.last_id for group in groups)
+    pels = [group.pel for group in groups]
+
+    def referenced(id: StreamID) -> bool:
+        return id > lowest or any(id in pel for pel in pels)
+
+    return referenced
 
 
 def _walk(

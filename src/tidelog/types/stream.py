@@ -73,10 +73,11 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from tidelog.ids import MIN_ID, StreamID
 from tidelog.types import listpack
+from tidelog.types.idmp import IdmpState
 from tidelog.types.listpack import (
     HEADER_SIZE,
     NUMELE_UNKNOWN,
@@ -139,7 +140,8 @@ class Stream:
     ``length``, ``last_id``, ``first_id``, ``max_deleted_entry_id`` and
     ``entries_added`` are plain attributes (XSETID-like commands assign them);
     ``groups`` is an ordered dict, name -> consumer group, owned by the
-    consumer-group code.
+    consumer-group code; ``idmp`` is the idempotent-production state
+    (:class:`~tidelog.types.idmp.IdmpState`), None until first used.
     """
 
     def __init__(self) -> None:
@@ -149,6 +151,8 @@ class Stream:
         self.max_deleted_entry_id: StreamID = MIN_ID
         self.entries_added = 0
         self.groups: dict = {}
+        # Idempotent-production state (types/idmp.py), made on first use.
+        self.idmp: IdmpState | None = None
         self._keys: list[int] = []
         self._nodes: list[_Node] = []
 
@@ -454,7 +458,10 @@ class Stream:
             self.first_id = self._first_live_id()
         return True
 
-    def trim_maxlen(self, maxlen: int, approx: bool, limit: int) -> int:
+    def trim_maxlen(
+        self, maxlen: int, approx: bool, limit: int,
+        keep: Callable[[StreamID], bool] | None = None,
+    ) -> int:
         """XTRIM MAXLEN: drop the oldest entries until at most ``maxlen`` remain.
 
         Redis 7's walk from the head: a node whose removal still leaves at
@@ -465,27 +472,41 @@ class Stream:
         would take the count removed past ``limit``.  Returns how many
         entries were removed.
 
+        ``keep`` (trimming with ACKED, Redis 8.2) stops the walk at the first
+        live entry for which it returns True: that entry and all after it
+        stay.  A node holding such an entry never goes whole; an exact trim
+        flags the entries of that node before it, an approximate one stops
+        at the node (whole nodes only, as always).
+
         Cost: O(R + E) for R nodes removed whole and E entries of one node,
-        plus O(N) pointer moves in the index.
+        plus O(N) pointer moves in the index.  With ``keep``: one call per
+        live entry of each node looked at, O(E) decoding per node.
         """
         if maxlen < 0:
             raise ValueError("maxlen must not be negative")
-        return self._trim(maxlen, 0, approx, limit)
+        return self._trim(maxlen, 0, approx, limit, keep)
 
-    def trim_minid(self, minid: StreamID, approx: bool, limit: int) -> int:
+    def trim_minid(
+        self, minid: StreamID, approx: bool, limit: int,
+        keep: Callable[[StreamID], bool] | None = None,
+    ) -> int:
         """XTRIM MINID: drop entries with IDs below ``minid``.
 
         As :meth:`trim_maxlen`, except that a node goes whole when its last
         entry (deleted or not) is below ``minid``, and an exact trim flags
         the entries of the next node up to the first one ``>= minid``.  The
         node can be left with no live entry, as in Redis.  Returns how many
-        entries were removed.
+        entries were removed.  ``keep`` stops the walk as for
+        :meth:`trim_maxlen`.
 
         Cost: O(R + E) as for :meth:`trim_maxlen`.
         """
-        return self._trim(-1, _as_int(minid), approx, limit)
+        return self._trim(-1, _as_int(minid), approx, limit, keep)
 
-    def _trim(self, maxlen: int, minid: int, approx: bool, limit: int) -> int:
+    def _trim(
+        self, maxlen: int, minid: int, approx: bool, limit: int,
+        keep: Callable[[StreamID], bool] | None = None,
+    ) -> int:
         by_len = maxlen >= 0
         removed = 0
         whole = 0
@@ -499,13 +520,14 @@ class Stream:
                 remove_node = self.length - entries >= maxlen
             else:
                 remove_node = self._last_entry_int(node) < minid
-            if remove_node:
+            stop = None if keep is None else self._first_kept(node, keep)
+            if remove_node and stop is None:
                 whole += 1
                 self.length -= entries
                 removed += entries
                 continue
             if not approx:
-                removed += self._trim_node(node, maxlen, minid)
+                removed += self._trim_node(node, maxlen, minid, stop)
             break
         if whole:
             for node in self._nodes[:whole]:
@@ -516,8 +538,26 @@ class Stream:
             self.first_id = self._first_live_id() if self.length else MIN_ID
         return removed
 
-    def _trim_node(self, node: _Node, maxlen: int, minid: int) -> int:
-        """Flag entries of ``node`` deleted from its start (an exact trim)."""
+    def _first_kept(self, node: _Node, keep: Callable[[StreamID], bool]) -> int | None:
+        """Index of the first live entry of ``node`` that ``keep`` keeps, or None."""
+        if node.offs is None:
+            self._index(node)
+        lp = node.lp
+        base = node.base
+        kms, kseq = node.key
+        for k, off in enumerate(node.offs):
+            p = base + off
+            if lp[p] & FLAG_DELETED:
+                continue
+            ms, q = read_int(lp, p + 2)
+            seq, _ = read_int(lp, q)
+            if keep(_new_id(StreamID, ((kms + ms) & _M64, (kseq + seq) & _M64))):
+                return k
+        return None
+
+    def _trim_node(self, node: _Node, maxlen: int, minid: int, stop: int | None = None) -> int:
+        """Flag entries of ``node`` deleted from its start (an exact trim),
+        never entry ``stop`` (an index) or any after it."""
         if node.offs is None:
             self._index(node)
         lp = node.lp
@@ -525,7 +565,9 @@ class Stream:
         base = node.base
         kms, kseq = node.key
         flagged = 0
-        for off in node.offs:
+        for k, off in enumerate(node.offs):
+            if k == stop:
+                break
             p = base + off
             if maxlen >= 0:
                 if self.length <= maxlen:
@@ -634,6 +676,8 @@ class Stream:
                 total += sys.getsizeof(node.offs)
             if node.fields is not None:
                 total += sys.getsizeof(node.fields)
+        if self.idmp is not None:
+            total += self.idmp.memory_usage()
         return total
 
     # -- internals ------------------------------------------------------------
