@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark of Tidelog and redis-server, driven by redis-benchmark.
+"""Side-by-side benchmark of Tidelog and redis-server.
 
-    python bench/run.py                 # both servers, every workload (~2 min)
-    python bench/run.py --quick         # a short smoke run (~30 s)
+    python bench/run.py                 # both servers, every workload (~3.5 min)
+    python bench/run.py --quick         # a short smoke run (~40 s)
     python bench/run.py --only tidelog --workloads 'xadd-*'
+    python bench/run.py --workloads 'group-*'      # the consumer-group benchmarks
 
 Each server is started on a free loopback port with a fresh temporary
 directory, loaded by redis-benchmark (C, so the client is not the
@@ -14,6 +15,11 @@ before and after each run, giving ops per CPU-second next to ops per second.
 
 Prints a markdown table on stdout (progress goes to stderr) and writes the
 raw results as JSON (default: bench/results/<date>.json).
+
+The consumer-group benchmarks (group-latency, group-drain, group-pel; see
+groups.py) need a client that reacts to replies, so they are driven by
+Python clients instead; they run after the redis-benchmark workloads, on the
+same two servers, and print their own tables.
 See docs/benchmarks.md for what is measured and how to read it.
 """
 
@@ -43,6 +49,7 @@ from pathlib import Path
 # Run as a script (python bench/run.py): this folder is on sys.path.
 import resp
 import servers
+from groups import SCENARIOS, Scenario
 from workloads import WORKLOADS, Skip, Target, Workload
 
 HERE = Path(__file__).resolve().parent
@@ -322,9 +329,10 @@ def stop_target(target: Target, out: dict) -> None:
 
 
 def bench_all(args, plan: list[tuple[str, list[str], dict | None]], workloads: list[Workload],
-              report: dict) -> None:
+              report: dict, scenarios: list[Scenario] = ()) -> None:
     """Start every server, run each workload on each server in turn (so slow drifts
-    in background load hit both alike), and stop them all whatever happens."""
+    in background load hit both alike), then each scenario (it measures every
+    server itself), and stop them all whatever happens."""
     targets: list[Target] = []
     try:
         for name, argv, env in plan:
@@ -350,6 +358,16 @@ def bench_all(args, plan: list[tuple[str, list[str], dict | None]], workloads: l
                                    "log_tail": target.server.log_tail()}
                     log(f"  {target.name} exited (status {target.server.proc.returncode}); "
                         f"its log ends with:\n{target.server.log_tail()}")
+        for sc in scenarios:
+            log(f"== {sc.id}: {sc.label}")
+            live = [t for t in targets if t.server.alive()]
+            result = sc.run(args, live, log)
+            for name, out in report["servers"].items():
+                if name not in result["servers"]:
+                    why = out.get("error") or ("died during " + out["died"]["during"]
+                                               if out.get("died") else "not running")
+                    result["servers"][name] = {"error": f"server {why}"}
+            report["scenarios"][sc.id] = result
     finally:
         for target in targets:
             stop_target(target, report["servers"][target.name])
@@ -422,13 +440,16 @@ def markdown_table(report: dict, workloads: list[Workload]) -> str:
     others = [r["other_cpu_share"] for n in names for r in report["servers"][n]["results"]
               if r.get("other_cpu_share") is not None]
     header = (f"Machine: {m['nproc']} CPUs ({m['cpu_model']}), Python {m['python']}; "
-              f"{'; '.join(shown)}.  "
-              f"{report['settings']['repeat']} run(s) per figure (median), "
-              f"about {report['settings']['seconds']:g} s each.  Other processes used "
-              f"{fmt_pct(statistics.median(others) if others else None)} of the machine's CPU "
-              f"during a typical run (load average at start {report.get('loadavg_start')}).")
-    text = [header, ""]
-    text += lines
+              f"{'; '.join(shown)}.  ")
+    if workloads:
+        header += (f"{report['settings']['repeat']} run(s) per figure (median), "
+                   f"about {report['settings']['seconds']:g} s each.  Other processes used "
+                   f"{fmt_pct(statistics.median(others) if others else None)} of the "
+                   f"machine's CPU during a typical run ")
+    header += f"(load average at start {report.get('loadavg_start')})."
+    text = [header]
+    if workloads:
+        text += [""] + lines
     for n in names:
         pre = report["servers"][n].get("preload")
         if pre:
@@ -450,6 +471,19 @@ def markdown_table(report: dict, workloads: list[Workload]) -> str:
             which = "every workload" if len(ids) == len(workloads) > 1 else ", ".join(ids)
             text.append(f"- {SERVER_NAMES[n]}, {which}: {msg}")
     return "\n".join(text)
+
+
+def scenario_sections(report: dict, scenarios: list[Scenario]) -> str:
+    parts = []
+    for sc in scenarios:
+        result = report.get("scenarios", {}).get(sc.id)
+        if result is not None:
+            try:
+                parts.append(sc.render(result))
+            except Exception:  # noqa: BLE001 - the raw results are still in the JSON
+                parts.append(f"### {sc.label}\n\n(could not render: "
+                             f"{traceback.format_exc().splitlines()[-1]})")
+    return "\n\n".join(parts)
 
 
 def default_json_path() -> Path:
@@ -482,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["tidelog", "redis"], help="benchmark one server only")
     ap.add_argument("--quick", action="store_true",
-                    help="very short run: 0.3 s per figure, 10,000 preloaded entries")
+                    help="very short run: 0.3 s per figure, 10,000 preloaded entries; "
+                    "smaller consumer-group runs (2 s, 20,000 and 100,000 entries)")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply the time per figure and the request cap (default 1)")
     ap.add_argument("--seconds", type=float, help="target duration of one measured run "
@@ -495,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preload", type=int,
                     help="entries preloaded for XRANGE (default 100000, 10000 with --quick)")
     ap.add_argument("--workloads", default="*",
-                    help="comma-separated glob patterns of workload ids (default all)")
+                    help="comma-separated glob patterns of workload ids (default all); "
+                    "'group-*' selects the consumer-group benchmarks")
     ap.add_argument("--list", action="store_true", help="list the workloads and exit")
     ap.add_argument("--json", type=Path, help="where to write the raw results "
                     "(default bench/results/<date>.json)")
@@ -505,6 +541,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--redis-server", default="redis-server")
     ap.add_argument("--redis-benchmark", default="redis-benchmark")
     ap.add_argument("--start-timeout", type=float, default=30.0)
+    grp = ap.add_argument_group("consumer-group benchmarks (group-*)")
+    grp.add_argument("--latency-seconds", type=float,
+                     help="group-latency: how long the producers run (default 10, 2 with --quick)")
+    grp.add_argument("--latency-rate", type=float, default=10_000.0,
+                     help="group-latency: messages per second, all producers together "
+                     "(default 10000)")
+    grp.add_argument("--drain-messages", type=int,
+                     help="group-drain: messages preloaded and drained "
+                     "(default 200000, 20000 with --quick)")
+    grp.add_argument("--pel-size", type=int,
+                     help="group-pel: pending entries of the big group "
+                     "(default 1000000, 100000 with --quick)")
+    grp.add_argument("--pel-ops", type=int,
+                     help="group-pel: times each operation is timed (default 2000, "
+                     "400 with --quick)")
+    grp.add_argument("--pel-timeout", type=float, default=300.0,
+                     help="group-pel: time limit of one server's preload, in seconds "
+                     "(default 300)")
     args = ap.parse_args(argv)
 
     args.seconds = (args.seconds or (0.3 if args.quick else 1.0)) * args.scale
@@ -518,14 +572,36 @@ def main(argv: list[str] | None = None) -> int:
     args.probe_timeout = 60.0
     if args.preload < 10:
         ap.error("--preload must be at least 10")
+    args.latency_seconds = args.latency_seconds or (2.0 if args.quick else 10.0)
+    args.drain_messages = args.drain_messages or (20_000 if args.quick else 200_000)
+    args.pel_size = args.pel_size or (100_000 if args.quick else 1_000_000)
+    args.pel_ops = args.pel_ops or (400 if args.quick else 2000)
+    if (args.latency_seconds <= 0 or args.latency_rate <= 0 or args.drain_messages < 1
+            or args.pel_size < 10 or args.pel_ops < 1 or args.pel_timeout <= 0):
+        ap.error("the group-* sizes, rates and times must be positive "
+                 "(--pel-size at least 10)")
+    # Fixed shapes of the consumer-group benchmarks (see groups.py).
+    args.latency_consumers = 10     # one group, one connection each
+    args.latency_producers = 2      # connections; the rate is their total
+    args.latency_procs = 2          # client processes the consumers are spread over
+    args.latency_drain_s = 30.0     # after the producers stop, at most this to drain
+    args.latency_buckets = 20       # printed 1 ms buckets: 0 .. 19 and >= 20
+    args.drain_consumers = 4
+    args.drain_procs = 2
+    args.group_timeout = 120.0      # group-drain: preload, and the drain itself
+    args.pel_small = 1000           # pending entries of the small group
+    args.pel_depth = 20             # commands per timed batch
 
     patterns = [p.strip() for p in args.workloads.split(",") if p.strip()]
     workloads = [w for w in WORKLOADS if any(fnmatch.fnmatchcase(w.id, p) for p in patterns)]
-    if args.list or not workloads:
+    scenarios = [s for s in SCENARIOS if any(fnmatch.fnmatchcase(s.id, p) for p in patterns)]
+    if args.list or not (workloads or scenarios):
         for w in WORKLOADS:
             print(f"{w.id:22s} P{w.pipeline:<4d} c{w.clients:<3d} {' '.join(w.argv())}")
+        for s in SCENARIOS:
+            print(f"{s.id:22s} {'(Python clients)':11s} {s.summary}")
         return 0 if args.list else 2
-    if not shutil.which(args.redis_benchmark):
+    if workloads and not shutil.which(args.redis_benchmark):
         log(f"{args.redis_benchmark} not found (Debian package redis-tools/redis-server)")
         return 2
 
@@ -550,9 +626,16 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions,
         "settings": {"seconds": args.seconds, "repeat": args.repeat, "preload": args.preload,
                      "requests": args.requests, "quick": args.quick, "scale": args.scale,
-                     "max_requests": args.max_requests, "workloads": [w.id for w in workloads]},
+                     "max_requests": args.max_requests,
+                     "workloads": [w.id for w in workloads] + [s.id for s in scenarios],
+                     "groups": {k: getattr(args, k) for k in (
+                         "latency_seconds", "latency_rate", "latency_consumers",
+                         "latency_producers", "latency_procs", "drain_messages",
+                         "drain_consumers", "drain_procs", "pel_size", "pel_small",
+                         "pel_ops", "pel_depth", "pel_timeout")} if scenarios else None},
         "loadavg_start": loadavg(),
         "servers": {},
+        "scenarios": {},
     }
     plan = []
     for name in todo:
@@ -566,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     started = time.monotonic()
     try:
-        bench_all(args, plan, workloads, report)
+        bench_all(args, plan, workloads, report, scenarios)
     except KeyboardInterrupt:
         log("interrupted; writing what was measured")
         report["interrupted"] = True
@@ -583,6 +666,9 @@ def main(argv: list[str] | None = None) -> int:
     report["elapsed_s"] = round(time.monotonic() - started, 1)
 
     table = markdown_table(report, workloads)
+    sections = scenario_sections(report, scenarios)
+    if sections:
+        table += "\n\n" + sections
     report["table_markdown"] = table
     path = args.json or default_json_path()
     path.parent.mkdir(parents=True, exist_ok=True)
