@@ -112,6 +112,30 @@ def _parse_words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _parse_dbfilename(text: str) -> str:
+    if "/" in text or not text:
+        raise ConfigError("dbfilename can't be a path, just a filename")
+    return text
+
+
+def _parse_save(text: str) -> str:
+    """``save <seconds> <changes> [...]``: pairs of numbers, or "" for none;
+    kept as the normalised text (``save_points`` reads it)."""
+    words = text.split()
+    if len(words) % 2:
+        raise ConfigError("Invalid save parameters")
+    for word in words:
+        if not (word.isascii() and word.isdigit()) or int(word) > LONG_MAX:
+            raise ConfigError("Invalid save parameters")
+    return " ".join(str(int(w)) for w in words)
+
+
+def save_points(text: str) -> list[tuple[int, int]]:
+    """The ``save`` option as ``[(seconds, changes), ...]``."""
+    words = [int(w) for w in text.split()]
+    return list(zip(words[0::2], words[1::2]))
+
+
 def _show_bool(value: bool) -> str:
     return "yes" if value else "no"
 
@@ -154,6 +178,23 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),
+    # The append-only file (persistence/aof.py): Redis 7's multi-part layout.
+    Option("appendonly", _parse_bool, "no", mutable=False, show=_show_bool),
+    Option("appendfsync", _parse_enum("always", "everysec", "no"), "everysec"),
+    Option("appenddirname", _parse_string, "appendonlydir", mutable=False),
+    Option("appendfilename", _parse_string, "appendonly.aof", mutable=False),
+    Option("aof-load-truncated", _parse_bool, "yes", show=_show_bool),
+    Option("aof-use-rdb-preamble", _parse_bool, "yes", show=_show_bool),
+    Option("auto-aof-rewrite-percentage", _parse_int(0, INT32_MAX), "100"),
+    Option("auto-aof-rewrite-min-size", _parse_memory_bounded(0, LONG_MAX), "67108864"),
+    # Snapshots (persistence/rdb.py).  ``rdb-version`` is Tidelog's own: 10
+    # (stream type 19, readable by Redis 7.0+) or 11 (type 21, keeps consumer
+    # active-time, readable by Redis 7.2+ only).
+    Option("dbfilename", _parse_dbfilename, "dump.rdb"),
+    Option("save", _parse_save, "3600 1 300 100 60 10000", multi_arg=True),
+    Option("rdbcompression", _parse_bool, "yes", show=_show_bool),
+    Option("rdbchecksum", _parse_bool, "yes", mutable=False, show=_show_bool),
+    Option("rdb-version", _parse_int(10, 11), "10"),
 ]}
 
 
@@ -165,6 +206,7 @@ class Config:
             name: opt.parse(opt.default) for name, opt in OPTIONS.items()
         }
         self.config_file: str | None = None
+        self._save_lines = False  # a `save` directive was read: the next ones add points
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -213,6 +255,13 @@ class Config:
             raise ConfigError("Bad directive or wrong number of arguments")
         if not args or (len(args) > 1 and not opt.multi_arg):
             raise ConfigError("wrong number of arguments")
+        if opt.name == "save":  # as Redis: the first line replaces the default, others add
+            text = " ".join(args)
+            if self._save_lines and text.strip():
+                text = f"{self.show('save')} {text}"
+            self._save_lines = True
+            self.set(name, text, at_startup=True)
+            return
         self.set(name, " ".join(args), at_startup=True)
 
 

@@ -217,7 +217,7 @@ def test_config_get_globs(run):
     assert config_get(run, "h?") == [(b"hz", b"10")]
     assert [n for n, _ in config_get(run, "[pd]*")] == [
         b"port", b"dir", b"databases", b"proto-max-bulk-len", b"daemonize", b"protected-mode",
-        b"pidfile"]
+        b"pidfile", b"dbfilename"]
     assert [n for n, _ in config_get(run, "*max*")] == [
         b"maxclients", b"proto-max-bulk-len", b"stream-node-max-entries", b"stream-node-max-bytes",
         b"stream-idmp-maxsize"]

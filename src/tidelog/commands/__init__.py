@@ -1,4 +1,6 @@
 """Command handlers, one module per family; importing this package fills
 :data:`tidelog.commands.table.COMMANDS`."""
 
-from . import connection, groups, idmp, keys, server, streams, strings, transactions  # noqa: F401
+from . import (  # noqa: F401
+    aof, connection, groups, idmp, keys, persistence, server, streams, strings, transactions,
+)

@@ -35,6 +35,8 @@ from ..errors import (
 )
 from ..resp.replies import OK, Map, RawReply, SetReply, SimpleString, Verbatim
 from ..types.stream import Stream
+from .aof import aof_info_lines, debug_loadaof
+from .persistence import debug_reload, rdb_info_lines, shutdown_save
 from .args import parse_int
 from .connection import help_reply
 from .keys import glob_match, idle_seconds, object_encoding, refcount
@@ -98,6 +100,7 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "flushdb": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
     "flushall": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
     "time": ((_ND,), None),
+    "lastsave": ((_ND,), None),
     "object|encoding": ((_ND,), [_ks("RO", 2)]),
     "object|refcount": ((_ND,), [_ks("RO", 2)]),
     "object|idletime": ((_ND,), [_ks("RO", 2)]),
@@ -692,25 +695,11 @@ def _section_memory(ctx: Ctx) -> list[str]:
 
 
 def _section_persistence(ctx: Ctx) -> list[str]:
-    engine = ctx.engine
     return [
         "loading:0",
         "async_loading:0",
-        f"rdb_changes_since_last_save:{engine.dirty}",
-        "rdb_bgsave_in_progress:0",
-        f"rdb_last_save_time:{engine.started_ms // 1000}",
-        "rdb_last_bgsave_status:ok",
-        "rdb_last_bgsave_time_sec:-1",
-        "rdb_current_bgsave_time_sec:-1",
-        "rdb_saves:0",
-        "aof_enabled:0",
-        "aof_rewrite_in_progress:0",
-        "aof_rewrite_scheduled:0",
-        "aof_last_rewrite_time_sec:-1",
-        "aof_current_rewrite_time_sec:-1",
-        "aof_last_bgrewrite_status:ok",
-        "aof_rewrites:0",
-        "aof_last_write_status:ok",
+        *rdb_info_lines(ctx),
+        *aof_info_lines(ctx),
     ]
 
 
@@ -1043,8 +1032,12 @@ _DEBUG_HELP = [
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "RELOAD [NOSAVE]",
+    "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -1074,6 +1067,10 @@ def debug(ctx: Ctx, argv: list[bytes]) -> object:
     if sub == b"set-active-expire" and argc == 3:
         ctx.engine.active_expire = bool(_c_atoi(argv[2]))
         return OK
+    if sub == b"reload":
+        return debug_reload(ctx, argv)
+    if sub == b"loadaof" and argc == 2:
+        return debug_loadaof(ctx)
     if sub == b"change-repl-id" and argc == 2:
         # Until replication exists the run id doubles as the replication id.
         ctx.engine.run_id = os.urandom(20).hex()
@@ -1105,6 +1102,8 @@ def shutdown(ctx: Ctx, argv: list[bytes]) -> object:
     if hook is None:
         raise CommandError(SHUTDOWN_FAILED)
     log.warning("User requested shutdown...")
+    if not shutdown_save(ctx, flags):
+        raise CommandError(SHUTDOWN_FAILED)
     hook()
     # Redis exits without answering: the client sees the connection close.
     ctx.client.close_after_reply = True

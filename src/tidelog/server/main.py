@@ -12,10 +12,13 @@ import logging
 import os
 import signal
 import sys
+from typing import Any
 
 from .. import REDIS_VERSION, __version__
 from ..config import Config, ConfigError
 from ..engine import Engine
+from ..persistence.rdb import RdbError
+from ..persistence.snapshot import load_at_startup, snapshotter
 from .net import Server
 
 log = logging.getLogger("tidelog")
@@ -62,12 +65,52 @@ def setup_logging(config: Config) -> None:
     root.setLevel(_LEVELS[config["loglevel"]])
 
 
+def start_aof(engine: Engine, server: Server) -> Any:
+    """``appendonly yes``: replay the AOF directory, then append to it.
+
+    Replies wait for the AOF (``server.write_gate``) as ``appendfsync``
+    says; the engine keeps the AOF as ``engine.aof`` for BGREWRITEAOF,
+    INFO persistence and DEBUG LOADAOF.  Raises AofLoadError."""
+    from ..persistence import aof
+
+    log.info("Reading the append only file from %s", aof.aof_dir(engine.config))
+    aof.load(engine)
+    writer = aof.Aof(engine)
+    writer.open()
+    engine.aof = writer  # type: ignore[attr-defined]
+    server.write_gate = writer
+    writer.attach(asyncio.get_running_loop())
+    return writer
+
+
+def load_rdb(engine: Engine) -> None:
+    """``appendonly no``: load ``<dir>/<dbfilename>`` if there is one; exit on a
+    bad file, as Redis does."""
+    try:
+        load_at_startup(engine)
+    except (RdbError, OSError) as exc:
+        log.warning("Fatal error loading the DB: %s. Exiting.", exc)
+        raise SystemExit(1) from None
+
+
 async def serve(config: Config) -> None:
     os.makedirs(config["dir"], exist_ok=True)
     engine = Engine(config)
     server = Server(engine)
+    writer = None
+    if config["appendonly"]:
+        from ..persistence.aof import AofLoadError
+        try:
+            writer = start_aof(engine, server)
+        except AofLoadError as exc:
+            log.warning("%s", exc)
+            raise SystemExit(1) from None
+    else:
+        load_rdb(engine)
     await server.start()
     loop = asyncio.get_running_loop()
+    snapshots = snapshotter(engine)
+    snapshots.start_cron(loop, autosave=True)  # save points, BGSAVE children
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.request_stop)
     pidfile = config["pidfile"]
@@ -80,6 +123,12 @@ async def serve(config: Config) -> None:
              f" and {config['unixsocket']}" if config["unixsocket"] else "")
     log.info("Ready to accept connections")
     await server.serve_until_stopped()
+    if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
+        if not snapshots.shutdown_save(None):
+            log.warning("Error trying to save the DB before exiting")
+    if writer is not None:
+        log.info("Calling fsync() on the AOF file.")
+        writer.close()
     log.info("Tidelog is now ready to exit, bye bye...")
     if pidfile and os.path.exists(pidfile):
         os.unlink(pidfile)

@@ -113,11 +113,28 @@ class Connection(asyncio.Protocol):
                 break
             encode_into(out, reply, client.protocol)
             if client.close_after_reply:
-                self.transport.write(out)
-                self.close()
+                self._write(out, close=True)
                 return
         if out:
-            self.transport.write(out)
+            self._write(out)
+
+    def _write(self, data: bytearray, close: bool = False) -> None:
+        """Send replies, unless the write gate (the AOF with ``appendfsync
+        always``) says they must wait until the writes of this loop turn
+        are on disk: then they go out, in order, from its flush callback."""
+        if close:
+            self.closing = True  # read nothing more from this client
+        gate = self.server.write_gate
+        if gate is not None and gate.must_wait():
+            gate.after_flush(lambda: self._write_now(data, close))
+        else:
+            self._write_now(data, close)
+
+    def _write_now(self, data: bytearray, close: bool) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+        if close and self.transport is not None:
+            self.transport.close()
 
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out)."""
@@ -125,7 +142,7 @@ class Connection(asyncio.Protocol):
             return
         out = bytearray()
         encode_into(out, reply, self.client.protocol)
-        self.transport.write(out)
+        self._write(out)
         # Commands pipelined behind the blocked one can run now.
         asyncio.get_running_loop().call_soon(self._process)
 
@@ -135,8 +152,7 @@ class Connection(asyncio.Protocol):
         log.info("Protocol error (%s) from client: %s", exc,
                  self.client.addr if self.client else "?")
         assert self.transport is not None
-        self.transport.write(out)
-        self.close()
+        self._write(out, close=True)
 
     def close(self) -> None:
         if not self.closing:
@@ -161,6 +177,9 @@ class Server:
         self.stopped: asyncio.Event | None = None
         self.unix_path = ""
         self.ports: list[int] = []
+        # Something with must_wait() / after_flush(fn) that holds replies
+        # back until their writes are durable (the AOF), or None.
+        self.write_gate: Any = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()

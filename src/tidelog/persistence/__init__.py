@@ -1,0 +1,14 @@
+"""Durability: snapshots in Redis's RDB format, and the append-only file.
+
+- :mod:`.rdb` -- the RDB file format: ``write_file(engine, path=None)`` (temp file,
+  fsync, rename; ``aof_base=True`` for an AOF's RDB preamble), ``load_file(engine,
+  path=None)`` (replaces every database; raises ``RdbError`` naming the byte offset),
+  and the in-memory ``dumps`` / ``loads`` they are made of.
+- :mod:`.snapshot` -- when snapshots are taken: SAVE, BGSAVE in a forked child, the
+  ``save <seconds> <changes>`` points, saving at shutdown, loading at start-up.
+- :mod:`.aof` -- the append-only file.
+
+Start-up loads one source, as Redis does: the AOF when ``appendonly`` is yes,
+otherwise ``<dir>/<dbfilename>`` (``snapshot.load_at_startup``).  The commands
+are in :mod:`tidelog.commands.persistence` and :mod:`tidelog.commands.aof`.
+"""

@@ -1,0 +1,426 @@
+"""The append-only file without sockets: RESP writing, the manifest, replay,
+rewrite, and what loading does with torn or corrupt files.
+
+Each test runs an engine on a fake clock against a temporary directory; the
+"server" state is compared through replies (XRANGE, XINFO STREAM FULL, GET,
+PTTL), so any difference a client could see fails the test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+import tidelog.commands  # noqa: F401  (registers the commands)
+from tidelog.clock import FakeClock
+from tidelog.config import Config
+from tidelog.engine import Engine
+from tidelog.persistence import aof
+from tidelog.resp.replies import ErrorReply
+
+NOW = 1_700_000_000_000
+
+
+def b(arg) -> bytes:
+    return arg if isinstance(arg, bytes) else str(arg).encode()
+
+
+def make_engine(tmp_path, now=NOW, **options) -> Engine:
+    """An engine on ``tmp_path``; ``now``: its fake clock (replays compare at
+    the original's time, as a restart right after the writes would)."""
+    config = Config()
+    config.set("dir", str(tmp_path))
+    config.set("stream-node-max-entries", "4")
+    for name, value in options.items():
+        config.set(name.replace("_", "-"), value, at_startup=True)
+    return Engine(config, clock=FakeClock(now))
+
+
+def run(engine: Engine, client, *argv):
+    reply = engine.execute(client, [b(a) for a in argv])
+    assert not isinstance(reply, ErrorReply), (argv, reply)
+    return reply
+
+
+def snapshot(engine: Engine, rewritten: bool = False) -> dict:
+    """Everything a client can see of the dataset.
+
+    ``rewritten``: also leave out what an AOF rewrite does not keep, as in
+    Redis -- the node layout (entries are re-packed), the lifetime IDMP
+    counter ``iids-added``."""
+    client = engine.new_client()
+    out = {}
+    try:
+        for db in engine.dbs:
+            if not db.data:
+                continue
+            run(engine, client, "SELECT", db.index)
+            for key in sorted(db.data):
+                kind = run(engine, client, "TYPE", key)
+                pttl = run(engine, client, "PTTL", key)
+                if kind.text == b"stream":
+                    # Consumers' seen/active times are those of the replay
+                    # (as in Redis: the AOF does not carry them).
+                    full = repr(run(engine, client, "XINFO", "STREAM", key, "FULL"))
+                    full = re.sub(r"(b'(seen|active)-time', )-?\d+", r"\1T", full)
+                    if rewritten:
+                        full = re.sub(r"(b'(radix-tree-nodes|iids-added)', )\d+", r"\1N", full)
+                    value = (run(engine, client, "XRANGE", key, "-", "+"), full)
+                else:
+                    value = run(engine, client, "GET", key)
+                out[(db.index, key)] = (kind.text, pttl, value)
+    finally:
+        engine.client_closed(client)
+    return out
+
+
+def assert_same(got: dict, expected: dict) -> None:
+    assert got.keys() == expected.keys()
+    for key in expected:
+        assert got[key] == expected[key], key
+
+
+def workload(engine: Engine) -> None:
+    """Writes touching every kind of state the AOF must carry."""
+    c = engine.new_client()
+    clock = engine.clock
+    for i in range(12):
+        clock.advance(7)
+        run(engine, c, "XADD", "s", "*", "f", i, "g", "x" * (i % 3))
+    run(engine, c, "XADD", "s", "MAXLEN", "~", "6", "*", "f", "trim")
+    run(engine, c, "XDEL", "s", run(engine, c, "XRANGE", "s", "-", "+")[1][0])
+    run(engine, c, "XGROUP", "CREATE", "s", "g1", "0")
+    run(engine, c, "XGROUP", "CREATE", "s", "g2", "$", "ENTRIESREAD", "3")
+    run(engine, c, "XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "s", ">")
+    clock.advance(1000)
+    run(engine, c, "XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "s", ">")
+    run(engine, c, "XGROUP", "CREATECONSUMER", "s", "g1", "idle")
+    first = run(engine, c, "XRANGE", "s", "-", "+")
+    run(engine, c, "XACK", "s", "g1", first[0][0])
+    clock.advance(5000)
+    run(engine, c, "XCLAIM", "s", "g1", "bob", "10", first[1][0])
+    run(engine, c, "XAUTOCLAIM", "s", "g1", "carol", "1", "0", "COUNT", "1")
+    run(engine, c, "XNACK", "s", "g1", "FAIL", "IDS", "1", first[2][0])
+    run(engine, c, "XADD", "s", "IDMP", "p1", "i1", "*", "f", "idmp")
+    run(engine, c, "XCFGSET", "s", "IDMP-DURATION", "200", "IDMP-MAXSIZE", "50")
+    run(engine, c, "XADD", "s", "IDMP", "p1", "i2", "*", "f", "idmp2")
+    run(engine, c, "XADD", "empty", "1-1", "a", "b")
+    run(engine, c, "XDEL", "empty", "1-1")
+    run(engine, c, "SET", "str", "v")
+    run(engine, c, "SET", "ttl", "v", "PX", "100000")
+    run(engine, c, "MULTI")
+    run(engine, c, "SELECT", "3")
+    run(engine, c, "XADD", "other", "5-5", "k", "v")
+    run(engine, c, "SET", "x", "y")
+    run(engine, c, "EXEC")
+    run(engine, c, "SELECT", "0")
+    run(engine, c, "XTRIM", "s", "MINID", "~", "0-1")
+    engine.client_closed(c)
+
+
+def open_aof(engine: Engine) -> aof.Aof:
+    aof.load(engine)
+    writer = aof.Aof(engine)
+    writer.open()
+    return writer
+
+
+def incr_path(tmp_path) -> str:
+    directory = tmp_path / "appendonlydir"
+    return str(directory / "appendonly.aof.1.incr.aof")
+
+
+# -- RESP and the manifest ---------------------------------------------------------
+def test_encode_and_parse_commands():
+    argv = [b"XADD", b"k", b"1-1", b"f", b"", b"bin\r\n\x00"]
+    data = aof.encode_command(argv) + b"#TS:123\r\n" + aof.encode_command([b"PING"])
+    assert aof.encode_command([b"SET", b"a", b"b"]) == b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert [c for c, _, _ in aof.iter_commands(data)] == [argv, [b"PING"]]
+
+
+def test_manifest_round_trip_and_redis_format():
+    text = ("file appendonly.aof.2.base.rdb seq 2 type b\n"
+            "file appendonly.aof.1.incr.aof seq 1 type h\n"
+            "file appendonly.aof.3.incr.aof seq 3 type i\n"
+            "file appendonly.aof.4.incr.aof seq 4 type i\n")
+    manifest = aof.Manifest.parse(text)
+    assert manifest.base == aof.AofFile("appendonly.aof.2.base.rdb", 2, "b")
+    assert [i.seq for i in manifest.incrs] == [3, 4]
+    assert [f.name for f in manifest.files()] == [
+        "appendonly.aof.2.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.4.incr.aof"]
+    assert aof.Manifest.parse(manifest.text()) == manifest
+    for bad in ("file x seq 1\n", "file x seq one type i\n", "file x seq 1 type z\n",
+                "file a seq 1 type b\nfile b seq 2 type b\n",
+                "file a seq 2 type i\nfile b seq 1 type i\n"):
+        with pytest.raises(aof.AofLoadError):
+            aof.Manifest.parse(bad)
+
+
+def test_effects_are_written_with_select_on_db_change(tmp_path):
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "*", "f", "v")
+    run(engine, c, "SELECT", "2")
+    run(engine, c, "SET", "a", "b")
+    run(engine, c, "GET", "a")
+    writer.flush()
+    with open(incr_path(tmp_path), "rb") as fh:
+        commands = [argv for argv, _, _ in aof.iter_commands(fh.read())]
+    assert commands == [
+        [b"SELECT", b"0"], [b"XADD", b"s", b"%d-0" % NOW, b"f", b"v"],
+        [b"SELECT", b"2"], [b"SET", b"a", b"b"]]
+    writer.close()
+    with open(tmp_path / "appendonlydir" / "appendonly.aof.manifest") as fh:
+        assert fh.read() == ("file appendonly.aof.1.base.aof seq 1 type b\n"
+                             "file appendonly.aof.1.incr.aof seq 1 type i\n")
+
+
+# -- replay ------------------------------------------------------------------------
+def test_replay_rebuilds_identical_state(tmp_path):
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    workload(engine)
+    writer.close()
+    expected = snapshot(engine)
+    assert expected[(0, b"s")][2][0]  # the workload left entries
+    restored = make_engine(tmp_path, now=engine.clock.now_ms())
+    assert aof.load(restored)
+    assert_same(snapshot(restored), expected)
+    for db in restored.dbs:
+        for value in db.data.values():
+            if hasattr(value, "check"):
+                value.check()
+
+
+def test_rewrite_replays_to_same_state(tmp_path):
+    engine = make_engine(tmp_path)
+    workload(engine)
+    expected = snapshot(engine, rewritten=True)
+    commands = list(aof.dataset_commands(engine))
+    assert [b"XADD", b"empty", b"MAXLEN", b"0", b"0-1", b"x", b"y"] in commands
+    assert any(c[0] == b"XNACK" for c in commands)
+    assert any(c[0] == b"XIDMPRECORD" for c in commands)
+    assert any(c[:2] == [b"XGROUP", b"CREATECONSUMER"] for c in commands)
+    restored = make_engine(tmp_path, now=engine.clock.now_ms())
+    client = restored.new_client(kind="aof")
+    for argv in commands:
+        run(restored, client, *argv)
+    assert_same(snapshot(restored, rewritten=True), expected)
+
+
+def test_background_rewrite_installs_new_base(tmp_path):
+    engine = make_engine(tmp_path, aof_use_rdb_preamble="no")
+    writer = open_aof(engine)
+    workload(engine)
+    writer.start_rewrite()
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "*", "during", "rewrite")  # goes to the new incr file
+    assert writer.wait_rewrite(30)
+    writer.close()
+    names = sorted(os.listdir(tmp_path / "appendonlydir"))
+    assert names == ["appendonly.aof.2.base.aof", "appendonly.aof.2.incr.aof",
+                     "appendonly.aof.manifest"]
+    expected = snapshot(engine, rewritten=True)
+    restored = make_engine(tmp_path, now=engine.clock.now_ms())
+    assert aof.load(restored)
+    assert_same(snapshot(restored, rewritten=True), expected)
+    assert "aof_last_bgrewrite_status:ok" in writer.info_lines()
+
+
+def test_debug_loadaof(tmp_path):
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    engine.aof = writer
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "1-1", "f", "v")
+    engine.dbs[0].data.clear()  # only what the AOF holds comes back
+    assert run(engine, c, "DEBUG", "LOADAOF").text == b"OK"
+    assert run(engine, c, "XRANGE", "s", "-", "+") == [[b"1-1", [b"f", b"v"]]]
+    writer.close()
+
+
+# -- torn and corrupt files ----------------------------------------------------------
+def _two_command_dir(tmp_path) -> tuple[str, int, int]:
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "1-1", "f", "v")
+    run(engine, c, "XADD", "s", "2-1", "field", "value")
+    writer.close()
+    path = incr_path(tmp_path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    last_start = [start for _, start, _ in aof.iter_commands(data)][-1]
+    return path, last_start, len(data)
+
+
+def test_torn_tail_is_cut_at_every_offset(tmp_path):
+    path, last_start, size = _two_command_dir(tmp_path)
+    with open(path, "rb") as fh:
+        whole = fh.read()
+    for cut in range(last_start + 1, size):
+        with open(path, "wb") as fh:
+            fh.write(whole[:cut])
+        strict = make_engine(tmp_path, aof_load_truncated="no")
+        with pytest.raises(aof.AofLoadError, match=f"{path} at offset {last_start} "):
+            aof.load(strict)
+        assert os.path.getsize(path) == cut  # refusing leaves the file alone
+        lenient = make_engine(tmp_path, aof_load_truncated="yes")
+        assert aof.load(lenient)
+        assert snapshot(lenient)[(0, b"s")][2][0] == [[b"1-1", [b"f", b"v"]]], cut
+        assert os.path.getsize(path) == last_start, cut
+
+
+def test_unfinished_multi_is_dropped(tmp_path):
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "1-1", "f", "v")
+    writer.close()
+    path = incr_path(tmp_path)
+    with open(path, "ab") as fh:
+        fh.write(aof.encode_command([b"MULTI"]) + aof.encode_command([b"XADD", b"s", b"2-1", b"a", b"b"]))
+    restored = make_engine(tmp_path)
+    assert aof.load(restored)
+    assert snapshot(restored)[(0, b"s")][2][0] == [[b"1-1", [b"f", b"v"]]]
+    with open(path, "rb") as fh:
+        assert not fh.read().endswith(b"b\r\n")
+
+
+@pytest.mark.parametrize("where,damage", [(-2, b"?"), (-2, b"*x"), (0, b"$"), (0, b"+"),
+                                          (1, b"x"), (5, b"\n")])
+def test_corruption_in_the_middle_is_refused(tmp_path, where, damage):
+    path, last_start, size = _two_command_dir(tmp_path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    middle = last_start + where  # the CRLF ending the first command, or the second's header
+    with open(path, "wb") as fh:
+        fh.write(data[:middle] + damage + data[middle + len(damage):])
+    for truncated_ok in ("yes", "no"):
+        with pytest.raises(aof.AofLoadError, match=r"Bad file format .*offset \d+.*redis-check-aof"):
+            aof.load(make_engine(tmp_path, aof_load_truncated=truncated_ok))
+    assert os.path.getsize(path) == size
+
+
+def test_truncation_in_a_file_that_is_not_the_last_is_refused(tmp_path):
+    engine = make_engine(tmp_path, aof_use_rdb_preamble="no")
+    writer = open_aof(engine)
+    c = engine.new_client()
+    run(engine, c, "XADD", "s", "1-1", "f", "v")
+    writer.flush()
+    # a second incremental file, as a rewrite in progress makes
+    writer.manifest.incrs.append(aof.AofFile("appendonly.aof.2.incr.aof", 2, "i"))
+    aof.write_atomically(writer.manifest_path, writer.manifest.text().encode())
+    writer.close()
+    first = incr_path(tmp_path)
+    with open(first, "ab") as fh:
+        fh.write(b"*3\r\n$4\r\nXADD")
+    with pytest.raises(aof.AofLoadError, match="Unexpected end of file"):
+        aof.load(make_engine(tmp_path))
+
+
+def test_automatic_rewrite_past_the_growth_threshold(tmp_path):
+    engine = make_engine(tmp_path, aof_use_rdb_preamble="no",
+                         auto_aof_rewrite_min_size="1kb", auto_aof_rewrite_percentage="100")
+    writer = open_aof(engine)
+    c = engine.new_client()
+    writer._tick()  # small: nothing happens
+    assert not writer.rewriting and writer.rewrites == 0
+    for i in range(40):
+        run(engine, c, "XADD", "s", f"{i + 1}-1", "field", "x" * 40)
+    writer.flush()
+    assert writer.current_size > 1024
+    writer._tick()
+    assert writer.rewriting
+    assert writer.wait_rewrite(30)
+    lines = dict(line.split(":", 1) for line in writer.info_lines())
+    assert lines["aof_rewrites"] == "1" and lines["aof_last_bgrewrite_status"] == "ok"
+    assert int(lines["aof_base_size"]) > 1024
+    writer._tick()  # the base grew with it: no new rewrite
+    assert not writer.rewriting
+    writer.close()
+
+
+def test_rdb_base_without_rdb_loader_is_refused(tmp_path, monkeypatch):
+    directory = tmp_path / "appendonlydir"
+    directory.mkdir()
+    (directory / "appendonly.aof.1.base.rdb").write_bytes(b"REDIS0010\xff" + bytes(8))
+    (directory / "appendonly.aof.1.incr.aof").write_bytes(b"")
+    (directory / "appendonly.aof.manifest").write_text(
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    monkeypatch.setattr(aof, "_rdb_module", lambda: None)
+    with pytest.raises(aof.AofLoadError, match="is an RDB file.*no RDB loader"):
+        aof.load(make_engine(tmp_path))
+
+
+def test_missing_listed_file_is_refused(tmp_path):
+    directory = tmp_path / "appendonlydir"
+    directory.mkdir()
+    (directory / "appendonly.aof.manifest").write_text(
+        "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    with pytest.raises(aof.AofLoadError, match="appendonly.aof.1.base.aof .*doesn't exist"):
+        aof.load(make_engine(tmp_path))
+
+
+def test_bgrewriteaof_waits_for_a_running_bgsave(tmp_path):
+    engine = make_engine(tmp_path, aof_use_rdb_preamble="no")
+    writer = open_aof(engine)
+    engine.aof = writer
+
+    class BusySnapshots:
+        in_progress = True
+
+    engine.rdb = BusySnapshots()
+    c = engine.new_client()
+    assert run(engine, c, "BGREWRITEAOF").text == b"Background append only file rewriting scheduled"
+    writer._tick()
+    assert not writer.rewriting and "aof_rewrite_scheduled:1" in writer.info_lines()
+    BusySnapshots.in_progress = False
+    writer._tick()
+    assert writer.rewriting
+    again = engine.execute(c, [b"BGREWRITEAOF"])
+    assert again.message == b"ERR Background append only file rewriting already in progress"
+    assert writer.wait_rewrite(30)
+    assert "aof_rewrite_scheduled:0" in writer.info_lines()
+    writer.close()
+
+
+def test_rdb_preamble_falls_back_to_commands_for_state_rdb_cannot_hold(tmp_path):
+    engine = make_engine(tmp_path)  # aof-use-rdb-preamble yes (the default)
+    writer = open_aof(engine)
+    workload(engine)  # has XNACK'd entries and IDMP pairs
+    assert not aof.rdb_can_hold(engine)
+    writer.start_rewrite()
+    assert writer.wait_rewrite(30)
+    writer.close()
+    assert writer.manifest.base.name == "appendonly.aof.2.base.aof"
+    restored = make_engine(tmp_path, now=engine.clock.now_ms())
+    assert aof.load(restored)
+    assert_same(snapshot(restored, rewritten=True), snapshot(engine, rewritten=True))
+    plain = make_engine(tmp_path / "plain")
+    c = plain.new_client()
+    run(plain, c, "XADD", "s", "1-1", "f", "v")
+    assert aof.rdb_can_hold(plain)
+
+
+def test_rdb_preamble_base_round_trip(tmp_path):
+    if aof._rdb_module() is None or not hasattr(aof._rdb_module(), "write_file"):
+        pytest.skip("no RDB writer in this build")
+    engine = make_engine(tmp_path)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    for i in range(20):
+        run(engine, c, "XADD", "s", f"{i + 1}-1", "f", i)
+    run(engine, c, "XGROUP", "CREATE", "s", "g", "0")
+    run(engine, c, "XREADGROUP", "GROUP", "g", "alice", "COUNT", "5", "STREAMS", "s", ">")
+    writer.start_rewrite()
+    run(engine, c, "XACK", "s", "g", "2-1")  # into the new incremental file
+    assert writer.wait_rewrite(30)
+    writer.close()
+    assert writer.manifest.base.name == "appendonly.aof.2.base.rdb"
+    restored = make_engine(tmp_path, now=engine.clock.now_ms())
+    assert aof.load(restored)
+    assert_same(snapshot(restored, rewritten=True), snapshot(engine, rewritten=True))
