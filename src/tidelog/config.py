@@ -179,7 +179,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),
     # The append-only file (persistence/aof.py): Redis 7's multi-part layout.
-    Option("appendonly", _parse_bool, "no", mutable=False, show=_show_bool),
+    # CONFIG SET appendonly starts or stops it (persistence.aof.set_appendonly).
+    Option("appendonly", _parse_bool, "no", show=_show_bool),
     Option("appendfsync", _parse_enum("always", "everysec", "no"), "everysec"),
     Option("appenddirname", _parse_string, "appendonlydir", mutable=False),
     Option("appendfilename", _parse_string, "appendonly.aof", mutable=False),

@@ -187,6 +187,9 @@ class Engine:
         self.effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]] = []
         self._tx_effects: list[tuple[int, Effect]] | None = None
         self.shutdown_hook: Callable[[], None] | None = None
+        # CONFIG SET appendonly: starts (True) or stops the AOF; installed by
+        # the server layer (raises OSError when the AOF cannot start).
+        self.aof_switch: Callable[[bool], None] | None = None
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()

@@ -418,6 +418,14 @@ def _apply_config(ctx: Ctx, name: str) -> None:
     """Side effects of a changed option (most are read where used)."""
     if name == "loglevel":
         logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
+    elif name == "appendonly" and ctx.engine.aof_switch is not None:
+        try:
+            ctx.engine.aof_switch(ctx.config["appendonly"])
+        except OSError as exc:
+            logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)
+            ctx.config.set("appendonly", "no")
+            raise config_set_failed(b"appendonly",
+                                    b"Unable to turn on AOF. Check server logs.") from None
 
 
 @command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",

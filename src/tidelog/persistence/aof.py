@@ -26,6 +26,12 @@ then renames it to the next base and atomically replaces the manifest
 with that base plus the new incremental file, and deletes the old files.
 A crash at any point leaves a manifest that loads.
 
+At run time (:func:`set_appendonly`, called by CONFIG SET appendonly
+through the engine's ``aof_switch`` hook that the server installs):
+``yes`` appends to an unlisted temporary incremental file while a rewrite
+writes the base; the first rewrite then lists the base and that file (under
+its real name) as the whole AOF.  ``no`` flushes, fsyncs and closes.
+
 Loading: :func:`load` replays the base, then the incremental files, as a
 client of kind ``"aof"`` (XADD and XTRIM obey the rewritten arguments).
 A command cut short at the end of the last file is a crash during a write:
@@ -515,18 +521,15 @@ class Aof:
         self._rewrite_tmp = ""
         self._rewrite_base: AofFile | None = None
         self._rewrite_done: list[Callable[[bool], None]] = []
+        # CONFIG SET appendonly yes: writes go to an unlisted temporary
+        # incremental file until the first rewrite installs its base.
+        self._enabling: AofFile | None = None
 
     # -- starting and stopping ------------------------------------------------------
     def open(self) -> None:
         """Open the directory for appending (after :func:`load`): a new
         base from the dataset if there is none, then an incremental file."""
-        os.makedirs(self.dir, exist_ok=True)
-        for name in os.listdir(self.dir):  # left by a rewrite the server did not finish
-            if name.startswith("temp-rewriteaof-bg-"):
-                os.unlink(os.path.join(self.dir, name))
-        if os.path.exists(self.manifest_path):
-            with open(self.manifest_path, encoding="utf-8") as fh:
-                self.manifest = Manifest.parse(fh.read(), self.manifest_path)
+        self._read_dir()
         if self.manifest.base is None and not self.manifest.incrs:
             base = AofFile(f"{self.name}.1.base.aof", 1, BASE)
             self.base_size = write_commands_file(self.engine, os.path.join(self.dir, base.name))
@@ -539,6 +542,48 @@ class Aof:
         self._open_incr(self.manifest.incrs[-1])
         self.base_size = self._size(self.manifest.base)
         self.current_size = self.base_size + sum(self._size(i) for i in self.manifest.incrs)
+        self._start_appending()
+
+    def open_with_rewrite(self, done: Callable[[bool], None] | None = None) -> None:
+        """CONFIG SET appendonly yes on a running server: append from now on to
+        a temporary incremental file, and start a rewrite (scheduled if a BGSAVE
+        runs) that writes the base from the dataset.  Until it finishes the
+        manifest is left as it was, so a crash meanwhile loads what was there;
+        when it finishes, the base and the temporary file (renamed to the next
+        incremental file) replace every file listed before.  ``done(ok)`` is
+        called when the rewrite ends.  Raises OSError."""
+        self._read_dir()
+        seq = max((i.seq for i in self.manifest.incrs), default=0) + 1
+        self._enabling = AofFile(f"{self.name}.{seq}.incr.aof", seq, INCR)
+        fd = os.open(self._enabling_path(), os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o644)
+        with self._lock:
+            self.fd = fd
+        self.incr_path = self._enabling_path()
+        self.db = -1
+        self.base_size = self.current_size = 0
+        self._start_appending()
+        if done is not None:
+            self._rewrite_done.append(done)
+        if self.other_child_active():
+            self.rewrite_scheduled = True
+        else:
+            self.start_rewrite()
+
+    def _enabling_path(self) -> str:
+        return os.path.join(self.dir, f"temp-{self.name}.incr")
+
+    def _read_dir(self) -> None:
+        """Create the directory, remove files left by an unfinished rewrite,
+        read the manifest if there is one."""
+        os.makedirs(self.dir, exist_ok=True)
+        for name in os.listdir(self.dir):
+            if name.startswith("temp-rewriteaof-bg-") or name == f"temp-{self.name}.incr":
+                os.unlink(os.path.join(self.dir, name))
+        if os.path.exists(self.manifest_path):
+            with open(self.manifest_path, encoding="utf-8") as fh:
+                self.manifest = Manifest.parse(fh.read(), self.manifest_path)
+
+    def _start_appending(self) -> None:
         self.engine.effect_listeners.append(self.feed)
         if self._thread is None:
             self._thread = threading.Thread(target=self._fsync_loop, name="aof-fsync",
@@ -589,6 +634,13 @@ class Aof:
         if fd >= 0:
             os.fsync(fd)
             os.close(fd)
+        if self._enabling is not None:  # no base yet: nothing written here would load
+            log.warning("The AOF was closed before its first rewrite finished")
+            self._enabling = None
+            try:
+                os.unlink(self._enabling_path())
+            except FileNotFoundError:
+                pass
         if self.feed in self.engine.effect_listeners:
             self.engine.effect_listeners.remove(self.feed)
 
@@ -682,12 +734,13 @@ class Aof:
         if self.rewriting:
             raise RuntimeError("Background append only file rewriting already in progress")
         self.flush()
-        # New writes go to a new incremental file, listed at once.
-        next_incr = max((i.seq for i in self.manifest.incrs), default=0) + 1
-        incr = AofFile(f"{self.name}.{next_incr}.incr.aof", next_incr, INCR)
-        self.manifest.incrs.append(incr)
-        write_atomically(self.manifest_path, self.manifest.text().encode())
-        self._open_incr(incr)
+        if self._enabling is None:
+            # New writes go to a new incremental file, listed at once.
+            next_incr = max((i.seq for i in self.manifest.incrs), default=0) + 1
+            incr = AofFile(f"{self.name}.{next_incr}.incr.aof", next_incr, INCR)
+            self.manifest.incrs.append(incr)
+            write_atomically(self.manifest_path, self.manifest.text().encode())
+            self._open_incr(incr)
         base_seq = (self.manifest.base.seq if self.manifest.base else 0) + 1
         rdb = _rdb_module() if self.config["aof-use-rdb-preamble"] else None
         as_rdb = rdb is not None and hasattr(rdb, "write_file")
@@ -757,9 +810,16 @@ class Aof:
         base = self._rewrite_base
         assert base is not None
         os.replace(self._rewrite_tmp, os.path.join(self.dir, base.name))
-        _fsync_dir(self.dir)
         old = self.manifest
-        current = old.incrs[-1]
+        if self._enabling is not None:  # the first rewrite after CONFIG SET appendonly yes
+            current, self._enabling = self._enabling, None
+            path = os.path.join(self.dir, current.name)
+            os.replace(self._enabling_path(), path)  # the open fd follows the file
+            self.incr_path = path
+            old.history += old.files()  # everything listed before goes
+        else:
+            current = old.incrs[-1]
+        _fsync_dir(self.dir)
         self.manifest = Manifest(base=base, incrs=[current])
         write_atomically(self.manifest_path, self.manifest.text().encode())
         for item in ([old.base] if old.base else []) + old.incrs[:-1] + old.history:
@@ -811,6 +871,45 @@ class Aof:
             f"aof_base_size:{self.base_size}",
             f"aof_buffer_length:{len(self.buf)}",
         ]
+
+
+def set_appendonly(engine: Engine, on: bool, loop: Any,
+                   install: Callable[[Aof | None], None]) -> None:
+    """CONFIG SET appendonly on a running server (the server layer installs a
+    hook that calls this; ``install(writer)`` makes ``writer``, or None, its
+    write gate).
+
+    ``yes`` while off: a writer that appends from now on, and a rewrite that
+    writes the base from the dataset (:meth:`Aof.open_with_rewrite`); if that
+    rewrite fails the AOF is turned off again, as Redis does.  ``no`` while on:
+    flush and fsync, stop appending, close the files; the directory stays.
+    Raises OSError when the AOF cannot be started."""
+    current = getattr(engine, "aof", None)
+    if on and current is None:
+        writer = Aof(engine)
+
+        def done(ok: bool) -> None:
+            if not ok and getattr(engine, "aof", None) is writer:
+                log.warning("The first AOF rewrite failed: turning the AOF off")
+                writer.close()
+                engine.aof = None  # type: ignore[attr-defined]
+                engine.config.set("appendonly", "no")
+                install(None)
+
+        try:
+            writer.open_with_rewrite(done)
+        except OSError:
+            writer.close()
+            raise
+        writer.attach(loop)
+        engine.aof = writer  # type: ignore[attr-defined]
+        install(writer)
+        log.info("AOF enabled: writing the base file in the background")
+    elif not on and current is not None:
+        current.close()
+        engine.aof = None  # type: ignore[attr-defined]
+        install(None)
+        log.info("AOF disabled: the files are closed")
 
 
 def reload(engine: Engine, aof: Aof) -> None:

@@ -3,6 +3,11 @@
     with EmbeddedServer(port=0) as srv:       # port 0: any free port
         redis.Redis(port=srv.port).xadd("s", {"f": "v"})
 
+As tidelog-server does at start, ``appendonly=yes`` replays the AOF in
+``dir`` and appends to it; with ``appendonly no`` and a ``dir`` other than
+the default, ``<dir>/<dbfilename>`` is loaded if it exists.  Without those
+options nothing is read from or written to the working directory at start.
+
 The engine is reachable as ``srv.engine`` (for tests: effects, stats), but
 it belongs to the server's thread: touch it only through ``srv.call(fn)``,
 which runs ``fn`` on that thread and returns its result.
@@ -16,8 +21,10 @@ import threading
 from typing import Any, Callable
 
 from ..clock import Clock
-from ..config import Config
+from ..config import OPTIONS, Config
 from ..engine import Engine
+from ..persistence.snapshot import load_at_startup
+from .main import start_aof
 from .net import Server
 
 
@@ -54,14 +61,26 @@ class EmbeddedServer:
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:
-            loop.run_until_complete(self.server.start())
+            loop.run_until_complete(self._start())
         except BaseException as exc:  # report start-up failures to start()
             self._error = exc
             self._ready.set()
             return
         self._ready.set()
         loop.run_until_complete(self.server.serve_until_stopped())
+        writer = getattr(self.engine, "aof", None)  # appendonly, or CONFIG SET appendonly yes
+        if writer is not None:
+            writer.close()
         loop.close()
+
+    async def _start(self) -> None:
+        """Load the dataset as tidelog-server does (AofLoadError, RdbError,
+        OSError go to start()), then listen."""
+        if self.config["appendonly"]:
+            start_aof(self.engine, self.server)
+        elif self.config["dir"] != OPTIONS["dir"].parse(OPTIONS["dir"].default):
+            load_at_startup(self.engine)
+        await self.server.start()
 
     def call(self, fn: Callable[[], Any]) -> Any:
         """Run fn on the server's thread and return its result."""

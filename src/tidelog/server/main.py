@@ -97,11 +97,10 @@ async def serve(config: Config) -> None:
     os.makedirs(config["dir"], exist_ok=True)
     engine = Engine(config)
     server = Server(engine)
-    writer = None
     if config["appendonly"]:
         from ..persistence.aof import AofLoadError
         try:
-            writer = start_aof(engine, server)
+            start_aof(engine, server)
         except AofLoadError as exc:
             log.warning("%s", exc)
             raise SystemExit(1) from None
@@ -126,6 +125,7 @@ async def serve(config: Config) -> None:
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
         if not snapshots.shutdown_save(None):
             log.warning("Error trying to save the DB before exiting")
+    writer = getattr(engine, "aof", None)  # CONFIG SET appendonly may have changed it
     if writer is not None:
         log.info("Calling fsync() on the AOF file.")
         writer.close()

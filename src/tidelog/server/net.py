@@ -186,6 +186,7 @@ class Server:
         self.stopped = asyncio.Event()
         self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
         self.engine.shutdown_hook = self.request_stop
+        self.engine.aof_switch = self._switch_aof
         port = self.config["port"]
         if port or self.any_free_port:
             for host in self.config["bind"].split():
@@ -213,6 +214,15 @@ class Server:
     @property
     def port(self) -> int:
         return self.ports[0] if self.ports else 0
+
+    def _switch_aof(self, on: bool) -> None:
+        """The engine's ``aof_switch`` (CONFIG SET appendonly)."""
+        from ..persistence import aof
+
+        def install(writer: Any) -> None:
+            self.write_gate = writer
+
+        aof.set_appendonly(self.engine, on, asyncio.get_running_loop(), install)
 
     async def _cron(self) -> None:
         while True:
