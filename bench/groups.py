@@ -67,6 +67,7 @@ class Scenario:
     summary: str                                            # one line, for --list
     run: Callable[[Any, list[Target], Log], dict]           # (args, targets, log) -> result
     render: Callable[[dict], str]                           # result -> markdown
+    driver: str = "Python clients"                          # what sends the load, for --list
 
 
 # -- shared helpers -----------------------------------------------------------

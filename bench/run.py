@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark of Tidelog and redis-server.
 
-    python bench/run.py                 # both servers, every workload (~3.5 min)
+    python bench/run.py                 # both servers, every workload (~6 min)
     python bench/run.py --quick         # a short smoke run (~40 s)
     python bench/run.py --only tidelog --workloads 'xadd-*'
     python bench/run.py --workloads 'group-*'      # the consumer-group benchmarks
+    python bench/run.py --workloads 'durability-*' # restart times, XADD with the AOF on
 
 Each server is started on a free loopback port with a fresh temporary
 directory, loaded by redis-benchmark (C, so the client is not the
@@ -19,7 +20,9 @@ raw results as JSON (default: bench/results/<date>.json).
 The consumer-group benchmarks (group-latency, group-drain, group-pel; see
 groups.py) need a client that reacts to replies, so they are driven by
 Python clients instead; they run after the redis-benchmark workloads, on the
-same two servers, and print their own tables.
+same two servers, and print their own tables.  The durability benchmarks
+(durability-restart, durability-xadd; see durability.py) come last and start
+their own servers with the persistence settings they measure.
 See docs/benchmarks.md for what is measured and how to read it.
 """
 
@@ -49,9 +52,12 @@ from pathlib import Path
 # Run as a script (python bench/run.py): this folder is on sys.path.
 import resp
 import servers
-from groups import SCENARIOS, Scenario
+from durability import SCENARIOS as DURABILITY_SCENARIOS
+from groups import SCENARIOS as GROUP_SCENARIOS
+from groups import Scenario
 from workloads import WORKLOADS, Skip, Target, Workload
 
+SCENARIOS: list[Scenario] = GROUP_SCENARIOS + DURABILITY_SCENARIOS
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SERVER_NAMES = {"redis": "Redis", "tidelog": "Tidelog"}
@@ -559,6 +565,13 @@ def main(argv: list[str] | None = None) -> int:
     grp.add_argument("--pel-timeout", type=float, default=300.0,
                      help="group-pel: time limit of one server's preload, in seconds "
                      "(default 300)")
+    grp = ap.add_argument_group("durability benchmarks (durability-*)")
+    grp.add_argument("--durability-entries", type=int,
+                     help="durability-restart: entries in the stream that is reloaded "
+                     "(default 500000, 20000 with --quick)")
+    grp.add_argument("--durability-timeout", type=float, default=600.0,
+                     help="durability-restart: time limit of one fill, rewrite or restart, "
+                     "in seconds (default 600)")
     args = ap.parse_args(argv)
 
     args.seconds = (args.seconds or (0.3 if args.quick else 1.0)) * args.scale
@@ -576,6 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     args.drain_messages = args.drain_messages or (20_000 if args.quick else 200_000)
     args.pel_size = args.pel_size or (100_000 if args.quick else 1_000_000)
     args.pel_ops = args.pel_ops or (400 if args.quick else 2000)
+    args.durability_entries = args.durability_entries or (20_000 if args.quick else 500_000)
+    if args.durability_entries < 1 or args.durability_timeout <= 0:
+        ap.error("--durability-entries and --durability-timeout must be positive")
     if (args.latency_seconds <= 0 or args.latency_rate <= 0 or args.drain_messages < 1
             or args.pel_size < 10 or args.pel_ops < 1 or args.pel_timeout <= 0):
         ap.error("the group-* sizes, rates and times must be positive "
@@ -599,14 +615,21 @@ def main(argv: list[str] | None = None) -> int:
         for w in WORKLOADS:
             print(f"{w.id:22s} P{w.pipeline:<4d} c{w.clients:<3d} {' '.join(w.argv())}")
         for s in SCENARIOS:
-            print(f"{s.id:22s} {'(Python clients)':11s} {s.summary}")
+            print(f"{s.id:22s} {'(' + s.driver + ')':11s} {s.summary}")
         return 0 if args.list else 2
-    if workloads and not shutil.which(args.redis_benchmark):
+    needs_benchmark = workloads or any(s.id == "durability-xadd" for s in scenarios)
+    if needs_benchmark and not shutil.which(args.redis_benchmark):
         log(f"{args.redis_benchmark} not found (Debian package redis-tools/redis-server)")
         return 2
 
     tidelog_base, tidelog_env = servers.tidelog_command(REPO, args.tidelog_cmd)
-    tidelog_argv = servers.with_port_and_dir(tidelog_base)
+    # No persistence, as redis-server gets (--save '' --appendonly no): the
+    # main workloads compare in-memory command costs, not background saves.
+    tidelog_argv = servers.with_port_and_dir(tidelog_base) + ["--save", "", "--appendonly", "no"]
+    # The durability benchmarks start servers of their own, with other settings,
+    # and measure redis-benchmark workloads on them like the main loop does.
+    args.tidelog_base, args.tidelog_env = tidelog_base, tidelog_env
+    args.run_workload = run_workload
     todo = [n for n in ("redis", "tidelog") if args.only in (None, n)]
     if "redis" in todo and not shutil.which(args.redis_server):
         log(f"{args.redis_server} not found (Debian package redis-server)")
@@ -632,7 +655,9 @@ def main(argv: list[str] | None = None) -> int:
                          "latency_seconds", "latency_rate", "latency_consumers",
                          "latency_producers", "latency_procs", "drain_messages",
                          "drain_consumers", "drain_procs", "pel_size", "pel_small",
-                         "pel_ops", "pel_depth", "pel_timeout")} if scenarios else None},
+                         "pel_ops", "pel_depth", "pel_timeout")} if scenarios else None,
+                     "durability": {k: getattr(args, k) for k in (
+                         "durability_entries", "durability_timeout")} if scenarios else None},
         "loadavg_start": loadavg(),
         "servers": {},
         "scenarios": {},
