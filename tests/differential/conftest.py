@@ -19,6 +19,8 @@ them (and their count in the map's size) from ours before comparing.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
@@ -100,6 +102,25 @@ class Differ:
     def close(self) -> None:
         self.ours.close()
         self.theirs.close()
+
+
+@contextmanager
+def captured_effects(tidelog) -> Iterator[list[list[bytes]]]:
+    """Collect the effect argvs Tidelog records while the block runs.
+
+    Read the list through ``tidelog.call(lambda: list(captured))``: it is
+    filled on the server's thread."""
+    captured: list[list[bytes]] = []
+
+    def listen(effects):
+        captured.extend(argv for _, argv in effects)
+
+    tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
+    try:
+        yield captured
+    finally:
+        tidelog.call(lambda: listen in tidelog.engine.effect_listeners
+                     and tidelog.engine.effect_listeners.remove(listen))
 
 
 @pytest.fixture

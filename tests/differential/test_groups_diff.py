@@ -25,6 +25,7 @@ import time
 
 import pytest
 
+from tests.differential.conftest import captured_effects
 from tests.differential.test_generic_diff import parse
 from tests.differential.test_streams_diff import Pair, _read_aof_commands, wait_blocked
 from tests.support.rawclient import RawClient, encode_command
@@ -942,51 +943,44 @@ def _blank_times(effects: list[list[bytes]]) -> list[list[bytes]]:
 def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
     theirs = RawClient(aof_oracle.port)
     ours = RawClient(tidelog.port)
-    captured: list[list[bytes]] = []
-
-    def listen(effects):
-        captured.extend(argv for _, argv in effects)
-
     try:
         for client in (ours, theirs):
             assert client.call("FLUSHALL") == b"+OK\r\n"
             assert client.call("CONFIG", "SET", "stream-node-max-entries",
                                node_entries) == b"+OK\r\n"
         before = len(_read_aof_commands(aof_oracle.dir))
-        tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
-        norm = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r\n]*\r\n):\d+\r\n")
-        for argv in EFFECT_SCRIPT:
-            a, b = ours.call(*argv), theirs.call(*argv)
-            if argv[0] not in ("XINFO",):
-                assert norm.sub(rb"\1", a) == norm.sub(rb"\1", b), (argv, a, b)
-        # A blocked reader served by a transaction: its XCLAIMs come after the
-        # XADDs, in a MULTI/EXEC of their own.
-        readers = [RawClient(tidelog.port), RawClient(aof_oracle.port)]
-        try:
-            for reader in readers:
-                reader.send_raw(encode_command(["XREADGROUP", "GROUP", "b", "r", "BLOCK", "0",
-                                                "STREAMS", "s", ">"]))
-            deadline = time.monotonic() + 5
-            while b"blocked_clients:1\r\n" not in theirs.call("INFO", "clients") or \
-                    tidelog.call(lambda: tidelog.engine.blocked_clients) != 1:
-                assert time.monotonic() < deadline, "the readers did not block"
-                time.sleep(0.01)
-            for argv in (["MULTI"], ["XADD", "s", "20-1", "f", "v"],
-                         ["XADD", "s", "21-1", "f", "v"], ["EXEC"]):
-                assert ours.call(*argv) == theirs.call(*argv)
-            assert readers[0].read_reply(5) == readers[1].read_reply(5)
-        finally:
-            for reader in readers:
-                reader.close()
-        written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
-                   if argv[0].upper() != b"SELECT"]
-        got = tidelog.call(lambda: list(captured))
+        with captured_effects(tidelog) as captured:
+            norm = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r\n]*\r\n):\d+\r\n")
+            for argv in EFFECT_SCRIPT:
+                a, b = ours.call(*argv), theirs.call(*argv)
+                if argv[0] not in ("XINFO",):
+                    assert norm.sub(rb"\1", a) == norm.sub(rb"\1", b), (argv, a, b)
+            # A blocked reader served by a transaction: its XCLAIMs come after the
+            # XADDs, in a MULTI/EXEC of their own.
+            readers = [RawClient(tidelog.port), RawClient(aof_oracle.port)]
+            try:
+                for reader in readers:
+                    reader.send_raw(encode_command(["XREADGROUP", "GROUP", "b", "r", "BLOCK", "0",
+                                                    "STREAMS", "s", ">"]))
+                deadline = time.monotonic() + 5
+                while b"blocked_clients:1\r\n" not in theirs.call("INFO", "clients") or \
+                        tidelog.call(lambda: tidelog.engine.blocked_clients) != 1:
+                    assert time.monotonic() < deadline, "the readers did not block"
+                    time.sleep(0.01)
+                for argv in (["MULTI"], ["XADD", "s", "20-1", "f", "v"],
+                             ["XADD", "s", "21-1", "f", "v"], ["EXEC"]):
+                    assert ours.call(*argv) == theirs.call(*argv)
+                assert readers[0].read_reply(5) == readers[1].read_reply(5)
+            finally:
+                for reader in readers:
+                    reader.close()
+            written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
+                       if argv[0].upper() != b"SELECT"]
+            got = tidelog.call(lambda: list(captured))
         assert _blank_times(_without_7_4_setids(got)) == _blank_times(written)
         # and the 7.4 SETIDs are there: one per acknowledged ">" read that moved the group
         extra = [argv for argv in got if argv not in _without_7_4_setids(got)]
         assert len(got) - len(_without_7_4_setids(got)) >= 3, extra
     finally:
-        tidelog.call(lambda: listen in tidelog.engine.effect_listeners
-                     and tidelog.engine.effect_listeners.remove(listen))
         ours.close()
         theirs.close()

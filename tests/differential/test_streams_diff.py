@@ -24,6 +24,7 @@ import time
 
 import pytest
 
+from tests.differential.conftest import captured_effects
 from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER, RedisServer
 
@@ -684,11 +685,6 @@ EFFECT_SCRIPT = [
 def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
     theirs = RawClient(aof_oracle.port)
     ours = RawClient(tidelog.port)
-    captured: list[list[bytes]] = []
-
-    def listen(effects):
-        captured.extend(argv for _, argv in effects)
-
     try:
         for client in (ours, theirs):
             assert client.call("FLUSHALL") == b"+OK\r\n"
@@ -696,15 +692,13 @@ def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
                                node_entries) == b"+OK\r\n"
             assert client.call("CONFIG", "SET", "stream-node-max-bytes", 0) == b"+OK\r\n"
         before = len(_read_aof_commands(aof_oracle.dir))
-        tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
-        for argv in EFFECT_SCRIPT:
-            assert ours.call(*argv) == theirs.call(*argv), argv
-        written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
-                   if argv[0].upper() != b"SELECT"]
-        got = tidelog.call(lambda: list(captured))
+        with captured_effects(tidelog) as captured:
+            for argv in EFFECT_SCRIPT:
+                assert ours.call(*argv) == theirs.call(*argv), argv
+            written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
+                       if argv[0].upper() != b"SELECT"]
+            got = tidelog.call(lambda: list(captured))
         assert got == written
     finally:
-        tidelog.call(lambda: listen in tidelog.engine.effect_listeners
-                     and tidelog.engine.effect_listeners.remove(listen))
         ours.close()
         theirs.close()
