@@ -1,0 +1,103 @@
+"""Spark tests: one local[2] SparkSession for the whole test session, and the servers
+its queries talk to - a tidelog-server process and, for the same read and write
+paths, Debian's redis-server.
+
+``target`` runs a test once against each server; ``tidelog_target`` only against
+Tidelog (for what needs Redis 8 commands).  Each test starts with empty servers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.integration.test_cli import ServerProcess
+from tests.support.redis_oracle import REDIS_SERVER, RedisServer, free_port
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+_SRC = str(Path(__file__).resolve().parents[2] / "src")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (tidelog[spark])")
+
+
+@dataclass
+class Target:
+    """A server the connector talks to."""
+
+    kind: str                # "tidelog" or "redis"
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=30)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    import tidelog.spark
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("tidelog-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    tidelog.spark.register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def tidelog_server(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tidelog-spark")
+    port = free_port()
+    proc = ServerProcess(["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+                          "--save", ""], workdir, port)
+    proc.wait_ready()
+    yield Target("tidelog", port)
+    proc.kill()
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed (`make test` installs it when run as root)")
+    srv = RedisServer()
+    yield Target("redis", srv.port)
+    srv.stop()
+
+
+@pytest.fixture(params=["tidelog", "redis"])
+def target(request) -> Target:
+    found = request.getfixturevalue(f"{request.param}_server")
+    with found.client() as c:
+        c.flushall()
+    return found
+
+
+@pytest.fixture
+def tidelog_target(tidelog_server) -> Target:
+    with tidelog_server.client() as c:
+        c.flushall()
+    return tidelog_server
