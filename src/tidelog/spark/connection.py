@@ -37,7 +37,7 @@ def client(url: str) -> redis.Redis:
         return found
 
 
-RAW_REPLIES = ("XRANGE", "XREVRANGE", "XINFO STREAM", "XINFO GROUPS")
+RAW_REPLIES = ("XRANGE", "XREVRANGE", "XINFO STREAM", "XINFO GROUPS", "COMMAND")
 
 
 def _raw(reply, **_options):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -109,7 +109,7 @@ def _decimal(dtype: DecimalType) -> Callable[[bytes], Decimal]:
 
     def convert(raw: bytes) -> Decimal:
         try:
-            value = Decimal(raw.decode()).quantize(quantum)
+            value = Decimal(raw.decode()).quantize(quantum, ROUND_HALF_UP)  # as Spark casts
         except InvalidOperation:
             raise ValueError("not a decimal") from None
         if len(value.as_tuple().digits) > dtype.precision:

@@ -18,9 +18,11 @@ the streams that have entries, and each stream's end is the last ID of an
 With ``group=<name>`` the source keeps that consumer group of every stream at
 the offset Spark committed (``XGROUP SETID``, creating the group the first time),
 so ``XINFO GROUPS`` shows the job's lag and ``XTRIM ... ACKED`` or ``KEEPREF``
-keep what the job has not processed.  Spark tells a source a batch is committed
-only when it plans the next one (or at the next start), so the group trails the
-sink by up to one micro-batch: it never claims more than was processed.  With no
+keep what the job has not processed.  Spark plans a micro-batch only after the
+previous one is committed, so the ``start`` of each ``latestOffset`` call is a
+committed offset: the group moves there, and never past what the sink holds.
+It therefore trails the sink by the last batch until Spark next looks for
+data (the next trigger, or the next run of an AvailableNow query).  With no
 checkpoint yet, a query with a group and no ``startingOffsets`` starts at the
 group's last-delivered ID.
 """
@@ -65,6 +67,7 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._keys_at = 0.0
         self._target: Offset | None = None      # Trigger.AvailableNow's end
         self._latest: Offset | None = None      # for reportLatestOffset
+        self._group_at: Offset | None = None    # where the group was last moved to
 
     # -- driver-side state that must not be pickled -------------------------------
 
@@ -133,6 +136,9 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = _offset_json({k: format_id(last[k] or MIN_ID) for k in keys})
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        # Spark plans a batch only once the previous one is committed, so ``start``
+        # is committed: the group can move there now (commit() comes a batch later).
+        self._follow(start)
         keys = self._current_keys(start)
         begin = {k: parse_id(start.get(k, format_id(_floor(self.options.start)))) for k in keys}
         last = connection.last_ids(self._conn, keys)
@@ -206,10 +212,16 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- commit: the consumer group follows Spark ---------------------------------------
 
     def commit(self, end: Offset) -> None:
-        if not self.options.group:
+        self._follow(end)
+
+    def _follow(self, committed: Offset) -> None:
+        """Move the consumer group (if any) to a committed offset; O(keys) round trips,
+        none when the offset is the one the group was last moved to."""
+        if not self.options.group or committed == self._group_at:
             return
-        for key in sorted(end):
-            self._set_group(key, end[key])
+        for key in sorted(committed):
+            self._set_group(key, committed[key])
+        self._group_at = dict(committed)
 
     def _group_positions(self, keys: list[str]) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
