@@ -2,9 +2,10 @@
 
     python stream_job.py URL STREAM CHECKPOINT OUT (run|once)
 
-Reads STREAM with the tidelog format (200 entries per micro-batch) and appends the
-rows to Parquet at OUT.  ``run`` keeps going (processingTime 50 ms) until killed;
-``once`` processes what is there (Trigger.AvailableNow) and exits.
+Reads STREAM with the tidelog format and appends the rows to Parquet at OUT.
+``run`` keeps going (200 entries per micro-batch, processingTime 50 ms) until
+killed; ``once`` processes what is there (Trigger.AvailableNow, 2000 entries per
+micro-batch) and exits.
 """
 
 import os
@@ -26,7 +27,8 @@ def main(url: str, stream: str, checkpoint: str, out: str, mode: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     tidelog.spark.register(spark)
     df = (spark.readStream.format("tidelog").option("url", url).option("stream", stream)
-          .option("maxEntriesPerTrigger", 200).option("numPartitions", 2).load())
+          .option("maxEntriesPerTrigger", 2000 if mode == "once" else 200)
+          .option("numPartitions", 2).load())
     writer = (df.select("stream", "id", "ms", "seq", "fields").writeStream.format("parquet")
               .option("checkpointLocation", checkpoint).option("path", out))
     if mode == "once":

@@ -93,6 +93,17 @@ def test_starting_offsets_latest_and_json(spark, target, tmp_path):
                           tmp_path / "ck3", tmp_path / "o3")
 
 
+def test_pattern_streams_read_every_matching_key(spark, target, tmp_path):
+    c = target.client()
+    fill(c, "dev:1", 120)
+    fill(c, "dev:2", 80, seed=2)
+    c.set("dev:3", "a string, not a stream")
+    df = stream(spark, target, pattern="dev:*", numPartitions=3)
+    run_available_now(df, tmp_path / "ck", tmp_path / "out")
+    assert sorted(sink_ids(spark, tmp_path / "out")) == \
+        sorted(stream_ids(c, "dev:1") + stream_ids(c, "dev:2"))
+
+
 def test_a_limit_is_shared_between_streams(spark, target, tmp_path):
     c = target.client()
     fill(c, "a", 500)
@@ -152,7 +163,8 @@ def _checkpoint_state(ck: Path) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, target, tmp_path):
+def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_target, tmp_path):
+    target = tidelog_target
     c = target.client()
     fill(c, "s", 3000)
     ck, out = tmp_path / "ck", tmp_path / "out"
