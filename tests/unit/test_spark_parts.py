@@ -127,6 +127,15 @@ def test_default_batch():
         [("a", b"\xff")]
 
 
+def test_text_that_is_not_utf8_in_the_fields_map():
+    page = [("s", [(b"1-0", [b"ok", b"fine", b"bad", b"\xff\xfe"]), (b"2-0", [b"\xff", b"v"])])]
+    rows = BatchBuilder(default_schema(), failfast=False).build(page).to_pylist()
+    assert rows[0]["fields"] == [("ok", "fine"), ("bad", None)]
+    assert rows[1]["fields"] == [("\ufffd", "v")]
+    with pytest.raises(BadValue, match=r"entry 2-0: a field name b'\\xff' is not UTF-8"):
+        BatchBuilder(default_schema(), failfast=True).build(page)
+
+
 SCHEMA = StructType([
     StructField("id", StringType()), StructField("n", LongType()),
     StructField("i", IntegerType()), StructField("x", DoubleType()),

@@ -5,12 +5,15 @@
 * ``df.write.format("tidelog")`` / ``df.writeStream.format("tidelog")``: rows as
   XADDs, idempotent with ``XADD ... IDMP`` on request (:mod:`.writer`);
 * :func:`archive` / ``tidelog-archive``: old entries to Parquet, then trimmed
-  (:mod:`.archive`); :func:`read_history`: archive and live stream as one DataFrame.
+  (:mod:`.archive_job`); :func:`read_history`: archive and live stream as one DataFrame.
 
 This package talks to the server as a client only (redis-py); it works with
 Tidelog and with Redis itself (features of Redis 8 need Tidelog or Redis 8).
 """
 
+from .archive_job import ArchiveSummary, archive
+from .history import read_history
 from .source import RegisteredTidelogDataSource, TidelogDataSource, register
 
-__all__ = ["TidelogDataSource", "RegisteredTidelogDataSource", "register"]
+__all__ = ["TidelogDataSource", "RegisteredTidelogDataSource", "register", "archive",
+           "ArchiveSummary", "read_history"]

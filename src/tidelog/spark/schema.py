@@ -7,6 +7,8 @@ The default schema::
 
 ``ms`` and ``seq`` are the two halves of the ID (order by them, not by ``id``,
 whose text does not sort numerically); ``ts`` is ``ms`` as a UTC timestamp.
+A field value that is not UTF-8 is null in ``fields`` with ``mode=PERMISSIVE``
+and fails the query with ``mode=FAILFAST``; ``binaryValues=true`` keeps bytes.
 
 A user schema (``spark.read.schema(...)``) may name any of those six columns
 and any entry field: a column whose name is not one of the six is read from the
@@ -219,10 +221,33 @@ class BatchBuilder:
                 offsets.append(total)
             return pa.MapArray.from_arrays(
                 pa.array(offsets, type=pa.int32()),
-                pa.array(flat[0::2], type=atype.key_type),
-                pa.array(flat[1::2], type=atype.item_type),
+                self._texts(flat[0::2], atype.key_type, "name", keys, ids, values),
+                self._texts(flat[1::2], atype.item_type, "value", keys, ids, values),
                 type=atype)
         return pa.array(self._field_values(name, keys, ids, values), type=atype)
+
+    def _texts(self, raw: list[bytes], atype: pa.DataType, what: str, keys: list[str],
+               ids: list[str], values: list[Sequence[bytes]]) -> pa.Array:
+        """Field names or values as an Arrow string (or binary) array.  Text that is
+        not UTF-8 fails with FAILFAST; with PERMISSIVE a value becomes null and a
+        name keeps its bytes with U+FFFD for each bad one (map keys cannot be null)."""
+        try:
+            return pa.array(raw, type=atype)
+        except pa.ArrowInvalid:
+            pass
+        out: list[str | None] = []
+        for item in raw:
+            try:
+                out.append(item.decode("utf-8"))
+            except UnicodeDecodeError:
+                if self.failfast:
+                    row = next(i for i, fv in enumerate(values) if item in fv)
+                    raise BadValue(
+                        f"stream {keys[row]!r} entry {ids[row]}: a field {what} "
+                        f"{item[:64]!r} is not UTF-8; read with binaryValues=true or "
+                        f"mode=PERMISSIVE") from None
+                out.append(item.decode("utf-8", "replace") if what == "name" else None)
+        return pa.array(out, type=atype)
 
     def _field_values(self, name: str, keys: list[str], ids: list[str],
                       values: list[Sequence[bytes]]) -> list:
