@@ -6,14 +6,15 @@ Reads STREAM with the tidelog format and appends the rows to Parquet at OUT.
 ``run`` keeps going (200 entries per micro-batch, processingTime 50 ms) until
 killed; ``once`` processes what is there (Trigger.AvailableNow, 2000 entries per
 micro-batch) and exits.
+
+It does not call ``tidelog.spark.register``: Spark finds the format through the
+``pyspark_tidelog`` module, as it does for any user.
 """
 
 import os
 import sys
 
 from pyspark.sql import SparkSession
-
-import tidelog.spark
 
 
 def main(url: str, stream: str, checkpoint: str, out: str, mode: str) -> None:
@@ -25,7 +26,6 @@ def main(url: str, stream: str, checkpoint: str, out: str, mode: str) -> None:
              .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    tidelog.spark.register(spark)
     df = (spark.readStream.format("tidelog").option("url", url).option("stream", stream)
           .option("maxEntriesPerTrigger", 2000 if mode == "once" else 200)
           .option("numPartitions", 2).load())
