@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from itertools import accumulate, chain
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     BinaryType, BooleanType, ByteType, DataType, DateType, DecimalType, DoubleType,
@@ -186,48 +188,42 @@ class BatchBuilder:
     def build(self, chunks: Sequence[tuple[str, Entries]]) -> pa.RecordBatch:
         """One batch from ``[(key, entries), ...]``, rows in the order given."""
         keys: list[str] = []
-        ids: list[str] = []
+        ids: list[bytes] = []
         values: list[Sequence[bytes]] = []
         for key, entries in chunks:
             keys.extend([key] * len(entries))
             for eid, fv in entries:
-                ids.append(eid.decode())
+                ids.append(eid)
                 values.append(fv or ())
-        arrays = [self._column(name, i, keys, ids, values)
-                  for i, name in enumerate(self.names)]
+        page = _Page(keys, ids, values)
+        arrays = [self._column(name, i, page) for i, name in enumerate(self.names)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
-    def _column(self, name: str, index: int, keys: list[str], ids: list[str],
-                values: list[Sequence[bytes]]) -> pa.Array:
+    def _column(self, name: str, index: int, page: "_Page") -> pa.Array:
         atype = self.arrow_schema.field(index).type
         if name == "stream":
-            return pa.array(keys, type=atype)
+            return pa.array(page.keys, type=atype)
         if name == "id":
-            return pa.array(ids, type=atype)
-        if name in ("ms", "ts"):
-            ms = [int(i.partition("-")[0]) for i in ids]
-            if name == "ms":
-                return pa.array(ms, type=atype)
-            return pa.array([m * 1000 for m in ms], type=atype)
+            return page.id_text.cast(atype)
+        if name == "ms":
+            return page.id_part(0).cast(atype)
+        if name == "ts":
+            return pc.multiply(page.id_part(0), 1000).cast(pa.int64()).cast(atype)
         if name == "seq":
-            return pa.array([int(i.partition("-")[2]) for i in ids], type=atype)
+            return page.id_part(1).cast(atype)
         if name == "fields":
             offsets = [0]
-            flat: list[bytes] = []
-            total = 0
-            for fv in values:
-                flat.extend(fv)
-                total += len(fv) // 2
-                offsets.append(total)
+            offsets.extend(accumulate(len(fv) >> 1 for fv in page.values))
+            flat = list(chain.from_iterable(page.values))
             return pa.MapArray.from_arrays(
                 pa.array(offsets, type=pa.int32()),
-                self._texts(flat[0::2], atype.key_type, "name", keys, ids, values),
-                self._texts(flat[1::2], atype.item_type, "value", keys, ids, values),
+                self._texts(flat[0::2], atype.key_type, "name", page),
+                self._texts(flat[1::2], atype.item_type, "value", page),
                 type=atype)
-        return pa.array(self._field_values(name, keys, ids, values), type=atype)
+        return pa.array(self._field_values(name, page), type=atype)
 
-    def _texts(self, raw: list[bytes], atype: pa.DataType, what: str, keys: list[str],
-               ids: list[str], values: list[Sequence[bytes]]) -> pa.Array:
+    def _texts(self, raw: list[bytes], atype: pa.DataType, what: str,
+               page: "_Page") -> pa.Array:
         """Field names or values as an Arrow string (or binary) array.  Text that is
         not UTF-8 fails with FAILFAST; with PERMISSIVE a value becomes null and a
         name keeps its bytes with U+FFFD for each bad one (map keys cannot be null)."""
@@ -241,20 +237,19 @@ class BatchBuilder:
                 out.append(item.decode("utf-8"))
             except UnicodeDecodeError:
                 if self.failfast:
-                    row = next(i for i, fv in enumerate(values) if item in fv)
+                    row = next(i for i, fv in enumerate(page.values) if item in fv)
                     raise BadValue(
-                        f"stream {keys[row]!r} entry {ids[row]}: a field {what} "
+                        f"stream {page.keys[row]!r} entry {page.ids[row].decode()}: a field {what} "
                         f"{item[:64]!r} is not UTF-8; read with binaryValues=true or "
                         f"mode=PERMISSIVE") from None
                 out.append(item.decode("utf-8", "replace") if what == "name" else None)
         return pa.array(out, type=atype)
 
-    def _field_values(self, name: str, keys: list[str], ids: list[str],
-                      values: list[Sequence[bytes]]) -> list:
+    def _field_values(self, name: str, page: "_Page") -> list:
         wanted = self.field_names[name]
         convert = self.converters[name]
         out: list = []
-        for row, fv in enumerate(values):
+        for row, fv in enumerate(page.values):
             raw = None
             for j in range(0, len(fv) - 1, 2):
                 if fv[j] == wanted:
@@ -268,9 +263,32 @@ class BatchBuilder:
             except (ValueError, UnicodeDecodeError, OverflowError) as exc:
                 if self.failfast:
                     raise BadValue(
-                        f"stream {keys[row]!r} entry {ids[row]}: field {name!r} value "
+                        f"stream {page.keys[row]!r} entry {page.ids[row].decode()}: "
+                        f"field {name!r} value "
                         f"{raw[:64]!r} is not a valid "
                         f"{self.schema[name].dataType.simpleString()} ({exc}); "
                         f"use mode=PERMISSIVE to read it as null") from None
                 out.append(None)
         return out
+
+
+class _Page:
+    """The rows of one batch before they become columns; the ID's text and its two
+    halves are computed once, in Arrow, by the columns that need them."""
+
+    def __init__(self, keys: list[str], ids: list[bytes], values: list[Sequence[bytes]]):
+        self.keys, self.ids, self.values = keys, ids, values
+        self._text: pa.Array | None = None
+        self._parts: pa.Array | None = None
+
+    @property
+    def id_text(self) -> pa.Array:
+        if self._text is None:
+            self._text = pa.array(self.ids, type=pa.string())
+        return self._text
+
+    def id_part(self, index: int) -> pa.Array:
+        """``ms`` (0) or ``seq`` (1) as uint64."""
+        if self._parts is None:
+            self._parts = pc.split_pattern(self.id_text, "-")
+        return pc.list_element(self._parts, index).cast(pa.uint64())
