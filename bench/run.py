@@ -44,7 +44,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -52,6 +51,7 @@ from pathlib import Path
 # Run as a script (python bench/run.py): this folder is on sys.path.
 import resp
 import servers
+from servers import log, scrub
 from durability import SCENARIOS as DURABILITY_SCENARIOS
 from groups import SCENARIOS as GROUP_SCENARIOS
 from groups import Scenario
@@ -61,17 +61,6 @@ SCENARIOS: list[Scenario] = GROUP_SCENARIOS + DURABILITY_SCENARIOS
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SERVER_NAMES = {"redis": "Redis", "tidelog": "Tidelog"}
-
-
-def scrub(text: str) -> str:
-    """Keep machine-specific paths out of what is printed and saved."""
-    text = text.replace(sys.executable, "python3")
-    text = text.replace(str(REPO) + os.sep, "").replace(str(REPO), ".")
-    return text.replace(tempfile.gettempdir() + os.sep, "$TMPDIR/")
-
-
-def log(msg: str) -> None:
-    print(scrub(msg), file=sys.stderr, flush=True)
 
 
 class RunFailed(RuntimeError):

@@ -32,6 +32,20 @@ import resp
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def scrub(text: str) -> str:
+    """Keep machine-specific paths out of what is printed and saved."""
+    text = text.replace(sys.executable, "python3")
+    text = text.replace(str(REPO) + os.sep, "").replace(str(REPO), ".")
+    return text.replace(tempfile.gettempdir() + os.sep, "$TMPDIR/")
+
+
+def log(msg: str) -> None:
+    print(scrub(msg), file=sys.stderr, flush=True)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
