@@ -9,6 +9,9 @@ Layout (imports point down only):
     types/      pure data types (the stream: listpack macro nodes + node index)
     resp/       sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config   leaves used by everything above
+
+    spark/      the PySpark data source and archive job: a client of the server
+                (redis-py only), importing nothing of the above
 """
 
 __version__ = "0.1.0"

@@ -61,20 +61,6 @@ IDMP_EXPIRE_BUDGET = 1000
 _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
-@dataclass
-class Blocked:
-    """What a handler returns to block: wait on keys until retry() answers.
-
-    ``retry(ctx)`` is called when one of the keys is ready; it returns the
-    reply, or None to keep waiting.  ``timeout_ms`` 0 means forever.
-    """
-
-    keys: list[bytes]
-    timeout_ms: int
-    retry: Callable[[Ctx], Reply | None]
-    timeout_reply: Reply = NULL_ARRAY
-
-
 @dataclass(eq=False)
 class BlockedRequest:
     client: ClientState
@@ -487,6 +473,8 @@ class Engine:
 
 from .resp.replies import QUEUED as _QUEUED  # noqa: E402
 
-# Last: importing the command table imports every command module, and those
-# import Ctx and friends from this module, which must exist by then.
+# Last: importing the command table imports every command module (they name
+# Ctx only in annotations, but a module importing this one first must find it
+# complete).  Blocked is part of the handlers' contract, so it lives there.
 from .commands import table  # noqa: E402
+from .commands.table import Blocked  # noqa: E402

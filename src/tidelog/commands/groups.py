@@ -108,7 +108,7 @@ from .streams import (
     parse_ref_ids,
     parse_strict_id_arg,
 )
-from .table import command
+from .table import Blocked, command
 
 if TYPE_CHECKING:
     from ..engine import Ctx
@@ -659,7 +659,6 @@ def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
         return NULL_ARRAY
 
     # Every ID is ">" here (a history read is always served).
-    from ..engine import Blocked  # here: the engine imports the command modules
     served_count = args.count or XREAD_BLOCKED_DEFAULT_COUNT
 
     timer: list[Any] = []  # the pending CLAIM wake-up, if any

@@ -52,7 +52,7 @@ from ..types.groups import referenced_by
 from ..types.stream import Stream
 from .args import parse_int
 from .idmp import xadd_iid, xadd_record, xadd_retry
-from .table import command
+from .table import Blocked, command
 
 if TYPE_CHECKING:
     from ..engine import Ctx
@@ -695,7 +695,6 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
         return NULL_ARRAY
 
     # Block.  A key named twice waits for the first ID given for it.
-    from ..engine import Blocked  # here: the engine imports the command modules
     waits: dict[bytes, StreamID] = {}
     for key, gt in zip(keys, after):
         waits.setdefault(key, gt)
