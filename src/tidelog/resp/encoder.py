@@ -39,7 +39,7 @@ stream entries ``[id, [field, value, ...]]``) take the shortest path.
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 
 from .replies import (
@@ -136,9 +136,18 @@ def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
             elif t is list or t is tuple:
                 n = len(item)
                 out += _ARRAY_HEADER[n] if n < _SMALL else b"*%d\r\n" % n
-                if n:
+                # Leading bulk strings (a field list, an entry's ID) are written
+                # here; the walk descends only from the first other element.
+                i = 0
+                while i < n and type(element := item[i]) is bytes:
+                    m = len(element)
+                    out += _BULK_HEADER[m] if m < _SMALL else b"$%d\r\n" % m
+                    out += element
+                    out += CRLF
+                    i += 1
+                if i < n:
                     stack.append(items)
-                    items = iter(item)
+                    items = iter(item) if i == 0 else islice(item, i, None)
                     break
             elif t is int:
                 out += _INT_REPLY[item] if 0 <= item < _INTS else _integer(item, proto)
