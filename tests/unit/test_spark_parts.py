@@ -191,3 +191,43 @@ def test_values_become_text_as_spark_casts_them():
     assert text_of(Decimal("1.50")) == b"1.50"
     assert text_of(datetime(2024, 1, 2, 3, 4, 5)) == b"2024-01-02T03:04:05"
     assert text_of(datetime(2024, 1, 2, tzinfo=timezone.utc)) == b"2024-01-02T00:00:00+00:00"
+
+
+# -- the reader's prefetching thread --------------------------------------------------------
+
+def test_prefetched_keeps_order_and_raises_the_threads_error():
+    from tidelog.spark.reader import prefetched
+    assert list(prefetched(iter(range(100)))) == list(range(100))
+
+    def failing():
+        yield 1
+        raise ConnectionError("server gone")
+    got = []
+    with pytest.raises(ConnectionError, match="server gone"):
+        for item in prefetched(failing()):
+            got.append(item)
+    assert got == [1]
+
+
+def test_closing_a_prefetched_iterator_stops_its_thread():
+    import threading
+    import time
+
+    from tidelog.spark.reader import prefetched
+    pulled = []
+
+    def endless():
+        n = 0
+        while True:
+            pulled.append(n)
+            yield n
+            n += 1
+    it = prefetched(endless(), ahead=2)
+    assert next(it) == 0
+    it.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+            t.name == "tidelog-prefetch" for t in threading.enumerate()):
+        time.sleep(0.02)
+    assert not any(t.name == "tidelog-prefetch" for t in threading.enumerate())
+    assert len(pulled) <= 5      # it read at most a few items ahead, then stopped

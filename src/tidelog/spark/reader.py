@@ -12,16 +12,19 @@ needs travels in the :class:`RangePartition`.
 Reading a partition pages through each range with ``XRANGE key lo hi COUNT n``
 (O(log N + n) on the server per page).  The first pages of up to
 ``pipelineDepth`` ranges go out in one pipeline, so a partition of many small
-ranges costs few round trips; a dense range pages sequentially.  Rows come out
-in ID order within each range.
+ranges costs few round trips; a dense range pages sequentially.  A thread
+fetches up to two pages ahead while the last one becomes an Arrow batch.  Rows
+come out in ID order within each range.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from queue import Full, Queue
 
 from pyspark.sql.datasource import (
     DataSourceReader, EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, InputPartition,
@@ -111,6 +114,47 @@ def read_ranges(conn, ranges: Sequence[Range], page_size: int,
         head[1], head[3] = next_id(last), None
 
 
+def prefetched(pages: Iterator, ahead: int = 2) -> Iterator:
+    """``pages`` read by a thread at most ``ahead`` items in front of the consumer, so
+    the server produces the next page while this one becomes Arrow.  An error in
+    the thread is raised here; closing the iterator stops the thread.
+    """
+    done = object()
+    queue: Queue = Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                queue.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def pull() -> None:
+        try:
+            for item in pages:
+                if not put((item, None)):
+                    return
+            put((done, None))
+        except BaseException as exc:  # handed to the consumer
+            put((done, exc))
+
+    thread = threading.Thread(target=pull, name="tidelog-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = queue.get()
+            if item is done:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+
+
 def read_batches(url: str, ranges: Sequence[Range], schema: StructType, failfast: bool,
                  page_size: int, depth: int):
     """``read_ranges`` as Arrow record batches of about ``page_size`` rows or more."""
@@ -118,7 +162,7 @@ def read_batches(url: str, ranges: Sequence[Range], schema: StructType, failfast
     builder = BatchBuilder(schema, failfast)
     pending: list[tuple[str, list]] = []
     rows = 0
-    for key, entries in read_ranges(conn, ranges, page_size, depth):
+    for key, entries in prefetched(read_ranges(conn, ranges, page_size, depth)):
         pending.append((key, entries))
         rows += len(entries)
         if rows >= page_size:
