@@ -287,20 +287,9 @@ class Bench:
             p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
         if src not in sys.path:
             sys.path.insert(0, src)
-        from pyspark.sql import SparkSession
-
-        import tidelog.spark
-        self.spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("tidelog-bench")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.sql.session.timeZone", "UTC")
-            .getOrCreate())
-        self.spark.sparkContext.setLogLevel("ERROR")
-        tidelog.spark.register(self.spark)
+        from tidelog.spark import local_session
+        self.spark = local_session("tidelog-bench", "local[2]",
+                                   {"spark.sql.shuffle.partitions": "2"})
 
     @contextlib.contextmanager
     def watchdog(self, what: str, timeout: float | None = None):

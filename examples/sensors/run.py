@@ -26,24 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from job import run_jobs  # noqa: E402
 from producer import produce  # noqa: E402
 
-from tidelog.spark import archive, read_history, register  # noqa: E402
+from tidelog.spark import archive, local_session, read_history  # noqa: E402
 
 
 def spark_session():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (SparkSession.builder.master("local[2]").appName("tidelog-sensors")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
-    return spark
+    """Spark on this machine (loopback only), the tidelog format registered."""
+    return local_session("tidelog-sensors", "local[2]", {"spark.sql.shuffle.partitions": "2"})
 
 
 def supports_idmp(r: redis.Redis) -> bool:

@@ -13,7 +13,8 @@ Tidelog and with Redis itself (features of Redis 8 need Tidelog or Redis 8).
 
 from .archive_job import ArchiveSummary, archive
 from .history import read_history
+from .session import local_session
 from .source import RegisteredTidelogDataSource, TidelogDataSource, register
 
 __all__ = ["TidelogDataSource", "RegisteredTidelogDataSource", "register", "archive",
-           "ArchiveSummary", "read_history"]
+           "ArchiveSummary", "read_history", "local_session"]

@@ -65,6 +65,7 @@ from .manifest import (
 )
 from .ids import MIN_ID, StreamId, format_id, id_of_time, next_id, parse_id, prev_id
 from .schema import default_schema
+from .session import local_session
 
 STEPS = ("recover", "plan", "read", "write", "verify", "move", "commit", "trim",
          "mark_trimmed")
@@ -495,24 +496,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _session(master: str, settings: list[str]):
-    from pyspark.sql import SparkSession
-
-    from .source import register
-
-    builder = (SparkSession.builder.master(master).appName("tidelog-archive")
-               .config("spark.ui.enabled", "false")
-               # Spark's stage progress bar, while its jobs run, on a terminal only
-               .config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
-               .config("spark.sql.session.timeZone", "UTC"))
-    if os.environ.get("SPARK_LOCAL_IP"):
-        builder = builder.config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
+    conf = {}
     for setting in settings:
         key, _, value = setting.partition("=")
-        builder = builder.config(key.strip(), value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
-    return spark
+        conf[key.strip()] = value
+    # Spark's stage progress bar, while its jobs run, on a terminal only
+    return local_session("tidelog-archive", master, conf, progress=sys.stderr.isatty())
 
 
 def main(argv: list[str] | None = None) -> int:
