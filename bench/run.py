@@ -51,7 +51,7 @@ from pathlib import Path
 # Run as a script (python bench/run.py): this folder is on sys.path.
 import resp
 import servers
-from servers import log, scrub
+from servers import loadavg, log, scrub
 from durability import SCENARIOS as DURABILITY_SCENARIOS
 from groups import SCENARIOS as GROUP_SCENARIOS
 from groups import Scenario
@@ -285,13 +285,6 @@ def server_facts(target: Target) -> dict:
             facts[f"config_{name}"] = f"(not answered: {exc})"
     return facts
 
-
-def loadavg() -> str | None:
-    try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            return " ".join(fh.read().split()[:3])
-    except OSError:
-        return None
 
 
 def start_target(args, name: str, argv: list[str], env, out: dict) -> Target | None:

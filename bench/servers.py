@@ -46,6 +46,15 @@ def log(msg: str) -> None:
     print(scrub(msg), file=sys.stderr, flush=True)
 
 
+def loadavg() -> str | None:
+    """The load averages over 1, 5 and 15 minutes, as /proc/loadavg gives them."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return None
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -59,7 +59,7 @@ from pathlib import Path
 
 # Run as a script (python bench/spark.py): this folder is on sys.path.
 import servers
-from servers import log, scrub
+from servers import loadavg, log, scrub
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -828,13 +828,6 @@ def versions(todo: list[str], args, tidelog_base, tidelog_env) -> dict:
         out["tidelog"] = servers.command_version(tidelog_base, env=tidelog_env)
     return out
 
-
-def loadavg() -> str | None:
-    try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            return " ".join(fh.read().split()[:3])
-    except OSError:
-        return None
 
 
 def main(argv: list[str] | None = None) -> int:
