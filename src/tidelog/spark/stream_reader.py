@@ -190,9 +190,10 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not ranges:
             return []
         n = self.options.num_partitions
-        if n is None or n <= 1:
-            return [RangePartition([r]) for r in ranges] if n is None \
-                else [RangePartition(ranges)]
+        if n is None:                       # one partition per stream
+            return [RangePartition([r]) for r in ranges]
+        if n == 1:
+            return [RangePartition(ranges)]
         # First IDs make the ms split useful when a range starts at 0-0.
         firsts = connection.entry_bounds(self._conn, [k for k, _, _ in ranges],
                                          MIN_ID, MAX_ID)

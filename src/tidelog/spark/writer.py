@@ -101,6 +101,10 @@ class EntryWriter:
             else []
         if self.map_column is None and not self.field_columns:
             raise ValueError("the rows have no column to write as a field")
+        # Only these become Python values (a timestamp column nobody writes costs
+        # a datetime per row otherwise).
+        self.used_columns = ([self.map_column] if self.map_column else self.field_columns) \
+            + (["stream"] if options.key is None else []) + (["id"] if options.keep_ids else [])
         self.producer = producer
         self.idmp_chunk = idmp_chunk
 
@@ -128,7 +132,7 @@ class EntryWriter:
         queued = rows = 0
         first = last = None
         for batch in batches:
-            columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+            columns = {name: batch.column(name).to_pylist() for name in self.used_columns}
             for i in range(batch.num_rows):
                 key = o.key if o.key is not None else columns["stream"][i]
                 if key is None:
