@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import random
 from datetime import datetime, timezone
 
 import pytest
 from pyspark.errors import PySparkException
 from py4j.protocol import Py4JJavaError
 
-
-def fill(client, key: str, n: int, seed: int = 1, start_ms: int = 1_000_000) -> None:
-    """``n`` entries with gaps in time and several entries per millisecond."""
-    rng = random.Random(seed)
-    ms, seq = start_ms, 0
-    pipe = client.pipeline(transaction=False)
-    for i in range(n):
-        step = rng.choice((0, 0, 1, 1, 2, 50, 5000))
-        ms, seq = (ms, seq + 1) if step == 0 else (ms + step, 0)
-        pipe.xadd(key, {"n": str(i), "sensor": f"s{i % 7}", "temp": f"{rng.uniform(-5, 40):.2f}"},
-                  id=f"{ms}-{seq}")
-        if i % 1000 == 999:
-            pipe.execute()
-    pipe.execute()
+from tests.spark.data import fill
 
 
 def xrange_rows(client, key: str) -> list[tuple]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.test_read import fill
+from tests.spark.data import checkpoint_state, fill
 
 
 def stream(spark, target, **options):
@@ -51,7 +51,7 @@ def test_available_now_with_a_limit_then_a_restart_reads_each_entry_once(spark, 
     got = sink_ids(spark, tmp_path / "out")
     assert sorted(got) == sorted(stream_ids(c, "s")) and len(got) == 1450
     # the offsets in the checkpoint are {key: last ID}
-    planned, _ = _checkpoint_state(tmp_path / "ck")
+    planned, _ = checkpoint_state(tmp_path / "ck")
     last_offsets = tmp_path / "ck" / "offsets" / str(planned)
     assert json.loads(last_offsets.read_text().splitlines()[-1]) == \
         {"s": c.xrevrange("s", count=1)[0][0].decode()}
@@ -154,14 +154,6 @@ def test_acked_trimming_keeps_what_the_job_has_not_committed(spark, tidelog_targ
     assert c.xlen("s") == 10
 
 
-def _checkpoint_state(ck: Path) -> tuple[int, int]:
-    def last(sub):
-        d = ck / sub
-        names = [int(p.name) for p in d.iterdir() if p.name.isdigit()] if d.exists() else []
-        return max(names, default=-1)
-    return last("offsets"), last("commits")
-
-
 @pytest.mark.slow
 def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_target, tmp_path):
     target = tidelog_target
@@ -171,28 +163,28 @@ def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_tar
     env = dict(os.environ)
     job = [sys.executable, str(Path(__file__).with_name("stream_job.py")), target.url, "s",
            str(ck), str(out)]
-    log = open(tmp_path / "driver.log", "wb")
-    proc = subprocess.Popen(job + ["run"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 180
-        killed_mid_batch = False
-        while time.monotonic() < deadline and proc.poll() is None:
-            planned, committed = _checkpoint_state(ck)
-            if committed >= 2 and planned > committed:
-                proc.send_signal(signal.SIGKILL)
-                killed_mid_batch = True
-                break
-            time.sleep(0.005)
-        assert killed_mid_batch, (tmp_path / "driver.log").read_text(errors="replace")[-3000:]
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    with open(tmp_path / "driver.log", "wb") as log:
+        proc = subprocess.Popen(job + ["run"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 180
+            killed_mid_batch = False
+            while time.monotonic() < deadline and proc.poll() is None:
+                planned, committed = checkpoint_state(ck)
+                if committed >= 2 and planned > committed:
+                    proc.send_signal(signal.SIGKILL)
+                    killed_mid_batch = True
+                    break
+                time.sleep(0.005)
+            assert killed_mid_batch, (tmp_path / "driver.log").read_text(errors="replace")[-3000:]
             proc.wait(30)
-    planned, committed = _checkpoint_state(ck)
-    assert planned == committed + 1     # the batch in flight was planned, not committed
-    fill(c, "s", 500, seed=11, start_ms=10**12)
-    subprocess.run(job + ["once"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                   timeout=300, check=True)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        planned, committed = checkpoint_state(ck)
+        assert planned == committed + 1     # the batch in flight was planned, not committed
+        fill(c, "s", 500, seed=11, start_ms=10**12)
+        subprocess.run(job + ["once"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                       timeout=300, check=True)
     got = sink_ids(spark, out)
     assert len(got) == 3500 and sorted(got) == sorted(stream_ids(c, "s"))

@@ -9,8 +9,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
-from tests.spark.test_read import fill
-from tests.spark.test_stream import _checkpoint_state
+from tests.spark.data import checkpoint_state, fill
 
 
 def entries(client, key: str) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -102,7 +101,7 @@ def _replay_last_batch(spark, source_url: str, target, tmp_path: Path, idempoten
         assert q.awaitTermination(300)
         assert q.exception() is None, q.exception()
     run()
-    _, committed = _checkpoint_state(ck)
+    _, committed = checkpoint_state(ck)
     (ck / "commits" / str(committed)).unlink()       # the sink wrote; the commit was lost
     crc = ck / "commits" / f".{committed}.crc"
     if crc.exists():
