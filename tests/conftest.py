@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.support.processes import STARTED, ProcessGroup, RedisServer, stop
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER, RedisServer
+from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.server.embed import EmbeddedServer
 
 
@@ -16,6 +17,26 @@ def pytest_report_header(config: pytest.Config) -> str:
     if REDIS_SERVER:
         return f"differential tests: against {REDIS_SERVER}"
     return "differential tests: SKIPPED, redis-server is not installed (run `make test` as root to install it)"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A process still running now was started by a test that did not stop it."""
+    leaked = [proc for proc in list(STARTED) if proc.poll() is None]
+    for proc in leaked:
+        stop(proc)
+    if leaked:
+        names = ", ".join(" ".join(map(str, proc.args[:3])) for proc in leaked)
+        print(f"\nerror: {len(leaked)} process(es) left running by the tests: {names}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def processes(tmp_path):
+    """Start servers with ``processes.tidelog(...)``/``.redis(...)``/``.popen(...)``;
+    whatever still runs is killed when the test ends, however it ends."""
+    group = ProcessGroup(tmp_path)
+    yield group
+    group.stop_all()
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,8 @@ from tests.differential.conftest import captured_effects
 from tests.differential.test_generic_diff import parse
 from tests.differential.test_streams_diff import Pair, _read_aof_commands, wait_blocked
 from tests.support.rawclient import RawClient, encode_command
-from tests.support.redis_oracle import REDIS_SERVER, RedisServer
+from tests.support.processes import RedisServer
+from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 

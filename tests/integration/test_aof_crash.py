@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -28,126 +27,16 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.integration.test_cli import ServerProcess
+from tests.support.crash_model import Model, check, load_until_killed, setup_keys
+from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.redis_oracle import REDIS_SERVER, free_port, wait_for_port
 
-KEYS = [f"k{i}" for i in range(4)]
-CONSUMERS = ["c1", "c2", "c3"]
 REDIS_CHECK_AOF = shutil.which("redis-check-aof")
 
 
-class Model:
-    """What the acknowledged writes say the server holds."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, list[str]] = {k: [] for k in KEYS}
-        self.pending: dict[str, dict[str, str]] = {k: {} for k in KEYS}
-        self.last: dict[str, str] = {k: "0-0" for k in KEYS}
-        self.consumers: dict[str, set[str]] = {k: set() for k in KEYS}
-        self.acked_at: list[tuple[float, str, str]] = []  # (time, key, id) of XADDs
-        self.in_flight: str | None = None                # key of the unanswered write
-
-    def resync(self, r: redis.Redis, key: str) -> None:
-        """Take the server's word for a key the write in flight touched."""
-        self.entries[key] = [id for id, _ in r.xrange(key)]
-        self.pending[key] = {p["message_id"]: p["consumer"]
-                             for p in r.xpending_range(key, "g", "-", "+", 100000)}
-        self.last[key] = next(g["last-delivered-id"] for g in r.xinfo_groups(key))
-        self.consumers[key] = {c["name"] for c in r.xinfo_consumers(key, "g")}
-
-
-def setup_keys(r: redis.Redis) -> None:
-    for key in KEYS:
-        r.xgroup_create(key, "g", "0", mkstream=True)
-
-
-def one_write(r: redis.Redis, model: Model, rng: random.Random, n: int) -> None:
-    key = rng.choice(KEYS)
-    model.in_flight = key
-    op = rng.random()
-    pending = model.pending[key]
-    if op < 0.5:
-        id = r.xadd(key, {"n": str(n), "pad": "x" * rng.randrange(40)})
-        model.entries[key].append(id)
-        model.acked_at.append((time.monotonic(), key, id))
-    elif op < 0.7:
-        consumer = rng.choice(CONSUMERS)
-        reply = r.xreadgroup("g", consumer, {key: ">"}, count=3)
-        for _, items in reply or []:
-            for id, _ in items:
-                pending[id] = consumer
-                model.last[key] = id
-                model.consumers[key].add(consumer)
-    elif op < 0.8 and pending:
-        id = rng.choice(sorted(pending))
-        assert r.xack(key, "g", id) == 1
-        del pending[id]
-    elif op < 0.9 and pending:
-        id = rng.choice(sorted(pending))
-        consumer = rng.choice(CONSUMERS)
-        assert r.xclaim(key, "g", consumer, 0, [id], justid=True) == [id]
-        pending[id] = consumer
-        model.consumers[key].add(consumer)
-    elif op < 0.95:
-        consumer = rng.choice(CONSUMERS)
-        r.xgroup_createconsumer(key, "g", consumer)
-        model.consumers[key].add(consumer)
-    else:
-        consumer = rng.choice(CONSUMERS)
-        r.xgroup_delconsumer(key, "g", consumer)
-        model.consumers[key].discard(consumer)
-        for id in [i for i, c in pending.items() if c == consumer]:
-            del pending[id]
-    model.in_flight = None
-
-
-def load_until_killed(port: int, model: Model, seed: int, stop: threading.Event) -> None:
-    rng = random.Random(seed)
-    # No retries: a write must be sent once, and a dead server noticed at once.
-    r = redis.Redis(port=port, socket_timeout=10, decode_responses=True,
-                    retry=Retry(NoBackoff(), 0))
-    n = 0
-    try:
-        while not stop.is_set():
-            one_write(r, model, rng, n)
-            n += 1
-    except (redis.ConnectionError, redis.TimeoutError):
-        pass  # the server went away: model.in_flight says which key is unsure
-    finally:
-        r.close()
-
-
-def check(r: redis.Redis, model: Model, lost_ok: set[tuple[str, str]] = frozenset(),
-          strict: bool = True) -> None:
-    """The restarted server agrees with the model; then the model takes the
-    server's word for the key of the write in flight.  ``lost_ok``: XADDs
-    allowed to be missing; ``strict``: compare groups too."""
-    for key in KEYS:
-        ids = [id for id, _ in r.xrange(key)]
-        if key == model.in_flight:
-            assert set(model.entries[key]) <= set(ids) and len(ids) <= len(model.entries[key]) + 1
-        else:
-            expected = [id for id in model.entries[key] if (key, id) not in lost_ok]
-            assert ids == expected, key
-            pending = {p["message_id"]: p["consumer"]
-                       for p in r.xpending_range(key, "g", "-", "+", 100000)}
-            if strict:
-                assert pending == model.pending[key], key
-                group = r.xinfo_groups(key)[0]
-                assert group["last-delivered-id"] == model.last[key], key
-                names = {c["name"] for c in r.xinfo_consumers(key, "g")}
-                assert model.consumers[key] <= names, key
-        r.xinfo_stream(key, full=True)  # readable
-    if model.in_flight is not None:
-        model.resync(r, model.in_flight)
-        model.in_flight = None
-
-
-def start(tmp_path: Path, port: int, *extra: str) -> ServerProcess:
-    proc = ServerProcess(["--port", str(port), "--dir", str(tmp_path / "data"),
-                          "--appendonly", "yes", *extra], tmp_path, port)
-    proc.wait_ready()
-    return proc
+def start(processes: ProcessGroup, port: int, *extra: str) -> ServerProcess:
+    return processes.tidelog(["--port", str(port), "--dir", str(processes.workdir / "data"),
+                              "--appendonly", "yes", *extra], port=port)
 
 
 def check_aof_files(tmp_path: Path) -> None:
@@ -159,49 +48,46 @@ def check_aof_files(tmp_path: Path) -> None:
     assert out.returncode == 0 and "are valid" in out.stdout, out.stdout + out.stderr
 
 
-def test_sigkill_loses_no_acknowledged_write_with_fsync_always(tmp_path):
+def test_sigkill_loses_no_acknowledged_write_with_fsync_always(processes, tmp_path):
     port = free_port()
     model = Model()
-    proc = start(tmp_path, port, "--appendfsync", "always")
+    proc = start(processes, port, "--appendfsync", "always")
     with redis.Redis(port=port, decode_responses=True) as r:
-        setup_keys(r)
+        setup_keys(r, model)
     rng = random.Random(1234)
-    total = 0
     for round_ in range(5):
         stop = threading.Event()
         loader = threading.Thread(target=load_until_killed, args=(port, model, round_, stop))
         loader.start()
         time.sleep(rng.uniform(0.3, 0.9))
-        proc.proc.send_signal(signal.SIGKILL)
-        proc.proc.wait(10)
+        proc.sigkill()
         loader.join(30)
         assert not loader.is_alive()
-        total = sum(len(v) for v in model.entries.values())
+        total = sum(len(state.entries) for state in model.keys.values())
         check_aof_files(tmp_path)
-        proc = start(tmp_path, port, "--appendfsync", "always")
+        proc = start(processes, port, "--appendfsync", "always")
         with redis.Redis(port=port, decode_responses=True) as r:
             check(r, model)
     assert total > 100  # the load did write something
     proc.terminate()
 
 
-def test_sigkill_with_everysec_loses_at_most_the_last_second(tmp_path):
+def test_sigkill_with_everysec_loses_at_most_the_last_second(processes, tmp_path):
     port = free_port()
     model = Model()
-    proc = start(tmp_path, port, "--appendfsync", "everysec")
+    proc = start(processes, port, "--appendfsync", "everysec")
     with redis.Redis(port=port, decode_responses=True) as r:
-        setup_keys(r)
+        setup_keys(r, model)
     stop = threading.Event()
     loader = threading.Thread(target=load_until_killed, args=(port, model, 99, stop))
     loader.start()
     time.sleep(1.5)
     killed_at = time.monotonic()
-    proc.proc.send_signal(signal.SIGKILL)
-    proc.proc.wait(10)
+    proc.sigkill()
     loader.join(30)
-    proc = start(tmp_path, port, "--appendfsync", "everysec")
+    proc = start(processes, port, "--appendfsync", "everysec")
     with redis.Redis(port=port, decode_responses=True) as r:
-        present = {(k, id) for k in KEYS for id, _ in r.xrange(k)}
+        present = {(k, id) for k in model.keys for id, _ in r.xrange(k)}
         lost = {(k, id) for t, k, id in model.acked_at if (k, id) not in present}
         recent = {(k, id) for t, k, id in model.acked_at if t > killed_at - 1.2}
         assert lost <= recent
@@ -209,12 +95,12 @@ def test_sigkill_with_everysec_loses_at_most_the_last_second(tmp_path):
     proc.terminate()
 
 
-def test_bgrewriteaof_under_load_loses_nothing(tmp_path):
+def test_bgrewriteaof_under_load_loses_nothing(processes, tmp_path):
     port = free_port()
     model = Model()
-    proc = start(tmp_path, port, "--appendfsync", "always", "--aof-use-rdb-preamble", "no")
+    proc = start(processes, port, "--appendfsync", "always", "--aof-use-rdb-preamble", "no")
     with redis.Redis(port=port, decode_responses=True) as r:
-        setup_keys(r)
+        setup_keys(r, model)
         stop = threading.Event()
         loader = threading.Thread(target=load_until_killed, args=(port, model, 7, stop))
         loader.start()
@@ -228,13 +114,12 @@ def test_bgrewriteaof_under_load_loses_nothing(tmp_path):
             assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
         stop.set()
         loader.join(30)
-    proc.proc.send_signal(signal.SIGKILL)
-    proc.proc.wait(10)
+    proc.sigkill()
     names = sorted(os.listdir(tmp_path / "data" / "appendonlydir"))
     assert names == ["appendonly.aof.4.base.aof", "appendonly.aof.4.incr.aof",
                      "appendonly.aof.manifest"]
     check_aof_files(tmp_path)
-    proc = start(tmp_path, port, "--appendfsync", "always")
+    proc = start(processes, port, "--appendfsync", "always")
     with redis.Redis(port=port, decode_responses=True) as r:
         check(r, model)
     proc.terminate()
@@ -277,9 +162,9 @@ def fill_for_interop(r: redis.Redis) -> None:
 
 
 @needs_redis
-def test_redis_server_loads_tidelog_aof(tmp_path):
+def test_redis_server_loads_tidelog_aof(processes, tmp_path):
     port = free_port()
-    proc = start(tmp_path, port, "--aof-use-rdb-preamble", "no")
+    proc = start(processes, port, "--aof-use-rdb-preamble", "no")
     with redis.Redis(port=port, decode_responses=True) as r:
         fill_for_interop(r)
         assert r.bgrewriteaof()
@@ -291,58 +176,52 @@ def test_redis_server_loads_tidelog_aof(tmp_path):
     proc.terminate()
     check_aof_files(tmp_path)
     redis_port = free_port()
-    redis_proc = subprocess.Popen(
+    processes.popen(
         [REDIS_SERVER, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "yes", "--dir", str(tmp_path / "data")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(redis_port)
-        with redis.Redis(port=redis_port, decode_responses=True) as r:
-            deadline = time.monotonic() + 20
-            while r.info("persistence")["loading"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-            assert {k: comparable(r, k) for k in expected} == expected
-            assert r.get("plain") == "value"
-    finally:
-        redis_proc.terminate()
-        redis_proc.wait(10)
+    wait_for_port(redis_port)
+    with redis.Redis(port=redis_port, decode_responses=True) as r:
+        deadline = time.monotonic() + 20
+        while r.info("persistence")["loading"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert {k: comparable(r, k) for k in expected} == expected
+        assert r.get("plain") == "value"
 
 
 @needs_redis
 @pytest.mark.parametrize("preamble", ["no", "yes"])
-def test_tidelog_loads_redis_server_aof(tmp_path, preamble):
+def test_tidelog_loads_redis_server_aof(processes, tmp_path, preamble):
     """Redis's base as commands, or (preamble yes) as RDB, read by the snapshot loader."""
     data = tmp_path / "data"
     data.mkdir()
     redis_port = free_port()
-    redis_proc = subprocess.Popen(
+    redis_proc = processes.popen(
         [REDIS_SERVER, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "yes", "--aof-use-rdb-preamble", preamble, "--appendfsync", "always",
          "--dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(redis_port)
-        with redis.Redis(port=redis_port, decode_responses=True) as r:
-            fill_for_interop(r)
-            expected = {k: comparable(r, k) for k in ("s1", "s2", "empty")}
-            # a rewrite (base as commands), then more writes in a new incr file
-            assert r.bgrewriteaof()
-            while r.info("persistence")["aof_rewrite_in_progress"] or \
-                    r.info("persistence")["aof_rewrites"] < 1:
-                time.sleep(0.02)
-            r.xadd("s1", {"after": "rewrite"}, id="100-1")
-            r.xreadgroup("g", "bob", {"s1": ">"}, count=1)
-            r.select(2)
-            r.set("db2", "x")
-            r.select(0)
-            expected = {k: comparable(r, k) for k in ("s1", "s2", "empty")}
-    finally:
-        redis_proc.terminate()
-        redis_proc.wait(10)
+    wait_for_port(redis_port)
+    with redis.Redis(port=redis_port, decode_responses=True) as r:
+        fill_for_interop(r)
+        expected = {k: comparable(r, k) for k in ("s1", "s2", "empty")}
+        # a rewrite (base as commands), then more writes in a new incr file
+        assert r.bgrewriteaof()
+        while r.info("persistence")["aof_rewrite_in_progress"] or \
+                r.info("persistence")["aof_rewrites"] < 1:
+            time.sleep(0.02)
+        r.xadd("s1", {"after": "rewrite"}, id="100-1")
+        r.xreadgroup("g", "bob", {"s1": ">"}, count=1)
+        r.select(2)
+        r.set("db2", "x")
+        r.select(0)
+        expected = {k: comparable(r, k) for k in ("s1", "s2", "empty")}
+    redis_proc.terminate()   # a clean shutdown: everything on disk
+    redis_proc.wait(10)
     bases = [n for n in os.listdir(data / "appendonlydir") if ".base." in n]
     assert bases == [f"appendonly.aof.2.base.{'rdb' if preamble == 'yes' else 'aof'}"]
     port = free_port()
-    proc = start(tmp_path, port)
+    proc = start(processes, port)
     with redis.Redis(port=port, decode_responses=True) as r:
         assert {k: comparable(r, k) for k in expected} == expected
         assert r.get("plain") == "value"
@@ -351,9 +230,9 @@ def test_tidelog_loads_redis_server_aof(tmp_path, preamble):
     proc.terminate()
 
 
-def test_start_refused_on_torn_aof_with_load_truncated_no(tmp_path):
+def test_start_refused_on_torn_aof_with_load_truncated_no(processes, tmp_path):
     port = free_port()
-    proc = start(tmp_path, port, "--appendfsync", "always")
+    proc = start(processes, port, "--appendfsync", "always")
     with redis.Redis(port=port, decode_responses=True) as r:
         r.xadd("s", {"f": "v"}, id="1-1")
     proc.terminate()
@@ -361,13 +240,13 @@ def test_start_refused_on_torn_aof_with_load_truncated_no(tmp_path):
     with open(incr, "ab") as fh:
         fh.write(b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$3\r\n2-1")
     size = incr.stat().st_size
-    refused = ServerProcess(["--port", str(port), "--dir", str(tmp_path / "data"),
-                             "--appendonly", "yes", "--aof-load-truncated", "no"], tmp_path, port)
+    refused = processes.tidelog(["--port", str(port), "--dir", str(tmp_path / "data"),
+                                 "--appendonly", "yes", "--aof-load-truncated", "no"], ready=False)
     assert refused.wait(30) == 1
     assert "Unexpected end of file" in refused.stdout and str(incr) in refused.stdout
     assert "aof-load-truncated yes" in refused.stdout
     assert incr.stat().st_size == size
-    proc = start(tmp_path, port)  # aof-load-truncated yes: cut, with a warning
+    proc = start(processes, port)  # aof-load-truncated yes: cut, with a warning
     with redis.Redis(port=port, decode_responses=True) as r:
         assert r.xrange("s") == [("1-1", {"f": "v"})]
     assert "truncated" in proc.stdout
@@ -375,9 +254,9 @@ def test_start_refused_on_torn_aof_with_load_truncated_no(tmp_path):
     assert incr.stat().st_size < size
 
 
-def test_shutdown_flushes_the_aof_and_info_reports_it(tmp_path):
+def test_shutdown_flushes_the_aof_and_info_reports_it(processes, tmp_path):
     port = free_port()
-    proc = start(tmp_path, port, "--appendfsync", "no")
+    proc = start(processes, port, "--appendfsync", "no")
     with redis.Redis(port=port, decode_responses=True, retry=Retry(NoBackoff(), 0)) as r:
         info = r.info("persistence")
         assert info["aof_enabled"] == 1 and info["aof_last_write_status"] == "ok"
@@ -392,7 +271,7 @@ def test_shutdown_flushes_the_aof_and_info_reports_it(tmp_path):
             pass
     assert proc.wait(30) == 0
     assert "Calling fsync() on the AOF file" in proc.stdout
-    proc = start(tmp_path, port)
+    proc = start(processes, port)
     with redis.Redis(port=port, decode_responses=True) as r:
         assert r.xlen("s") == 200
     proc.terminate()

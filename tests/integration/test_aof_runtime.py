@@ -11,28 +11,20 @@ start from an AOF directory.
 from __future__ import annotations
 
 import os
-import signal
 import time
-from pathlib import Path
 
 import redis
 
-from tests.integration.test_cli import ServerProcess
+from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.redis_oracle import free_port
 from tidelog.server.embed import EmbeddedServer
 
 
-def start(tmp_path: Path, *extra: str) -> tuple[ServerProcess, int]:
+def start(processes: ProcessGroup, *extra: str) -> tuple[ServerProcess, int]:
     port = free_port()
-    proc = ServerProcess(["--port", str(port), "--dir", str(tmp_path / "data"), "--save", "",
-                          *extra], tmp_path, port)
-    proc.wait_ready()
+    proc = processes.tidelog(["--port", str(port), "--dir", str(processes.workdir / "data"),
+                              "--save", "", *extra], port=port)
     return proc, port
-
-
-def kill(proc: ServerProcess) -> None:
-    proc.proc.send_signal(signal.SIGKILL)
-    proc.proc.wait(30)
 
 
 def wait_rewrite(r: redis.Redis) -> None:
@@ -46,97 +38,82 @@ def ids(r: redis.Redis, key: str) -> list[str]:
     return [id for id, _ in r.xrange(key)]
 
 
-def test_config_set_appendonly_yes_then_kill(tmp_path):
-    proc, port = start(tmp_path, "--appendonly", "no")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            assert r.info("persistence")["aof_enabled"] == 0
-            before = [r.xadd("s", {"n": str(i)}) for i in range(200)]
-            r.xgroup_create("s", "g", "0")
-            r.xreadgroup("g", "c1", {"s": ">"}, count=5)
-            r.set("plain", "v")
-            assert r.config_set("appendonly", "yes")
-            assert r.config_get("appendonly") == {"appendonly": "yes"}
-            assert r.info("persistence")["aof_enabled"] == 1
-            after = [r.xadd("s", {"n": str(i)}) for i in range(200, 300)]
-            wait_rewrite(r)
-            after += [r.xadd("s", {"n": str(i)}) for i in range(300, 310)]
-            r.xadd("t", {"f": "v"}, id="5-1")
-            pending = r.xpending("s", "g")["pending"]
-            time.sleep(1.5)  # appendfsync everysec: the last writes reach the disk
-        names = sorted(os.listdir(tmp_path / "data" / "appendonlydir"))
-        assert names == ["appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof",
-                         "appendonly.aof.manifest"] or names == [
-                         "appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
-                         "appendonly.aof.manifest"]
-    finally:
-        kill(proc)
-    proc, port = start(tmp_path, "--appendonly", "yes")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            assert ids(r, "s") == before + after
-            assert r.xpending("s", "g")["pending"] == pending == 5
-            assert r.get("plain") == "v"
-            assert ids(r, "t") == ["5-1"]
-    finally:
-        kill(proc)
+def test_config_set_appendonly_yes_then_kill(processes, tmp_path):
+    proc, port = start(processes, "--appendonly", "no")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert r.info("persistence")["aof_enabled"] == 0
+        before = [r.xadd("s", {"n": str(i)}) for i in range(200)]
+        r.xgroup_create("s", "g", "0")
+        r.xreadgroup("g", "c1", {"s": ">"}, count=5)
+        r.set("plain", "v")
+        assert r.config_set("appendonly", "yes")
+        assert r.config_get("appendonly") == {"appendonly": "yes"}
+        assert r.info("persistence")["aof_enabled"] == 1
+        after = [r.xadd("s", {"n": str(i)}) for i in range(200, 300)]
+        wait_rewrite(r)
+        after += [r.xadd("s", {"n": str(i)}) for i in range(300, 310)]
+        r.xadd("t", {"f": "v"}, id="5-1")
+        pending = r.xpending("s", "g")["pending"]
+        time.sleep(1.5)  # appendfsync everysec: the last writes reach the disk
+    proc.sigkill()
+    names = sorted(os.listdir(tmp_path / "data" / "appendonlydir"))
+    assert names == ["appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof",
+                     "appendonly.aof.manifest"] or names == [
+                     "appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
+                     "appendonly.aof.manifest"]
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert ids(r, "s") == before + after
+        assert r.xpending("s", "g")["pending"] == pending == 5
+        assert r.get("plain") == "v"
+        assert ids(r, "t") == ["5-1"]
 
 
-def test_config_set_appendonly_no_closes_the_aof(tmp_path):
-    proc, port = start(tmp_path, "--appendonly", "yes", "--appendfsync", "always")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            kept = [r.xadd("s", {"n": str(i)}) for i in range(50)]
-            assert r.config_set("appendonly", "no")
-            info = r.info("persistence")
-            assert info["aof_enabled"] == 0 and info["aof_rewrite_in_progress"] == 0
-            for i in range(50, 80):
-                r.xadd("s", {"n": str(i)})
-            r.set("late", "x")
-            assert r.xlen("s") == 80
-            # As before: BGREWRITEAOF needs the AOF on.
-            try:
-                r.bgrewriteaof()
-                raise AssertionError("BGREWRITEAOF succeeded with appendonly no")
-            except redis.ResponseError as exc:
-                assert "appendonly yes" in str(exc)
-        assert (tmp_path / "data" / "appendonlydir" / "appendonly.aof.manifest").exists()
-    finally:
-        kill(proc)
-    proc, port = start(tmp_path, "--appendonly", "yes")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            assert ids(r, "s") == kept
-            assert r.get("late") is None
-    finally:
-        kill(proc)
+def test_config_set_appendonly_no_closes_the_aof(processes, tmp_path):
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        kept = [r.xadd("s", {"n": str(i)}) for i in range(50)]
+        assert r.config_set("appendonly", "no")
+        info = r.info("persistence")
+        assert info["aof_enabled"] == 0 and info["aof_rewrite_in_progress"] == 0
+        for i in range(50, 80):
+            r.xadd("s", {"n": str(i)})
+        r.set("late", "x")
+        assert r.xlen("s") == 80
+        # As before: BGREWRITEAOF needs the AOF on.
+        try:
+            r.bgrewriteaof()
+            raise AssertionError("BGREWRITEAOF succeeded with appendonly no")
+        except redis.ResponseError as exc:
+            assert "appendonly yes" in str(exc)
+    proc.sigkill()
+    assert (tmp_path / "data" / "appendonlydir" / "appendonly.aof.manifest").exists()
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert ids(r, "s") == kept
+        assert r.get("late") is None
 
 
-def test_off_on_again_replaces_the_old_files(tmp_path):
-    proc, port = start(tmp_path, "--appendonly", "yes", "--appendfsync", "always")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            r.xadd("s", {"n": "0"}, id="1-0")
-            assert r.config_set("appendonly", "no")
-            r.xadd("s", {"n": "1"}, id="2-0")   # not in the old files
-            assert r.config_set("appendonly", "yes")
-            r.xadd("s", {"n": "2"}, id="3-0")
-            wait_rewrite(r)
-            assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
-            assert r.config_set("appendonly", "no")  # flushes and fsyncs
-    finally:
-        kill(proc)
+def test_off_on_again_replaces_the_old_files(processes, tmp_path):
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        r.xadd("s", {"n": "0"}, id="1-0")
+        assert r.config_set("appendonly", "no")
+        r.xadd("s", {"n": "1"}, id="2-0")   # not in the old files
+        assert r.config_set("appendonly", "yes")
+        r.xadd("s", {"n": "2"}, id="3-0")
+        wait_rewrite(r)
+        assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+        assert r.config_set("appendonly", "no")  # flushes and fsyncs
+    proc.sigkill()
     names = sorted(os.listdir(tmp_path / "data" / "appendonlydir"))
     assert [n for n in names if ".base." in n] in (
         ["appendonly.aof.2.base.aof"], ["appendonly.aof.2.base.rdb"])
     assert "appendonly.aof.1.incr.aof" not in names and not any(
         n.startswith("temp-") for n in names)
-    proc, port = start(tmp_path, "--appendonly", "yes")
-    try:
-        with redis.Redis(port=port, decode_responses=True) as r:
-            assert ids(r, "s") == ["1-0", "2-0", "3-0"]
-    finally:
-        kill(proc)
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert ids(r, "s") == ["1-0", "2-0", "3-0"]
 
 
 def test_embedded_server_loads_the_aof_dir(tmp_path):

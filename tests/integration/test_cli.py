@@ -13,113 +13,13 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-import redis
 
 import tidelog
+from tests.support.processes import ProcessGroup, server_command, server_env
 from tests.support.redis_oracle import free_port
-
-STARTUP_TIMEOUT = 30.0
-
-
-def server_command() -> list[str]:
-    """The installed entry point next to this Python, else ``python -m``."""
-    entry = Path(sys.executable).parent / "tidelog-server"
-    if entry.exists():
-        return [str(entry)]
-    return [sys.executable, "-m", "tidelog.server.main"]
-
-
-def server_env() -> dict[str, str]:
-    """Our environment, with tidelog importable even without an install."""
-    env = dict(os.environ)
-    src = str(Path(tidelog.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-class ServerProcess:
-    """tidelog-server in a subprocess; output goes to files (never a full pipe)."""
-
-    def __init__(self, args: list[str], workdir: Path, port: int | None = None) -> None:
-        self.port = port
-        self.workdir = workdir
-        self.stdout_path = workdir / f"server-{id(self)}.out"
-        self.stderr_path = workdir / f"server-{id(self)}.err"
-        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(server_command() + args, cwd=workdir, env=server_env(),
-                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-
-    @property
-    def stdout(self) -> str:
-        return self.stdout_path.read_text(errors="replace")
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def wait_ready(self) -> None:
-        """Until PING answers; fails early, with the output, if the process exits."""
-        assert self.port is not None
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        last_error: Exception | None = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"tidelog-server exited with {self.proc.returncode}\n"
-                            f"stdout:\n{self.stdout}\nstderr:\n{self.stderr}")
-            try:
-                with redis.Redis(port=self.port, socket_timeout=5,
-                                 socket_connect_timeout=1) as client:
-                    if client.ping():
-                        return
-            except redis.ConnectionError as exc:
-                last_error = exc
-            time.sleep(0.05)
-        pytest.fail(f"tidelog-server did not answer PING on port {self.port} within "
-                    f"{STARTUP_TIMEOUT} s ({last_error})\nstdout:\n{self.stdout}\n"
-                    f"stderr:\n{self.stderr}")
-
-    def client(self) -> redis.Redis:
-        assert self.port is not None
-        return redis.Redis(port=self.port, socket_timeout=30, decode_responses=True)
-
-    def wait(self, timeout: float = 30.0) -> int:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"tidelog-server still running after {timeout} s\n"
-                        f"stdout:\n{self.stdout}\nstderr:\n{self.stderr}")
-
-    def terminate(self, timeout: float = 30.0) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        return self.wait(timeout)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-
-@pytest.fixture
-def start_server(tmp_path):
-    """start_server(args, port=...) -> a running ServerProcess; all killed afterwards."""
-    started: list[ServerProcess] = []
-
-    def start(args: list[str], port: int | None = None, ready: bool = True) -> ServerProcess:
-        proc = ServerProcess(args, tmp_path, port)
-        started.append(proc)
-        if ready:
-            proc.wait_ready()
-        return proc
-
-    yield start
-    for proc in started:
-        proc.kill()
 
 
 def run_exit(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -130,10 +30,10 @@ def run_exit(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 # -- start-up, config, shutdown ----------------------------------------------------------
 
-def test_starts_answers_ping_and_creates_dir(start_server, tmp_path):
+def test_starts_answers_ping_and_creates_dir(processes, tmp_path):
     port = free_port()
     data = tmp_path / "not" / "yet" / "there"
-    srv = start_server(["--port", str(port), "--dir", str(data)], port=port)
+    srv = processes.tidelog(["--port", str(port), "--dir", str(data)], port=port)
     with srv.client() as client:
         assert client.ping() is True
         assert client.echo("hello") == "hello"
@@ -142,7 +42,7 @@ def test_starts_answers_ping_and_creates_dir(start_server, tmp_path):
     assert srv.terminate() == 0
 
 
-def test_config_file_with_command_line_overrides(start_server, tmp_path):
+def test_config_file_with_command_line_overrides(processes, tmp_path):
     port = free_port()
     data = tmp_path / "data dir with spaces"
     conf = tmp_path / "tidelog.conf"
@@ -160,7 +60,7 @@ def test_config_file_with_command_line_overrides(start_server, tmp_path):
         "   loglevel   verbose   \n"
         "proto-max-bulk-len 2mb\n",
         encoding="utf-8")
-    srv = start_server([str(conf), "--port", str(port), "--maxclients", "200",
+    srv = processes.tidelog([str(conf), "--port", str(port), "--maxclients", "200",
                         "--stream-node-max-entries", "7", "--timeout", "300"], port=port)
     assert data.is_dir()
     with srv.client() as client:
@@ -179,58 +79,99 @@ def test_config_file_with_command_line_overrides(start_server, tmp_path):
 FATAL = "FATAL CONFIG FILE ERROR"
 
 
-@pytest.mark.parametrize("conf_text, args, why", [
-    ("no-such-option yes\n", [], "Bad directive or wrong number of arguments"),
-    ("port 6379 6380\n", [], "wrong number of arguments"),
-    ("port notanumber\n", [], "argument couldn't be parsed into an integer"),
-    ("maxclients 0\n", [], "argument must be between 1 and"),
-    ('dir "unbalanced\n', [], "Unbalanced quotes in configuration line"),
-    (None, ["--no-such-option", "yes"], "Bad directive or wrong number of arguments"),
-    (None, ["--port", "99999"], "argument must be between 0 and 65535 inclusive"),
-    (None, ["--loglevel", "loud"], "argument(s) must be one of the following"),
+@pytest.mark.parametrize("conf_text, why", [
+    ("no-such-option yes\n", "Bad directive or wrong number of arguments"),
+    ("port 6379 6380\n", "wrong number of arguments"),
+    ("port notanumber\n", "argument couldn't be parsed into an integer"),
+    ("maxclients 0\n", "argument must be between 1 and"),
+    ('dir "unbalanced\n', "Unbalanced quotes in configuration line"),
 ])
-def test_bad_config_exits_with_fatal_report(tmp_path, conf_text, args, why):
-    argv = list(args)
-    if conf_text is not None:
-        conf = tmp_path / "bad.conf"
-        conf.write_text("# comment\n" + conf_text, encoding="utf-8")
-        argv = [str(conf), *argv]
-    result = run_exit(argv, tmp_path)
-    assert result.returncode != 0
+def test_bad_config_file_exits_with_redis_report(tmp_path, conf_text, why):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("# comment\n" + conf_text, encoding="utf-8")
+    result = run_exit([str(conf)], tmp_path)
+    assert result.returncode == 1
     assert FATAL in result.stderr
     assert why in result.stderr
     assert ">>> '" in result.stderr
-    if conf_text is not None:
-        assert "at line 2" in result.stderr  # the comment is line 1
+    assert "at line 2" in result.stderr  # the comment is line 1
 
 
-def test_missing_config_file_exits_nonzero(tmp_path):
-    result = run_exit([str(tmp_path / "missing.conf")], tmp_path)
-    assert result.returncode != 0
-    assert "can't open config file" in result.stderr
+@pytest.mark.parametrize("args, why", [
+    (["--no-such-option", "yes"], "Bad directive or wrong number of arguments"),
+    (["--port", "99999"], "argument must be between 0 and 65535 inclusive"),
+    (["--loglevel", "loud"], "argument(s) must be one of the following"),
+    (["--port"], "wrong number of arguments"),
+])
+def test_bad_option_exits_with_one_line(tmp_path, args, why):
+    result = run_exit(args, tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"tidelog-server: bad option '{' '.join(args)}': {why}")
+    assert "--help" in lines[0]
 
 
-def test_version_flag(tmp_path):
-    result = run_exit(["--version"], tmp_path)
+def test_stray_argument_exits_with_one_line(tmp_path):
+    conf = tmp_path / "ok.conf"
+    conf.write_text("port 0\n", encoding="utf-8")
+    result = run_exit([str(conf), "stray"], tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "tidelog-server: unexpected argument 'stray' (options are --name value; "
+        "see tidelog-server --help)"]
+
+
+@pytest.mark.parametrize("make", ["missing", "directory"])
+def test_unreadable_config_file_exits_with_one_line(tmp_path, make):
+    path = tmp_path / "tidelog.conf"
+    if make == "directory":
+        path.mkdir()        # unreadable as a file, even for root
+    result = run_exit([str(path)], tmp_path)
+    assert result.returncode == 1
+    reason = "No such file or directory" if make == "missing" else "Is a directory"
+    assert result.stderr.splitlines() == [
+        f"Fatal error, can't open config file '{path}': {reason}"]
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_usage(tmp_path, flag):
+    result = run_exit([flag], tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: tidelog-server [/path/to/tidelog.conf]")
+    assert "--version" in result.stdout and FATAL not in result.stdout
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("flag", ["--version", "-v"])
+def test_version_flag(tmp_path, flag):
+    result = run_exit([flag], tmp_path)
     assert result.returncode == 0
-    assert re.search(r"v=\d+\.\d+\.\d+", result.stdout)
+    assert re.fullmatch(rf"Tidelog server v={re.escape(tidelog.__version__)} "
+                        rf"redis_version=\d+\.\d+\.\d+\n", result.stdout)
 
 
-def test_port_in_use_exits_nonzero(start_server, tmp_path):
+def test_port_in_use_exits_with_one_line_and_creates_nothing(processes, tmp_path):
     port = free_port()
-    first = start_server(["--port", str(port), "--dir", str(tmp_path / "a")], port=port)
-    second = start_server(["--port", str(port), "--dir", str(tmp_path / "b")], ready=False)
-    assert second.wait(60) != 0
+    first = processes.tidelog(["--port", str(port), "--dir", str(tmp_path / "a")], port=port)
+    second = processes.tidelog(["--port", str(port), "--dir", str(tmp_path / "b")], ready=False)
+    assert second.wait(60) == 1
+    lines = second.stdout.splitlines()
+    assert len(lines) == 1, second.stdout
+    assert lines[0].endswith(f"Could not listen on 127.0.0.1:{port} (tcp): Address already "
+                              "in use; is another server running there? (--port, --bind)")
+    assert "Traceback" not in second.stdout + second.stderr
+    assert not (tmp_path / "b").exists()
     with first.client() as client:
         assert client.ping() is True
     assert first.terminate() == 0
 
 
-def test_sigterm_exits_cleanly_with_clients_connected(start_server, tmp_path):
+def test_sigterm_exits_cleanly_with_clients_connected(processes, tmp_path):
     port = free_port()
     pidfile = tmp_path / "tidelog.pid"
     sock = tmp_path / "tidelog.sock"
-    srv = start_server(["--port", str(port), "--dir", str(tmp_path / "data"),
+    srv = processes.tidelog(["--port", str(port), "--dir", str(tmp_path / "data"),
                         "--pidfile", str(pidfile), "--unixsocket", str(sock)], port=port)
     assert pidfile.read_text().strip() == str(srv.proc.pid)
     assert sock.exists()
@@ -245,9 +186,9 @@ def test_sigterm_exits_cleanly_with_clients_connected(start_server, tmp_path):
     assert "Traceback" not in srv.stdout + srv.stderr
 
 
-def test_sigint_exits_cleanly(start_server, tmp_path):
+def test_sigint_exits_cleanly(processes, tmp_path):
     port = free_port()
-    srv = start_server(["--port", str(port), "--dir", str(tmp_path / "data")], port=port)
+    srv = processes.tidelog(["--port", str(port), "--dir", str(tmp_path / "data")], port=port)
     srv.proc.send_signal(signal.SIGINT)
     assert srv.wait() == 0
 
@@ -267,14 +208,14 @@ def running_server(tmp_path_factory):
     """One tidelog-server process shared by the redis-cli/redis-benchmark tests."""
     workdir = tmp_path_factory.mktemp("tools")
     port = free_port()
-    srv = ServerProcess(["--port", str(port), "--dir", str(workdir / "data")], workdir, port)
+    group = ProcessGroup(workdir)
     try:
-        srv.wait_ready()
+        srv = group.tidelog(["--port", str(port), "--dir", str(workdir / "data")], port=port)
         yield srv
-    finally:
-        if srv.proc.poll() is None:
-            assert srv.terminate() == 0
+        assert srv.terminate() == 0
         assert "Traceback" not in srv.stdout + srv.stderr, srv.stdout + srv.stderr
+    finally:
+        group.stop_all()
 
 
 def run_tool(argv: list[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.integration.test_cli import ServerProcess
+from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.rawclient import RawClient, encode_command
-from tests.support.redis_oracle import REDIS_SERVER, RedisServer, free_port
+from tests.support.redis_oracle import REDIS_SERVER, free_port
 from tidelog.persistence import rdb
 from tidelog.server.embed import EmbeddedServer
 
@@ -111,7 +111,7 @@ def tidelog_srv(tmp_path):
 
 
 @needs_redis
-def test_tidelog_dump_loads_in_redis(tidelog_srv, tmp_path):
+def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
     with redis.Redis(port=tidelog_srv.port) as r:
         fill(r)
         assert r.save()
@@ -123,13 +123,10 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, tmp_path):
         check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
                                timeout=60)
         assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = RedisServer("--dir", str(tmp_path), "--dbfilename", target.name)
-    try:
-        with redis.Redis(port=oracle.port) as theirs:
-            assert theirs.dbsize() == 6
-            assert comparable(views(theirs)) == ours
-    finally:
-        oracle.stop()
+    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    with redis.Redis(port=oracle.port) as theirs:
+        assert theirs.dbsize() == 6
+        assert comparable(views(theirs)) == ours
 
 
 def test_redis_check_rdb_accepts_our_file(tmp_path):
@@ -149,17 +146,14 @@ def test_redis_check_rdb_accepts_our_file(tmp_path):
 
 
 @needs_redis
-def test_redis_dump_loads_in_tidelog(tidelog_srv, tmp_path):
-    oracle = RedisServer("--dir", str(tmp_path), "--dbfilename", "redis.rdb")
-    try:
-        with redis.Redis(port=oracle.port) as theirs:
-            fill(theirs)
-            theirs.set("long", "abc" * 1000)  # LZF-compressed in the file
-            assert theirs.save()
-            theirs.delete("long")
-            expected = comparable(views(theirs))
-    finally:
-        oracle.stop()
+def test_redis_dump_loads_in_tidelog(tidelog_srv, processes, tmp_path):
+    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", "redis.rdb")
+    with redis.Redis(port=oracle.port) as theirs:
+        fill(theirs)
+        theirs.set("long", "abc" * 1000)  # LZF-compressed in the file
+        assert theirs.save()
+        theirs.delete("long")
+        expected = comparable(views(theirs))
     info = tidelog_srv.call(lambda: rdb.load_file(tidelog_srv.engine, str(tmp_path / "redis.rdb")))
     assert info.keys == 9 and info.version == 10
     with redis.Redis(port=tidelog_srv.port) as r:
@@ -168,11 +162,9 @@ def test_redis_dump_loads_in_tidelog(tidelog_srv, tmp_path):
         assert comparable(views(r)) == expected
 
 
-def _start(tmp_path: Path, port: int, *extra: str) -> ServerProcess:
-    proc = ServerProcess(["--port", str(port), "--dir", str(tmp_path / "data"), *extra],
-                         tmp_path, port)
-    proc.wait_ready()
-    return proc
+def _start(processes: ProcessGroup, port: int, *extra: str) -> ServerProcess:
+    return processes.tidelog(["--port", str(port), "--dir", str(processes.workdir / "data"),
+                              *extra], port=port)
 
 
 def shutdown(port: int, *flags: str) -> None:
@@ -182,74 +174,68 @@ def shutdown(port: int, *flags: str) -> None:
         assert client.read_until_closed() == b""
 
 
-def test_server_restarts_with_its_data(tmp_path):
+def test_server_restarts_with_its_data(processes):
     port = free_port()
-    proc = _start(tmp_path, port)
-    try:
-        with redis.Redis(port=port) as r:
-            fill(r)
-            before = comparable(views(r))
-            assert r.save()
-            r.xadd("s", {"after": "save"}, id="999-1")  # kept by SHUTDOWN SAVE below
-            after = comparable(views(r))
-        proc.kill()  # SIGKILL: only the SAVE is on disk
-        proc = _start(tmp_path, port)
-        with redis.Redis(port=port) as r:
-            assert comparable(views(r)) == before
-            assert "DB loaded from disk" in proc.stdout
-            r.xadd("s", {"after": "save"}, id="999-1")
-            assert comparable(views(r)) == after
-        shutdown(port, "SAVE")
-        assert proc.wait() == 0
-        proc = _start(tmp_path, port)
-        with redis.Redis(port=port) as r:
-            assert comparable(views(r)) == after
-            r.set("by-sigterm", "1")  # save points are configured by default
-        assert proc.terminate() == 0
-        proc = _start(tmp_path, port)
-        with redis.Redis(port=port) as r:
-            assert r.get("by-sigterm") == b"1"
-        shutdown(port, "NOSAVE")
-        assert proc.wait() == 0
-    finally:
-        proc.kill()
+    proc = _start(processes, port)
+    with redis.Redis(port=port) as r:
+        fill(r)
+        before = comparable(views(r))
+        assert r.save()
+        r.xadd("s", {"after": "save"}, id="999-1")  # kept by SHUTDOWN SAVE below
+        after = comparable(views(r))
+    proc.kill()  # SIGKILL: only the SAVE is on disk
+    proc = _start(processes, port)
+    with redis.Redis(port=port) as r:
+        assert comparable(views(r)) == before
+        assert "DB loaded from disk" in proc.stdout
+        r.xadd("s", {"after": "save"}, id="999-1")
+        assert comparable(views(r)) == after
+    shutdown(port, "SAVE")
+    assert proc.wait() == 0
+    proc = _start(processes, port)
+    with redis.Redis(port=port) as r:
+        assert comparable(views(r)) == after
+        r.set("by-sigterm", "1")  # save points are configured by default
+    assert proc.terminate() == 0
+    proc = _start(processes, port)
+    with redis.Redis(port=port) as r:
+        assert r.get("by-sigterm") == b"1"
+    shutdown(port, "NOSAVE")
+    assert proc.wait() == 0
 
 
-def test_bgsave_serves_while_the_child_writes(tmp_path):
+def test_bgsave_serves_while_the_child_writes(processes):
     port = free_port()
-    proc = _start(tmp_path, port, "--save", "")
-    try:
-        with redis.Redis(port=port) as r:
-            pipe = r.pipeline(transaction=False)
-            for i in range(20_000):
-                pipe.xadd("big", {"n": i, "payload": "y" * 40})
-            pipe.execute()
-            assert r.bgsave() in (True, b"Background saving started")
-            assert r.info("persistence")["rdb_bgsave_in_progress"] in (0, 1)
-            for i in range(200):  # served while the child writes
-                r.xadd("big", {"late": i})
-            assert r.xlen("big") == 20_200
-            deadline = time.monotonic() + 30
-            while r.info("persistence")["rdb_bgsave_in_progress"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-            info = r.info("persistence")
-            assert info["rdb_last_bgsave_status"] == "ok" and info["rdb_saves"] == 1
-            assert info["rdb_changes_since_last_save"] <= 200
-            with pytest.raises(redis.ResponseError, match="syntax error"):
-                r.execute_command("BGSAVE", "NOW")
-        proc.kill()
-        proc = _start(tmp_path, port, "--save", "")
-        with redis.Redis(port=port) as r:  # the snapshot is from the fork: before the 200
-            assert r.xlen("big") == 20_000
-    finally:
-        proc.kill()
+    proc = _start(processes, port, "--save", "")
+    with redis.Redis(port=port) as r:
+        pipe = r.pipeline(transaction=False)
+        for i in range(20_000):
+            pipe.xadd("big", {"n": i, "payload": "y" * 40})
+        pipe.execute()
+        assert r.bgsave() in (True, b"Background saving started")
+        assert r.info("persistence")["rdb_bgsave_in_progress"] in (0, 1)
+        for i in range(200):  # served while the child writes
+            r.xadd("big", {"late": i})
+        assert r.xlen("big") == 20_200
+        deadline = time.monotonic() + 30
+        while r.info("persistence")["rdb_bgsave_in_progress"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        info = r.info("persistence")
+        assert info["rdb_last_bgsave_status"] == "ok" and info["rdb_saves"] == 1
+        assert info["rdb_changes_since_last_save"] <= 200
+        with pytest.raises(redis.ResponseError, match="syntax error"):
+            r.execute_command("BGSAVE", "NOW")
+    proc.kill()
+    proc = _start(processes, port, "--save", "")
+    with redis.Redis(port=port) as r:  # the snapshot is from the fork: before the 200
+        assert r.xlen("big") == 20_000
 
 
-def test_bad_dump_stops_the_start_with_the_offset(tmp_path):
+def test_bad_dump_stops_the_start_with_the_offset(processes, tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     (data / "dump.rdb").write_bytes(b"REDIS0010\xfe\x00\x00\x05hello")  # cut short
-    proc = ServerProcess(["--port", str(free_port()), "--dir", str(data)], tmp_path)
+    proc = processes.tidelog(["--port", str(free_port()), "--dir", str(data)], ready=False)
     assert proc.wait() == 1
     assert "Fatal error loading the DB" in proc.stdout and "offset" in proc.stdout

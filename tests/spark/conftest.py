@@ -9,6 +9,7 @@ Tidelog (for what needs Redis 8 commands).  Each test starts with empty servers.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.integration.test_cli import ServerProcess
-from tests.support.redis_oracle import REDIS_SERVER, RedisServer, free_port
+from tests.support.processes import ProcessGroup
+from tests.support.redis_oracle import REDIS_SERVER, free_port
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -27,6 +28,34 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (tidelog[spark])")
+
+
+def java_command() -> str | None:
+    """The ``java`` Spark will start: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        found = Path(home, "bin", "java")
+        return str(found) if found.exists() else None
+    return shutil.which("java")
+
+
+NO_JAVA = ("Java is not installed: the Spark tests need Java 17 or 21 on PATH or in "
+           "JAVA_HOME (Debian: apt-get install openjdk-17-jre-headless)")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    java = java_command()
+    return f"spark tests: with {java}" if java else f"spark tests: SKIPPED, {NO_JAVA}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without Java every Spark test is skipped, with the reason in the summary."""
+    if java_command() is not None:
+        return
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.skip(reason=NO_JAVA))
 
 
 @dataclass
@@ -61,20 +90,25 @@ def spark():
 def tidelog_server(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tidelog-spark")
     port = free_port()
-    proc = ServerProcess(["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-                          "--save", ""], workdir, port)
-    proc.wait_ready()
-    yield Target("tidelog", port)
-    proc.kill()
+    group = ProcessGroup(workdir)
+    try:
+        group.tidelog(["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+                       "--save", ""], port=port)
+        yield Target("tidelog", port)
+    finally:
+        group.stop_all()
 
 
 @pytest.fixture(scope="session")
-def redis_server():
+def redis_server(tmp_path_factory):
     if REDIS_SERVER is None:
         pytest.skip("redis-server is not installed (`make test` installs it when run as root)")
-    srv = RedisServer()
-    yield Target("redis", srv.port)
-    srv.stop()
+    group = ProcessGroup(tmp_path_factory.mktemp("redis-spark"))
+    try:
+        srv = group.redis()
+        yield Target("redis", srv.port)
+    finally:
+        group.stop_all()
 
 
 @pytest.fixture(params=["tidelog", "redis"])

@@ -155,7 +155,8 @@ def test_acked_trimming_keeps_what_the_job_has_not_committed(spark, tidelog_targ
 
 
 @pytest.mark.slow
-def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_target, tmp_path):
+def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_target, processes,
+                                                              tmp_path):
     target = tidelog_target
     c = target.client()
     fill(c, "s", 3000)
@@ -164,23 +165,18 @@ def test_driver_killed_mid_batch_resumes_with_each_entry_once(spark, tidelog_tar
     job = [sys.executable, str(Path(__file__).with_name("stream_job.py")), target.url, "s",
            str(ck), str(out)]
     with open(tmp_path / "driver.log", "wb") as log:
-        proc = subprocess.Popen(job + ["run"], env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 180
-            killed_mid_batch = False
-            while time.monotonic() < deadline and proc.poll() is None:
-                planned, committed = checkpoint_state(ck)
-                if committed >= 2 and planned > committed:
-                    proc.send_signal(signal.SIGKILL)
-                    killed_mid_batch = True
-                    break
-                time.sleep(0.005)
-            assert killed_mid_batch, (tmp_path / "driver.log").read_text(errors="replace")[-3000:]
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
+        proc = processes.popen(job + ["run"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 180
+        killed_mid_batch = False
+        while time.monotonic() < deadline and proc.poll() is None:
+            planned, committed = checkpoint_state(ck)
+            if committed >= 2 and planned > committed:
+                proc.send_signal(signal.SIGKILL)
+                killed_mid_batch = True
+                break
+            time.sleep(0.005)
+        assert killed_mid_batch, (tmp_path / "driver.log").read_text(errors="replace")[-3000:]
+        proc.wait(30)
         planned, committed = checkpoint_state(ck)
         assert planned == committed + 1     # the batch in flight was planned, not committed
         fill(c, "s", 500, seed=11, start_ms=10**12)

@@ -1,8 +1,9 @@
 """``tidelog-server [config-file] [--option value ...]``: start the server.
 
 Options use redis.conf names (``--port 7000 --dir /var/lib/tidelog``); the
-file, then the command line, are applied over the defaults, and anything
-unknown stops the start with Redis's config error report.
+file, then the command line, are applied over the defaults.  A bad line in
+the file stops the start with Redis's config error report (file and line); a
+bad option on the command line with one line naming it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..config import Config, ConfigError
 from ..engine import Engine
 from ..persistence.rdb import RdbError
 from ..persistence.snapshot import load_at_startup, snapshotter
-from .net import Server
+from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
 
@@ -27,8 +28,29 @@ _LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.IN
            "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
 
+USAGE = """\
+Usage: tidelog-server [/path/to/tidelog.conf] [--option value ...]
+       tidelog-server -v or --version
+       tidelog-server -h or --help
+
+Options are redis.conf directives: in the file, one per line, or on the
+command line after two dashes; the command line wins.  Defaults: port 6379 on
+127.0.0.1, data in ./data, snapshots at Redis's save points.
+
+Examples:
+       tidelog-server                                  (the defaults)
+       tidelog-server --port 7000 --dir /var/lib/tidelog
+       tidelog-server /etc/tidelog.conf --loglevel verbose
+       tidelog-server --appendonly yes --appendfsync everysec
+
+Stop it with Ctrl-C, SIGTERM or `redis-cli shutdown` (each saves a snapshot
+when save points are set).  More: README.md, "Running the server"."""
+
+
 def parse_command_line(argv: list[str]) -> Config:
-    """Build the Config from ``[config-file] [--name value ...]``."""
+    """Build the Config from ``[config-file] [--name value ...]``.
+
+    Raises ConfigError (its text is what to print) and OSError (the file)."""
     config = Config()
     args = list(argv)
     if args and not args[0].startswith("--"):
@@ -43,15 +65,16 @@ def parse_command_line(argv: list[str]) -> Config:
         elif directives:
             directives[-1].append(arg)
         else:
-            raise ConfigError(f"Invalid argument '{arg}'")
-    text = "\n".join(" ".join(_quote(w) for w in d) for d in directives)
-    config.load_text(text)
+            raise ConfigError(f"tidelog-server: unexpected argument '{arg}' "
+                              "(options are --name value; see tidelog-server --help)")
+    for name, *values in directives:
+        try:
+            config.apply_directive(name.lower(), values)
+        except ConfigError as exc:
+            given = " ".join(["--" + name, *values])
+            raise ConfigError(f"tidelog-server: bad option '{given}': {exc} "
+                              "(see tidelog-server --help)") from None
     return config
-
-
-def _quote(word: str) -> str:
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"' if (
-        not word or any(c in word for c in " \t\"'\\")) else word
 
 
 def setup_logging(config: Config) -> None:
@@ -94,9 +117,10 @@ def load_rdb(engine: Engine) -> None:
 
 
 async def serve(config: Config) -> None:
-    os.makedirs(config["dir"], exist_ok=True)
     engine = Engine(config)
     server = Server(engine)
+    await server.start()   # first: a busy port stops the start before anything is on disk
+    os.makedirs(config["dir"], exist_ok=True)
     if config["appendonly"]:
         from ..persistence.aof import AofLoadError
         try:
@@ -106,7 +130,6 @@ async def serve(config: Config) -> None:
             raise SystemExit(1) from None
     else:
         load_rdb(engine)
-    await server.start()
     loop = asyncio.get_running_loop()
     snapshots = snapshotter(engine)
     snapshots.start_cron(loop, autosave=True)  # save points, BGSAVE children
@@ -139,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("-v", "--version"):
         print(f"Tidelog server v={__version__} redis_version={REDIS_VERSION}")
         return 0
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
     try:
         config = parse_command_line(argv)
     except ConfigError as exc:
@@ -151,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
         uvloop.run(serve(config))
+    except ListenError as exc:
+        log.error("%s", exc)
+        return 1
     except OSError as exc:
         log.error("Could not start: %s", exc)
         return 1

@@ -161,6 +161,10 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+class ListenError(Exception):
+    """An address could not be listened on; the text says which, and why."""
+
+
 class Server:
     """Listening sockets, the connections, and the periodic cron."""
 
@@ -191,8 +195,14 @@ class Server:
         if port or self.any_free_port:
             for host in self.config["bind"].split():
                 host = host.lstrip("-")
-                srv = await loop.create_server(lambda: Connection(self), host, port,
-                                               reuse_address=True, backlog=511)
+                try:
+                    srv = await loop.create_server(lambda: Connection(self), host, port,
+                                                   reuse_address=True, backlog=511)
+                except OSError as exc:
+                    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                    raise ListenError(f"Could not listen on {host}:{port} (tcp): {reason}; "
+                                      "is another server running there? (--port, --bind)"
+                                      ) from None
                 self._servers.append(srv)
                 for sock in srv.sockets:
                     self.ports.append(sock.getsockname()[1])
@@ -203,7 +213,11 @@ class Server:
         if path:
             if os.path.exists(path):
                 os.unlink(path)
-            srv = await loop.create_unix_server(lambda: Connection(self), path)
+            try:
+                srv = await loop.create_unix_server(lambda: Connection(self), path)
+            except OSError as exc:
+                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                raise ListenError(f"Could not listen on {path} (unix socket): {reason}") from None
             perm = self.config["unixsocketperm"]
             if perm:
                 os.chmod(path, perm)
