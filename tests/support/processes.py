@@ -61,6 +61,15 @@ def stop(proc: subprocess.Popen) -> None:
     STARTED.discard(proc)
 
 
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group ``proc`` leads (it was started in a new session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    stop(proc)
+
+
 class ServerProcess:
     """tidelog-server in a subprocess; output goes to files (never a full pipe)."""
 
@@ -185,10 +194,15 @@ class ProcessGroup:
         return srv
 
     def popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
-        """Any other command, as ``subprocess.Popen`` takes it."""
+        """Any other command, as ``subprocess.Popen`` takes it.  With
+        ``start_new_session=True`` its whole process group is killed at the end
+        (``make run`` and the server it starts, for example)."""
         proc = subprocess.Popen(argv, **kwargs)
         STARTED.add(proc)
-        self._stops.append(lambda: stop(proc))
+        if kwargs.get("start_new_session"):
+            self._stops.append(lambda: stop_group(proc))
+        else:
+            self._stops.append(lambda: stop(proc))
         return proc
 
     def stop_all(self) -> None:
