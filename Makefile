@@ -1,6 +1,7 @@
 # Tidelog's developer commands.  Needs only Python >= 3.11, make and git.
 #
-#   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground)
+#   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground;
+#                 PORT=, DATA=, HOST= change those, ARGS="--appendonly yes" adds options)
 #   make test     the whole test suite (installs Debian's redis-server when root)
 #   make bench    the benchmarks (bench/run.py)
 #   make lint     byte-compile everything; ruff too, when it is installed
@@ -19,6 +20,7 @@ STAMP  := $(VENV)/.tidelog-installed
 HOST ?= 127.0.0.1
 PORT ?= 6379
 DATA ?= ./data
+ARGS ?=
 
 # Extra arguments: make test PYTEST_ARGS="-k xadd -x", make bench BENCH_ARGS=...
 PYTEST_ARGS ?=
@@ -54,7 +56,7 @@ $(STAMP): requirements.lock pyproject.toml | $(BIN)/python
 	@touch $@
 
 run: $(STAMP)
-	exec $(BIN)/tidelog-server --bind $(HOST) --port $(PORT) --dir $(DATA)
+	exec $(BIN)/tidelog-server --bind $(HOST) --port $(PORT) --dir $(DATA) $(ARGS)
 
 # Debian's redis-server is the reference for the differential tests, and its
 # redis-tools (redis-cli, redis-benchmark) are driven by the CLI tests.
