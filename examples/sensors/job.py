@@ -13,6 +13,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 READINGS = "id string, ts timestamp, `sensor-id` string, temperature double"
+# What the averages query writes: given when reading it back, because Spark cannot
+# infer a schema from a sink that has not written a file yet.
+AVERAGES = ("minute timestamp, sensor_id string, avg_temperature double, "
+            "max_temperature double, readings long")
 
 
 def readings(spark: SparkSession, url: str, stream: str) -> DataFrame:
