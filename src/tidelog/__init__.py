@@ -3,7 +3,7 @@
 Layout (imports point down only):
 
     server/     sockets, config files, start-up: the only place with I/O
-    engine      execute(client, argv) -> reply | Blocked; transactions; blocking; effects
+    engine      execute(client, argv) -> reply | BLOCKED; transactions; blocking; effects
     commands/   one module per command family, and the command table
     keyspace    databases: key -> value, expiry, watched keys, keys made ready
     types/      pure data types (the stream: listpack macro nodes + node index)

@@ -252,3 +252,27 @@ def nogroup_xreadgroup(key: bytes, group: bytes) -> CommandError:
 
 def xclaim_unrecognized(option: bytes) -> CommandError:
     return CommandError(b"ERR Unrecognized XCLAIM option '%s'" % option)
+
+
+# -- persistence (SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD / LOADAOF) ------------
+BGSAVE_IN_PROGRESS = b"ERR Background save already in progress"
+BGSAVE_CHILD_ACTIVE = (b"ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                       b"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+SAVE_FAILED = b"ERR"  # Redis's bare reply when SAVE or a fork fails
+REWRITE_IN_PROGRESS = b"ERR Background append only file rewriting already in progress"
+AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is enabled "
+                b"(appendonly yes)")
+DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+DEBUG_RELOAD_UNSUPPORTED = b"ERR DEBUG RELOAD MERGE and NOFLUSH are not supported by Tidelog"
+DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"
+DEBUG_RELOAD_LOAD_FAILED = b"ERR Error trying to load the RDB dump"
+
+
+def rewrite_failed(reason: str) -> CommandError:
+    """BGREWRITEAOF could not fork or open its files."""
+    return CommandError(f"ERR Can't rewrite append only file in background: {reason}")
+
+
+def aof_load_failed(reason: str) -> CommandError:
+    """DEBUG LOADAOF: the AOF did not load; the reason on one line."""
+    return CommandError("ERR " + reason.replace("\r", " ").replace("\n", " "))

@@ -18,6 +18,7 @@ from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
 from tidelog.persistence import aof
+from tidelog.persistence.durability import attach
 from tidelog.resp.replies import ErrorReply
 
 NOW = 1_700_000_000_000
@@ -233,7 +234,7 @@ def test_background_rewrite_installs_new_base(tmp_path):
 def test_debug_loadaof(tmp_path):
     engine = make_engine(tmp_path)
     writer = open_aof(engine)
-    engine.aof = writer
+    attach(engine).aof = writer
     c = engine.new_client()
     run(engine, c, "XADD", "s", "1-1", "f", "v")
     engine.dbs[0].data.clear()  # only what the AOF holds comes back
@@ -368,12 +369,12 @@ def test_missing_listed_file_is_refused(tmp_path):
 def test_bgrewriteaof_waits_for_a_running_bgsave(tmp_path):
     engine = make_engine(tmp_path, aof_use_rdb_preamble="no")
     writer = open_aof(engine)
-    engine.aof = writer
+    attach(engine).aof = writer
 
     class BusySnapshots:
         in_progress = True
 
-    engine.rdb = BusySnapshots()
+    attach(engine).snapshots = BusySnapshots()
     c = engine.new_client()
     assert run(engine, c, "BGREWRITEAOF").text == b"Background append only file rewriting scheduled"
     writer._tick()

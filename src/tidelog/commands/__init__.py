@@ -1,6 +1,8 @@
 """Command handlers, one module per family; importing this package fills
-:data:`tidelog.commands.table.COMMANDS`."""
+:data:`tidelog.commands.table.COMMANDS`.  The persistence commands (SAVE,
+BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
+:mod:`tidelog.persistence.commands`, from the layer above the engine."""
 
 from . import (  # noqa: F401
-    aof, connection, groups, idmp, keys, persistence, server, streams, strings, transactions,
+    connection, debug, groups, idmp, keys, server, streams, strings, transactions,
 )

@@ -28,7 +28,7 @@ from .args import ArgReader, parse_int
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import ClientState, Ctx
+    from .contract import ClientState, Ctx
 
 DEFAULT_USER = b"default"
 
@@ -350,10 +350,9 @@ def client_unblock(ctx: Ctx, argv: list[bytes]) -> object:
         elif reason != b"TIMEOUT":
             raise CommandError(UNBLOCK_REASON)
     target = ctx.engine.clients.get(target_id)
-    if target is None or target.blocked is None:
+    if target is None:
         return 0
-    reply = ErrorReply(UNBLOCKED) if as_error else target.blocked.blocked.timeout_reply
-    return 1 if ctx.engine.unblock_client(target, reply) else 0
+    return 1 if ctx.engine.unblock_client(target, ErrorReply(UNBLOCKED) if as_error else None) else 0
 
 
 def _on_off(ctx: Ctx, argv: list[bytes]) -> bool:

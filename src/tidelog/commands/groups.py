@@ -45,7 +45,7 @@ except XGROUP CREATE ... MKSTREAM when it creates the stream: they bump
 ``ctx.changes`` (the dirty counter) without ``ctx.modified``.
 
 Blocking: XREADGROUP ``>`` with BLOCK returns a
-:class:`~tidelog.engine.Blocked` whose retry runs the read again, the way
+:class:`~tidelog.commands.contract.Wait` whose retry runs the read again, the way
 Redis 7.2+ re-executes a blocked command: clients blocked on one group are
 served in the order they blocked, and the first takes everything new, so
 each new entry reaches exactly one of them; the others keep waiting.  When
@@ -108,10 +108,11 @@ from .streams import (
     parse_ref_ids,
     parse_strict_id_arg,
 )
-from .table import Blocked, command
+from .contract import Wait
+from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 # XAUTOCLAIM scans at most COUNT * this many PEL entries per call.
 XAUTOCLAIM_ATTEMPTS_FACTOR = 10
@@ -675,7 +676,7 @@ def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
 
     if ctx.may_block:  # inside MULTI the command answers at once instead
         _arm_claim_wakeup(ctx, args, targets, timer)
-    return Blocked(list(dict.fromkeys(args.keys)), args.timeout, retry, NULL_ARRAY)
+    return Wait(list(dict.fromkeys(args.keys)), args.timeout, retry, NULL_ARRAY)
 
 
 def _cancel(timer: list[Any]) -> None:
@@ -695,9 +696,8 @@ def _arm_claim_wakeup(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
     Cost: O(G log N + d) for the targets' groups, d pending entries whose
     stream entries are gone.
     """
-    engine = ctx.engine
     _cancel(timer)
-    if args.claim < 0 or engine.schedule is None:
+    if args.claim < 0:
         return
     now = ctx.now_ms()
     due: int | None = None
@@ -710,15 +710,10 @@ def _arm_claim_wakeup(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
             break
     if due is None:
         return
-    db, keys = ctx.db.index, list(dict.fromkeys(args.keys))
-
-    def wake() -> None:
-        timer.clear()
-        for key in keys:
-            engine.signal_ready(db, key)
-        engine.serve_ready()
-
-    timer.append(engine.schedule(max(due - now, 1) / 1000, wake))
+    handle = ctx.engine.wake_later(max(due - now, 1) / 1000, ctx.db.index,
+                                   list(dict.fromkeys(args.keys)))
+    if handle is not None:
+        timer.append(handle)
 
 
 # -- XACK, XPENDING ---------------------------------------------------------------------

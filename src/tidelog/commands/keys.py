@@ -28,7 +28,7 @@ from .connection import help_reply
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 # -- lookups that count keyspace hits and misses (INFO stats) -------------------------
 

@@ -1,5 +1,5 @@
 """Server commands: COMMAND, CONFIG, INFO, DBSIZE, FLUSHDB, FLUSHALL, TIME,
-MEMORY, DEBUG and SHUTDOWN.
+MEMORY and SHUTDOWN (DEBUG is :mod:`.debug`).
 
 ``COMMAND INFO/DOCS/LIST/COUNT/GETKEYS`` are generated from the command
 table (:mod:`tidelog.commands.table`).  What the table does not say -- a
@@ -35,15 +35,13 @@ from ..errors import (
 )
 from ..resp.replies import OK, Map, RawReply, SetReply, SimpleString, Verbatim
 from ..types.stream import Stream
-from .aof import aof_info_lines, debug_loadaof
-from .persistence import debug_reload, rdb_info_lines, shutdown_save
 from .args import parse_int
 from .connection import help_reply
 from .keys import glob_match, idle_seconds, object_encoding, refcount
 from .table import COMMANDS, CommandSpec, command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 log = logging.getLogger("tidelog")
 
@@ -418,9 +416,9 @@ def _apply_config(ctx: Ctx, name: str) -> None:
     """Side effects of a changed option (most are read where used)."""
     if name == "loglevel":
         logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
-    elif name == "appendonly" and ctx.engine.aof_switch is not None:
+    elif name == "appendonly":
         try:
-            ctx.engine.aof_switch(ctx.config["appendonly"])
+            ctx.engine.persistence.set_appendonly(ctx.config["appendonly"])
         except OSError as exc:
             logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)
             ctx.config.set("appendonly", "no")
@@ -671,14 +669,13 @@ def _section_server(ctx: Ctx) -> list[str]:
 
 def _section_clients(ctx: Ctx) -> list[str]:
     engine = ctx.engine
-    blocked = [c for c in engine.clients.values() if c.blocked is not None]
     return [
         f"connected_clients:{len(engine.clients)}",
         "cluster_connections:0",
         f"maxclients:{ctx.config['maxclients']}",
-        f"blocked_clients:{len(blocked)}",
+        f"blocked_clients:{engine.blocked_clients}",
         "tracking_clients:0",
-        f"clients_in_timeout_table:{sum(1 for c in blocked if c.blocked.blocked.timeout_ms > 0)}",
+        f"clients_in_timeout_table:{engine.blocked_with_timeout()}",
     ]
 
 
@@ -706,8 +703,7 @@ def _section_persistence(ctx: Ctx) -> list[str]:
     return [
         "loading:0",
         "async_loading:0",
-        *rdb_info_lines(ctx),
-        *aof_info_lines(ctx),
+        *ctx.engine.persistence.info_lines(),
     ]
 
 
@@ -842,15 +838,6 @@ def dbsize(ctx: Ctx, argv: list[bytes]) -> object:
     return len(ctx.db)
 
 
-def _wake_waiters(ctx: Ctx, db_index: int) -> None:
-    """Retry the clients blocked on keys of a database being emptied: a
-    blocked XREADGROUP fails now that its key is gone (Redis 7.2+)."""
-    engine = ctx.engine
-    for waited_db, key in list(engine.waiters):
-        if waited_db == db_index:
-            engine.signal_ready(waited_db, key)
-
-
 def _flush_mode(argv: list[bytes]) -> None:
     if len(argv) > 2 or (len(argv) == 2 and argv[1].upper() not in (b"ASYNC", b"SYNC")):
         raise CommandError(SYNTAX)
@@ -863,7 +850,9 @@ def _flush_mode(argv: list[bytes]) -> None:
 def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv)
-    _wake_waiters(ctx, ctx.db.index)
+    # Clients blocked on its keys are retried: a blocked XREADGROUP fails
+    # now that its key is gone (Redis 7.2+).
+    ctx.engine.signal_all_waited(ctx.db.index)
     ctx.changes += ctx.db.flush()
     ctx.propagate(list(argv))  # always, even when nothing was there (as Redis)
     return OK
@@ -876,7 +865,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv)
     for db in ctx.engine.dbs:
-        _wake_waiters(ctx, db.index)
+        ctx.engine.signal_all_waited(db.index)
         ctx.changes += db.flush()
     ctx.propagate(list(argv))
     return OK
@@ -974,119 +963,6 @@ def memory_help(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # =====================================================================================
-# DEBUG
-# =====================================================================================
-def _c_atof(arg: bytes) -> float:
-    """strtod's reading: the longest numeric prefix, 0 when there is none."""
-    text = arg.decode("latin-1").strip()
-    for end in range(len(text), 0, -1):
-        try:
-            return float(text[:end])
-        except ValueError:
-            continue
-    return 0.0
-
-
-def _c_atoi(arg: bytes) -> int:
-    text = arg.decode("latin-1").strip()
-    digits = ""
-    for i, c in enumerate(text):
-        if c.isdigit() or (i == 0 and c in "+-"):
-            digits += c
-        else:
-            break
-    try:
-        return int(digits)
-    except ValueError:
-        return 0
-
-
-def _serialized_length(value: Any) -> int:
-    """An estimate of the RDB encoding's size (DEBUG OBJECT serializedlength)."""
-    if isinstance(value, Stream):
-        return sum(len(blob) + 16 for _, blob in value.nodes()) + 16
-    number = None
-    if len(value) <= 11:
-        try:
-            number = parse_int(value)
-        except CommandError:
-            pass
-    if number is not None:
-        if -(1 << 7) <= number < (1 << 7):
-            return 2
-        if -(1 << 15) <= number < (1 << 15):
-            return 3
-        if -(1 << 31) <= number < (1 << 31):
-            return 5
-    n = len(value)
-    prefix = 1 if n < 64 else 2 if n < 16384 else 5 if n < 2**32 else 9
-    return prefix + n
-
-
-def _debug_object(ctx: Ctx, key: bytes) -> object:
-    value = ctx.db.peek(key)
-    if value is None:
-        raise CommandError(NO_SUCH_KEY)
-    access = ctx.db.access.get(key, ctx.now_ms())
-    encoding = object_encoding(value).decode()
-    return SimpleString((
-        f"Value at:{id(value):#x} refcount:{refcount(value)} encoding:{encoding} "
-        f"serializedlength:{_serialized_length(value)} lru:{(access // 1000) & ((1 << 24) - 1)} "
-        f"lru_seconds_idle:{idle_seconds(ctx, key)}").encode())
-
-
-_DEBUG_HELP = [
-    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CHANGE-REPL-ID",
-    "    Change the replication IDs of the instance.",
-    "    Dangerous: should be used only for testing the replication subsystem.",
-    "LOADAOF",
-    "    Flush the AOF buffers on disk and reload the AOF in memory.",
-    "OBJECT <key>",
-    "    Show low level info about `key` and associated value.",
-    "RELOAD [NOSAVE]",
-    "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
-    "SET-ACTIVE-EXPIRE <0|1>",
-    "    Setting it to 0 disables expiring keys in background when they are not",
-    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-    "    default.",
-    "SLEEP <seconds>",
-    "    Stop the server for <seconds>. Decimals allowed.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("debug", arity=-2, flags="admin noscript loading stale", group="server",
-         since="1.0.0", complexity="Depends on subcommand.",
-         summary="A container for debugging commands")
-def debug(ctx: Ctx, argv: list[bytes]) -> object:
-    """DEBUG subcommand [argument ...]"""
-    sub = argv[1].lower()
-    argc = len(argv)
-    if sub == b"help" and argc == 2:
-        return help_reply(_DEBUG_HELP)
-    if sub == b"sleep" and argc == 3:
-        # Stops the whole server, as in Redis: that is what tests use it for.
-        time.sleep(max(0.0, _c_atof(argv[2])))
-        return OK
-    if sub == b"object" and argc == 3:
-        return _debug_object(ctx, argv[2])
-    if sub == b"set-active-expire" and argc == 3:
-        ctx.engine.active_expire = bool(_c_atoi(argv[2]))
-        return OK
-    if sub == b"reload":
-        return debug_reload(ctx, argv)
-    if sub == b"loadaof" and argc == 2:
-        return debug_loadaof(ctx)
-    if sub == b"change-repl-id" and argc == 2:
-        # Until replication exists the run id doubles as the replication id.
-        ctx.engine.run_id = os.urandom(20).hex()
-        return OK
-    raise debug_unknown_subcommand(argv[1])
-
-
-# =====================================================================================
 # SHUTDOWN
 # =====================================================================================
 @command("shutdown", arity=-1, flags="admin noscript loading stale no_multi allow_busy",
@@ -1110,7 +986,8 @@ def shutdown(ctx: Ctx, argv: list[bytes]) -> object:
     if hook is None:
         raise CommandError(SHUTDOWN_FAILED)
     log.warning("User requested shutdown...")
-    if not shutdown_save(ctx, flags):
+    save = True if b"SAVE" in flags else False if b"NOSAVE" in flags else None
+    if not ctx.engine.persistence.shutdown_save(save) and b"FORCE" not in flags:
         raise CommandError(SHUTDOWN_FAILED)
     hook()
     # Redis exits without answering: the client sees the connection close.

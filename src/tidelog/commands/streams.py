@@ -33,7 +33,7 @@ verbatim whenever it changed the stream or a PEL (DELREF may change only
 PELs).
 
 Blocking: XREAD BLOCK resolves every ``$`` and ``+`` to a concrete ID when
-it is called, then returns a :class:`~tidelog.engine.Blocked`.  The engine
+it is called, then returns a :class:`~tidelog.commands.contract.Wait`.  The engine
 retries it each time one of its keys is made ready (XADD does that); the
 retry serves the key that became ready, and that key only, as Redis does.
 """
@@ -52,10 +52,11 @@ from ..types.groups import referenced_by
 from ..types.stream import Stream
 from .args import parse_int
 from .idmp import xadd_iid, xadd_record, xadd_retry
-from .table import Blocked, command
+from .contract import Wait
+from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 MAXLEN = b"MAXLEN"
 MINID = b"MINID"
@@ -712,4 +713,4 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
                     woken, [(key, _entries(stream, gt.incr(), MAX_ID, served_count))])
         return None
 
-    return Blocked(list(waits), timeout, retry, NULL_ARRAY)
+    return Wait(list(waits), timeout, retry, NULL_ARRAY)

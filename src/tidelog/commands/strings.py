@@ -19,7 +19,7 @@ from .keys import lookup_read
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 
 def _read_string(ctx: Ctx, key: bytes) -> bytes | None:

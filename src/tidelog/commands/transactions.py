@@ -15,7 +15,7 @@ from ..resp.replies import OK
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 
 @command("multi", arity=1, flags="noscript loading stale fast allow_busy", group="transactions",

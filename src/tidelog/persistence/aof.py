@@ -27,7 +27,7 @@ with that base plus the new incremental file, and deletes the old files.
 A crash at any point leaves a manifest that loads.
 
 At run time (:func:`set_appendonly`, called by CONFIG SET appendonly
-through the engine's ``aof_switch`` hook that the server installs):
+through the engine's persistence, :mod:`tidelog.persistence.durability`):
 ``yes`` appends to an unlisted temporary incremental file while a rewrite
 writes the base; the first rewrite then lists the base and that file (under
 its real name) as the whole AOF.  ``no`` flushes, fsyncs and closes.
@@ -524,6 +524,9 @@ class Aof:
         # CONFIG SET appendonly yes: writes go to an unlisted temporary
         # incremental file until the first rewrite installs its base.
         self._enabling: AofFile | None = None
+        # Whether another child (a BGSAVE) runs: one fork at a time.
+        # Durability wires it to its snapshots.
+        self.other_child_active: Callable[[], bool] = lambda: False
 
     # -- starting and stopping ------------------------------------------------------
     def open(self) -> None:
@@ -724,11 +727,6 @@ class Aof:
     def rewriting(self) -> bool:
         return self.child_pid > 0
 
-    def other_child_active(self) -> bool:
-        """Is a BGSAVE child running (one fork at a time, as in Redis)?"""
-        snapshots = getattr(self.engine, "rdb", None)
-        return bool(snapshots is not None and getattr(snapshots, "in_progress", False))
-
     def start_rewrite(self, done: Callable[[bool], None] | None = None) -> None:
         """BGREWRITEAOF: fork a child that writes the new base."""
         if self.rewriting:
@@ -873,42 +871,44 @@ class Aof:
         ]
 
 
-def set_appendonly(engine: Engine, on: bool, loop: Any,
-                   install: Callable[[Aof | None], None]) -> None:
-    """CONFIG SET appendonly on a running server (the server layer installs a
-    hook that calls this; ``install(writer)`` makes ``writer``, or None, its
-    write gate).
+def set_appendonly(durability: Any, on: bool) -> None:
+    """CONFIG SET appendonly on a running server, for the engine's
+    :class:`~tidelog.persistence.durability.Durability` (its ``aof``, the
+    event loop it runs on, and ``install_gate(writer)``, which makes
+    ``writer``, or None, the server's write gate).
 
     ``yes`` while off: a writer that appends from now on, and a rewrite that
     writes the base from the dataset (:meth:`Aof.open_with_rewrite`); if that
     rewrite fails the AOF is turned off again, as Redis does.  ``no`` while on:
     flush and fsync, stop appending, close the files; the directory stays.
     Raises OSError when the AOF cannot be started."""
-    current = getattr(engine, "aof", None)
+    engine = durability.engine
+    current = durability.aof
     if on and current is None:
         writer = Aof(engine)
 
         def done(ok: bool) -> None:
-            if not ok and getattr(engine, "aof", None) is writer:
+            if not ok and durability.aof is writer:
                 log.warning("The first AOF rewrite failed: turning the AOF off")
                 writer.close()
-                engine.aof = None  # type: ignore[attr-defined]
+                durability.aof = None
                 engine.config.set("appendonly", "no")
-                install(None)
+                durability.install_gate(None)
 
+        durability.aof = writer  # wired to the snapshots before it may fork
         try:
             writer.open_with_rewrite(done)
         except OSError:
+            durability.aof = None
             writer.close()
             raise
-        writer.attach(loop)
-        engine.aof = writer  # type: ignore[attr-defined]
-        install(writer)
+        writer.attach(durability.loop)
+        durability.install_gate(writer)
         log.info("AOF enabled: writing the base file in the background")
     elif not on and current is not None:
         current.close()
-        engine.aof = None  # type: ignore[attr-defined]
-        install(None)
+        durability.aof = None
+        durability.install_gate(None)
         log.info("AOF disabled: the files are closed")
 
 
