@@ -12,8 +12,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import REDIS_VERSION
 

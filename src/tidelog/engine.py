@@ -36,8 +36,9 @@ import logging
 import os
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import commands, errors  # noqa: F401  (importing commands registers them)
 from .clock import Clock

@@ -41,7 +41,8 @@ OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
 MUST_BE_POSITIVE = b"ERR value is out of range, must be positive"
 PROTOCOL_PREFIX = b"ERR Protocol error: "
 NOPROTO = b"NOPROTO unsupported protocol version"
-NOAUTH_HELLO = b"ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+NOAUTH_HELLO = (b"ERR AUTH <password> called without any password configured for the default user. "
+                b"Are you sure your configuration is correct?")
 
 
 def unknown_command(name: bytes, args: list[bytes]) -> CommandError:
@@ -155,15 +156,19 @@ XTRIM_WITHOUT_STRATEGY = b"ERR syntax error, XTRIM must be called with a trimmin
 INVALID_START_INTERVAL = b"ERR invalid start ID for the interval"
 INVALID_END_INTERVAL = b"ERR invalid end ID for the interval"
 XSETID_ENTRIES_ADDED_NEGATIVE = b"ERR entries_added must be positive"
-XSETID_BELOW_MAX_DELETED_ARG = b"ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+XSETID_BELOW_MAX_DELETED_ARG = (b"ERR The ID specified in XSETID is smaller than the provided "
+                                b"max_deleted_entry_id")
 XSETID_BELOW_TOP = b"ERR The ID specified in XSETID is smaller than the target stream top item"
-XSETID_ENTRIES_ADDED_TOO_SMALL = b"ERR The entries_added specified in XSETID is smaller than the target stream length"
+XSETID_ENTRIES_ADDED_TOO_SMALL = (b"ERR The entries_added specified in XSETID is smaller than the "
+                                  b"target stream length")
 # Redis 7.4's text (it names the '+' ID, which 7.4 added); 7.0 said
 # "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
-XREAD_UNBALANCED = b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
+XREAD_UNBALANCED = (b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', "
+                    b"or '$' must be specified.")
 XREAD_GROUP_OPTION = b"ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
-XREAD_GT_ID = b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+XREAD_GT_ID = (b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP "
+               b"<group> <consumer> option.")
 
 # -- idempotent production (commands/idmp.py; Redis 8.6/8.8) --------------------------
 # XADD's and XCFGSET's texts are Redis's (its test suite and clients' tests run

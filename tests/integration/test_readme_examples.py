@@ -43,7 +43,7 @@ def test_dead_letter_pattern(r):
         r.xreadgroup("shipping", "alice", {"orders": ">"})
     r.xack("orders", "shipping", "1-2")
     time.sleep(0.02)
-    for entry_id, owner, idle_ms, deliveries in [
+    for entry_id, _owner, _idle_ms, deliveries in [
             (p["message_id"], p["consumer"], p["time_since_delivered"], p["times_delivered"])
             for p in r.xpending_range("orders", "shipping", min="-", max="+", count=100, idle=10)]:
         if deliveries >= 5:

@@ -118,7 +118,7 @@ def test_nodes_move_as_blobs():
     engine = make_engine()
     populate(engine, 100)
     data = rdb.dumps(engine.dbs, compress=False)
-    for key, blob in engine.dbs[0].data[b"s"].nodes():
+    for _key, blob in engine.dbs[0].data[b"s"].nodes():
         assert blob in data
     other = make_engine()
     rdb.install(other, rdb.loads(data))

@@ -4,5 +4,13 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 :mod:`tidelog.persistence.commands`, from the layer above the engine."""
 
 from . import (  # noqa: F401
-    connection, debug, groups, idmp, keys, server, streams, strings, transactions,
+    connection,
+    debug,
+    groups,
+    idmp,
+    keys,
+    server,
+    streams,
+    strings,
+    transactions,
 )

@@ -90,10 +90,11 @@ from .. import errors
 from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_id
 from ..resp.replies import NULL_ARRAY, OK, Map
-from ..types.groups import UNKNOWN, ConsumerGroup, Consumer, PendingEntry, referenced_by
+from ..types.groups import UNKNOWN, Consumer, ConsumerGroup, PendingEntry, referenced_by
 from ..types.stream import Stream
 from .args import INT64_MAX, parse_int
 from .connection import help_reply
+from .contract import Wait
 from .idmp import info_fields as idmp_info_fields
 from .streams import (
     ACKED,
@@ -108,7 +109,6 @@ from .streams import (
     parse_ref_ids,
     parse_strict_id_arg,
 )
-from .contract import Wait
 from .table import command
 
 if TYPE_CHECKING:
@@ -648,7 +648,7 @@ def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Cons
          summary="Reads new entries as a consumer of a group (or the consumer's pending "
                  "history), optionally blocking until there are some.")
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""
+    """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     args, streams_pos = _parse_xreadgroup_options(argv)
     nkeys = (len(argv) - streams_pos) // 2
     args.keys = argv[streams_pos:streams_pos + nkeys]
@@ -963,7 +963,7 @@ def _new_consumer(ctx: Ctx, group: ConsumerGroup, name: bytes, now: int) -> Cons
          since="5.0.0", complexity="O(log N) for each ID, N the pending entries of the group.",
          summary="Takes over pending entries of a group for a consumer, when idle long enough.")
 def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]"""
+    """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]"""  # noqa: E501 (the syntax line, whole)
     key, name = argv[1], argv[2]
     stream = ctx.db.get_stream(key)
     group = _group_of(stream, name)

@@ -22,22 +22,30 @@ import resource
 import shlex
 import sys
 import tempfile
-import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import REDIS_VERSION, __version__
 from ..config import OPTIONS, ConfigError
 from ..errors import (
-    GETKEYS_BAD_ARITY, GETKEYS_INVALID_COMMAND, GETKEYS_NO_KEYS, NO_CONFIG_FILE, NO_SUCH_KEY,
-    NO_SHUTDOWN_IN_PROGRESS, SHUTDOWN_FAILED, SYNTAX, CommandError, config_set_failed,
-    debug_unknown_subcommand, unknown_config, unknown_subcommand,
+    GETKEYS_BAD_ARITY,
+    GETKEYS_INVALID_COMMAND,
+    GETKEYS_NO_KEYS,
+    NO_CONFIG_FILE,
+    NO_SHUTDOWN_IN_PROGRESS,
+    SHUTDOWN_FAILED,
+    SYNTAX,
+    CommandError,
+    config_set_failed,
+    unknown_config,
+    unknown_subcommand,
 )
 from ..resp.replies import OK, Map, RawReply, SetReply, SimpleString, Verbatim
 from ..types.stream import Stream
 from .args import parse_int
 from .connection import help_reply
-from .keys import glob_match, idle_seconds, object_encoding, refcount
+from .keys import glob_match, object_encoding
 from .table import COMMANDS, CommandSpec, command
 
 if TYPE_CHECKING:

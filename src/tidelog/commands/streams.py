@@ -51,8 +51,8 @@ from ..resp.replies import NULL_ARRAY, OK, Map
 from ..types.groups import referenced_by
 from ..types.stream import Stream
 from .args import parse_int
-from .idmp import xadd_iid, xadd_record, xadd_retry
 from .contract import Wait
+from .idmp import xadd_iid, xadd_record, xadd_retry
 from .table import command
 
 if TYPE_CHECKING:
@@ -333,7 +333,7 @@ def _streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
                     "number of entries evicted.",
          summary="Appends a new entry to a stream, creating the stream if needed.")
 def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""
+    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""  # noqa: E501 (the syntax line, whole)
     args = parse_add_or_trim(ctx, argv, xadd=True)
     fields_values = argv[args.id_pos + 1:]
     if len(fields_values) < 2 or len(fields_values) % 2:

@@ -20,8 +20,9 @@ dispatched by the engine on the second argument, as in Redis 7.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .contract import Ctx

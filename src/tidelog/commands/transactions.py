@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import (DISCARD_WITHOUT_MULTI, EXEC_WITHOUT_MULTI, NESTED_MULTI,
-                      WATCH_INSIDE_MULTI, CommandError)
+from ..errors import DISCARD_WITHOUT_MULTI, EXEC_WITHOUT_MULTI, NESTED_MULTI, WATCH_INSIDE_MULTI, CommandError
 from ..resp.replies import OK
 from .table import command
 

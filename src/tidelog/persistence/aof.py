@@ -50,8 +50,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..resp.replies import ErrorReply

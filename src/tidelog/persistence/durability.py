@@ -22,7 +22,8 @@ import asyncio
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from . import aof as aof_module
 from . import rdb

@@ -1,8 +1,8 @@
 """When snapshots are taken: SAVE, BGSAVE (a forked child), save points, shutdown.
 
 One :class:`Snapshotter` per engine (``Durability.snapshots``, see
-:mod:`tidelog.persistence.durability`) keeps what INFO persistence reports about RDB files and runs the background
-save:
+:mod:`tidelog.persistence.durability`) keeps what INFO persistence reports
+about RDB files and runs the background save:
 
 * BGSAVE forks; the child writes ``temp-<pid>.rdb`` in ``dir``, fsyncs and
   renames it over ``<dir>/<dbfilename>`` and exits 0 (1 on error) without
@@ -31,7 +31,8 @@ import logging
 import os
 import signal
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..config import save_points
 from . import rdb

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..clock import Clock
 from ..config import OPTIONS, Config

@@ -18,8 +18,8 @@ from typing import Any
 from .. import REDIS_VERSION, __version__
 from ..config import Config, ConfigError
 from ..engine import Engine
-from ..persistence.rdb import RdbError
 from ..persistence.durability import attach, load_at_startup, snapshotter
+from ..persistence.rdb import RdbError
 from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
