@@ -4,13 +4,20 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 :mod:`tidelog.persistence.commands`, from the layer above the engine."""
 
 from . import (  # noqa: F401
+    command_docs,
+    config,
     connection,
     debug,
-    groups,
     idmp,
+    info,
     keys,
+    memory,
+    pel,
     server,
     streams,
     strings,
     transactions,
+    xgroup,
+    xinfo,
+    xreadgroup,
 )

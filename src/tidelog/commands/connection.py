@@ -41,6 +41,7 @@ from ..errors import (
 )
 from ..resp.replies import OK, PONG, ErrorReply, Map, SimpleString, Verbatim
 from .args import ArgReader, parse_int
+from .replies import help_reply
 from .table import command
 
 if TYPE_CHECKING:
@@ -440,11 +441,6 @@ _CLIENT_HELP = [
     "HELP",
     "    Prints this help.",
 ]
-
-
-def help_reply(lines: list[str]) -> list[SimpleString]:
-    """A HELP subcommand's reply: one status line per text line."""
-    return [SimpleString(line.encode()) for line in lines]
 
 
 @command("client|help", arity=2, flags="loading stale", group="connection", since="5.0.0",

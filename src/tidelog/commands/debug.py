@@ -17,9 +17,9 @@ from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
 from ..types.stream import Stream
 from .args import parse_int
-from .connection import help_reply
 from .contract import Ctx, Reply
 from .keys import idle_seconds, object_encoding, refcount
+from .replies import help_reply
 from .table import command
 
 DebugHandler = Callable[[Ctx, list[bytes]], Reply]

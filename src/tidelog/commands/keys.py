@@ -31,7 +31,7 @@ from ..keyspace import type_name
 from ..resp.replies import OK, SimpleString
 from ..types.stream import Stream
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
-from .connection import help_reply
+from .replies import help_reply
 from .table import command
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from ..commands.debug import debug_subcommand
 from ..commands.table import command
 from ..errors import CommandError
 from ..resp.replies import OK, SimpleString
-from . import aof, rdb
+from . import aof_loader, rdb
 from .durability import attach
 
 log = logging.getLogger("tidelog")
@@ -126,11 +126,11 @@ def debug_loadaof(ctx: Ctx, argv: list[bytes]) -> Reply:
     writer = attach(ctx.engine).aof
     try:
         if writer is not None:
-            aof.reload(ctx.engine, writer)
+            aof_loader.reload(ctx.engine, writer)
         else:
             for db in ctx.engine.dbs:
                 db.flush()
-            aof.load(ctx.engine)
-    except aof.AofLoadError as exc:
+            aof_loader.load(ctx.engine)
+    except aof_loader.AofLoadError as exc:
         raise errors.aof_load_failed(str(exc)) from None
     return OK

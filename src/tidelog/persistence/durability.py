@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import aof as aof_module
-from . import rdb
+from . import aof_switch, rdb
 from .snapshot import Snapshotter
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class Durability:
     def set_appendonly(self, on: bool) -> None:
         if self.loop is None:  # no server: the option is only recorded
             return
-        aof_module.set_appendonly(self, on)
+        aof_switch.set_appendonly(self, on)
 
     def shutdown_save(self, save: bool | None) -> bool:
         return self._snapshots.shutdown_save(save)

@@ -94,10 +94,10 @@ def start_aof(engine: Engine, server: Server) -> Any:
     Replies wait for the AOF (``server.write_gate``) as ``appendfsync``
     says; the engine's persistence keeps it (``Durability.aof``) for
     BGREWRITEAOF, INFO persistence and DEBUG LOADAOF.  Raises AofLoadError."""
-    from ..persistence import aof
+    from ..persistence import aof, aof_loader
 
-    log.info("Reading the append only file from %s", aof.aof_dir(engine.config))
-    aof.load(engine)
+    log.info("Reading the append only file from %s", aof_loader.aof_dir(engine.config))
+    aof_loader.load(engine)
     writer = aof.Aof(engine)
     writer.open()
     attach(engine).aof = writer
@@ -122,7 +122,7 @@ async def serve(config: Config) -> None:
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
     if config["appendonly"]:
-        from ..persistence.aof import AofLoadError
+        from ..persistence.aof_format import AofLoadError
         try:
             start_aof(engine, server)
         except AofLoadError as exc:
