@@ -31,14 +31,14 @@ from ..types.groups import referenced_by
 from .args import INT64_MAX, parse_int
 from .contract import Ctx
 from .group_ops import (
+    claim,
     claiming_consumer,
+    drop_gone,
     drop_references,
-    gone_effect,
     group_of,
     new_consumer,
     one_more,
     setid_effect,
-    xclaim_effect,
 )
 from .replies import (
     entry_reply,
@@ -349,10 +349,8 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         fields = stream.get(id)
         if fields is None:  # gone from the stream: drop it from the PEL too
             if entry is not None:
-                ctx.propagate(gone_effect(key, group, id_arg, entry))
-                group.ack(id)
+                drop_gone(ctx, key, group, id_arg, entry)
                 setid_pending = False
-                ctx.changes += 1
             continue
         if entry is None:
             if not opts.force:
@@ -368,12 +366,9 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
             count = one_more(count)
         if consumer is None:
             consumer = new_consumer(ctx, group, argv[3], now)
-        entry = group.claim(id, consumer, delivery_time, count)
-        consumer.active_time = now
+        claim(ctx, key, group, consumer, id, id_arg, delivery_time, count, now)
         out.append(bytes(id) if opts.justid else entry_reply(id, fields))
-        ctx.propagate(xclaim_effect(key, group, id_arg, entry))
         setid_pending = False
-        ctx.changes += 1
     if setid_pending:  # LASTID moved the group and no XCLAIM carried it
         ctx.propagate(setid_effect(key, group))
         ctx.changes += 1
@@ -428,10 +423,8 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         id = entry.id
         fields = stream.get(id)
         if fields is None:  # gone from the stream: drop it from the PEL too
-            ctx.propagate(gone_effect(key, group, bytes(id), entry))
-            group.ack(id)
+            drop_gone(ctx, key, group, bytes(id), entry)
             deleted.append(bytes(id))
-            ctx.changes += 1
             count -= 1  # COUNT bounds the reply, deleted IDs included
             continue
         # An unowned (XNACKed) entry is claimable whatever min-idle-time says.
@@ -440,11 +433,8 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         if consumer is None:
             consumer = new_consumer(ctx, group, argv[3], now)
         deliveries = entry.delivery_count if justid else one_more(entry.delivery_count)
-        entry = group.claim(id, consumer, now, deliveries)
-        consumer.active_time = now
+        claim(ctx, key, group, consumer, id, bytes(id), now, deliveries, now)
         claimed.append(bytes(id) if justid else entry_reply(id, fields))
-        ctx.propagate(xclaim_effect(key, group, bytes(id), entry))
-        ctx.changes += 1
         count -= 1
     # The cursor: the next pending ID not looked at, or 0-0 when none is left.
     following = next(scan, None)

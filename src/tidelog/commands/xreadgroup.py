@@ -46,7 +46,8 @@ from ..types.stream import Stream
 from .args import parse_int
 from .contract import Ctx, Wait
 from .group_ops import (
-    gone_effect,
+    claim,
+    drop_gone,
     group_of,
     one_more,
     setid_effect,
@@ -285,17 +286,12 @@ def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: 
         id = entry.id
         fields = stream.get(id)
         if fields is None:
-            ctx.propagate(gone_effect(key, group, bytes(id), entry))
-            group.ack(id)
-            ctx.changes += 1
+            drop_gone(ctx, key, group, bytes(id), entry)
             continue
         idle = -1 if entry.consumer is None else max(now - entry.delivery_time, 0)
         before = entry.delivery_count
-        entry = group.claim(id, consumer, now, one_more(before))
-        consumer.active_time = now
+        claim(ctx, key, group, consumer, id, bytes(id), now, one_more(before), now)
         out.append([bytes(id), fields, idle, before])
-        ctx.propagate(xclaim_effect(key, group, bytes(id), entry))
-        ctx.changes += 1
     return out
 
 
