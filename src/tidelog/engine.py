@@ -43,7 +43,7 @@ from typing import Any
 from . import commands, errors  # noqa: F401  (importing commands registers them)
 from .clock import Clock
 from .commands import table
-from .commands.contract import ClientState, Ctx, Effect, Persistence, Reply, Wait
+from .commands.contract import AOF_OFF_INFO, ClientState, Ctx, Effect, Persistence, Reply, Wait
 from .config import Config
 from .errors import CommandError
 from .keyspace import Database
@@ -99,14 +99,7 @@ class NoPersistence:
             "rdb_last_bgsave_time_sec:-1",
             "rdb_current_bgsave_time_sec:-1",
             "rdb_saves:0",
-            "aof_enabled:0",
-            "aof_rewrite_in_progress:0",
-            "aof_rewrite_scheduled:0",
-            "aof_last_rewrite_time_sec:-1",
-            "aof_current_rewrite_time_sec:-1",
-            "aof_last_bgrewrite_status:ok",
-            "aof_rewrites:0",
-            "aof_last_write_status:ok",
+            *AOF_OFF_INFO,
         ]
 
     def set_appendonly(self, on: bool) -> None:

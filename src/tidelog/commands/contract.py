@@ -81,6 +81,20 @@ class ClientState:
     kill: Callable[[], None] | None = None
 
 
+# INFO persistence's aof_* lines while no AOF runs (the engine's inert
+# persistence and the durability layer's with appendonly no both show them).
+AOF_OFF_INFO = (
+    "aof_enabled:0",
+    "aof_rewrite_in_progress:0",
+    "aof_rewrite_scheduled:0",
+    "aof_last_rewrite_time_sec:-1",
+    "aof_current_rewrite_time_sec:-1",
+    "aof_last_bgrewrite_status:ok",
+    "aof_rewrites:0",
+    "aof_last_write_status:ok",
+)
+
+
 class Persistence(Protocol):
     """What the durability layer (snapshots, the AOF) offers to commands.
 

@@ -9,7 +9,7 @@ everything before the command changes anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import errors
 from ..errors import CommandError
@@ -132,6 +132,7 @@ class ReadArgs:
     noack: bool = False    # XREADGROUP: NOACK
     claim: int = -1        # XREADGROUP: CLAIM min-idle-time (Redis 8.4); -1: none
     streams_pos: int = 0   # argv index of the first key
+    keys: list[bytes] = field(default_factory=list)  # the keys; their IDs follow them
 
 
 def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
@@ -189,4 +190,6 @@ def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
         raise CommandError(errors.SYNTAX)
     if group and not group_given:
         raise CommandError(errors.XREADGROUP_MISSING_GROUP)
+    nkeys = (argc - args.streams_pos) // 2
+    args.keys = argv[args.streams_pos:args.streams_pos + nkeys]
     return args

@@ -518,14 +518,11 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
 def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREAD [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
     opts = parse_read_options(argv, group=False)
-    timeout, count, maxcount, streams_pos = opts.timeout, opts.count, opts.maxcount, opts.streams_pos
-    argc = len(argv)
-    nkeys = (argc - streams_pos) // 2
-    keys = argv[streams_pos:streams_pos + nkeys]
+    timeout, count, maxcount, keys = opts.timeout, opts.count, opts.maxcount, opts.keys
     # The ID after which each stream is read; keys are checked in order, each
     # key's type before its ID.
     after: list[StreamID] = []
-    for key, id_arg in zip(keys, argv[streams_pos + nkeys:]):
+    for key, id_arg in zip(keys, argv[opts.streams_pos + len(keys):]):
         stream = ctx.db.get_stream(key)
         if id_arg == b"$":
             after.append(stream.last_id if stream is not None else MIN_ID)

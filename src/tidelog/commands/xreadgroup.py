@@ -34,7 +34,7 @@ out after every read that moved the group (7.4+), not only with NOACK (7.0).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
@@ -43,7 +43,6 @@ from ..ids import MAX_ID, UINT64_MAX, StreamID
 from ..resp.replies import NULL_ARRAY
 from ..types.groups import Consumer, ConsumerGroup
 from ..types.stream import Stream
-from .args import parse_int
 from .contract import Ctx, Wait
 from .group_ops import (
     claim,
@@ -61,72 +60,13 @@ from .replies import (
 )
 from .stream_args import (
     XREAD_BLOCKED_DEFAULT_COUNT,
+    ReadArgs,
+    parse_read_options,
     parse_strict_id_arg,
 )
 from .table import command
 
 # -- XREADGROUP -------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class XReadGroupArgs:
-    """XREADGROUP's options and keys (the IDs are resolved key by key)."""
-
-    group: bytes = b""
-    consumer: bytes = b""
-    count: int = 0        # 0: no limit
-    timeout: int = -1     # -1: no BLOCK; 0: forever
-    noack: bool = False
-    keys: list[bytes] = field(default_factory=list)
-    claim: int = -1       # CLAIM min-idle-time (Redis 8.4); -1: no CLAIM
-    maxcount: int = 0     # MAXCOUNT, entries in total (Redis 8.10); 0: no limit
-
-
-def _parse_xreadgroup_options(argv: list[bytes]) -> tuple[XReadGroupArgs, int]:
-    """Options up to STREAMS; returns them and the index of the first key."""
-    args = XReadGroupArgs()
-    group_given = False
-    streams_pos = 0
-    argc = len(argv)
-    i = 1
-    while i < argc:
-        more = argc - 1 - i
-        opt = argv[i].upper()
-        if opt == b"BLOCK" and more:
-            i += 1
-            args.timeout = parse_int(argv[i], errors.TIMEOUT_NOT_INTEGER)
-            if args.timeout < 0:
-                raise CommandError(errors.TIMEOUT_NEGATIVE)
-        elif opt == b"COUNT" and more:
-            i += 1
-            args.count = max(parse_int(argv[i]), 0)
-        elif opt == b"MAXCOUNT" and more:
-            i += 1
-            args.maxcount = max(parse_int(argv[i]), 0)
-        elif opt == b"CLAIM" and more:
-            i += 1
-            args.claim = parse_int(argv[i], errors.CLAIM_NOT_INTEGER)
-            if args.claim < 0:
-                raise CommandError(errors.CLAIM_NEGATIVE)
-        elif opt == b"STREAMS" and more:
-            streams_pos = i + 1
-            if (argc - streams_pos) % 2:
-                raise CommandError(errors.XREADGROUP_UNBALANCED)
-            break
-        elif opt == b"GROUP" and more >= 2:
-            args.group, args.consumer = argv[i + 1], argv[i + 2]
-            group_given = True
-            i += 2
-        elif opt == b"NOACK":
-            args.noack = True
-        else:
-            raise CommandError(errors.SYNTAX)
-        i += 1
-    if not streams_pos:
-        raise CommandError(errors.SYNTAX)
-    if not group_given:
-        raise CommandError(errors.XREADGROUP_MISSING_GROUP)
-    return args, streams_pos
-
 
 @dataclass(slots=True)
 class _Target:
@@ -138,7 +78,7 @@ class _Target:
     after: StreamID | None  # history read after this ID; None: ">"
 
 
-def _resolve_targets(ctx: Ctx, args: XReadGroupArgs,
+def _resolve_targets(ctx: Ctx, args: ReadArgs,
                      id_args: list[bytes] | None) -> list[_Target]:
     """Each key's stream and group, then its ID, key by key in order.
 
@@ -182,14 +122,14 @@ def _has_claimable(target: _Target, now: int, min_idle: int) -> bool:
     return False
 
 
-def _servable(target: _Target, args: XReadGroupArgs, now: int) -> bool:
+def _servable(target: _Target, args: ReadArgs, now: int) -> bool:
     """Whether a ``>`` read of this target returns something."""
     if _has_news(target):
         return True
     return args.claim >= 0 and _has_claimable(target, now, args.claim)
 
 
-def _serve(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
+def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
            count: int) -> list[tuple[bytes, list[Any]]]:
     """Read every target: ``(key, entries)`` for each key served.
 
@@ -295,7 +235,7 @@ def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: 
     return out
 
 
-def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Consumer,
+def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
                  count: int, now: int, claim_form: bool = False) -> list[Any]:
     """Deliver entries beyond the group's last ID, recording their effects.
 
@@ -331,10 +271,8 @@ def _deliver_new(ctx: Ctx, args: XReadGroupArgs, target: _Target, consumer: Cons
                  "history), optionally blocking until there are some.")
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
-    args, streams_pos = _parse_xreadgroup_options(argv)
-    nkeys = (len(argv) - streams_pos) // 2
-    args.keys = argv[streams_pos:streams_pos + nkeys]
-    targets = _resolve_targets(ctx, args, argv[streams_pos + nkeys:])
+    args = parse_read_options(argv, group=True)
+    targets = _resolve_targets(ctx, args, argv[args.streams_pos + len(args.keys):])
     results = _serve(ctx, args, targets, args.count)
     if results:
         return streams_reply(ctx, results)
@@ -366,7 +304,7 @@ def _cancel(timer: list[Any]) -> None:
         timer.pop().cancel()
 
 
-def _arm_claim_wakeup(ctx: Ctx, args: XReadGroupArgs, targets: list[_Target],
+def _arm_claim_wakeup(ctx: Ctx, args: ReadArgs, targets: list[_Target],
                       timer: list[Any]) -> None:
     """For a blocked XREADGROUP ... CLAIM: retry it when the next pending entry
     becomes idle enough to claim (Redis 8.4: "the CLAIM min-idle-time

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..commands.contract import AOF_OFF_INFO
 from . import aof as aof_module
 from . import aof_switch, rdb
 from .snapshot import Snapshotter
@@ -33,19 +34,6 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 log = logging.getLogger("tidelog")
-
-# INFO persistence's aof_* lines while the AOF is off.
-AOF_DISABLED_INFO = [
-    "aof_enabled:0",
-    "aof_rewrite_in_progress:0",
-    "aof_rewrite_scheduled:0",
-    "aof_last_rewrite_time_sec:-1",
-    "aof_current_rewrite_time_sec:-1",
-    "aof_last_bgrewrite_status:ok",
-    "aof_rewrites:0",
-    "aof_last_write_status:ok",
-]
-
 
 class Durability:
     """Snapshots and the AOF of one engine (the engine's ``persistence``)."""
@@ -88,7 +76,7 @@ class Durability:
 
     # -- the Persistence interface ------------------------------------------------------
     def info_lines(self) -> list[str]:
-        aof_lines = self._aof.info_lines() if self._aof is not None else list(AOF_DISABLED_INFO)
+        aof_lines = self._aof.info_lines() if self._aof is not None else list(AOF_OFF_INFO)
         return self._snapshots.info_lines() + aof_lines
 
     def set_appendonly(self, on: bool) -> None:
