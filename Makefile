@@ -2,9 +2,10 @@
 #
 #   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground;
 #                 PORT=, DATA=, HOST= change those, ARGS="--appendonly yes" adds options)
-#   make test     the whole test suite (installs Debian's redis-server when root)
+#   make test     ruff, then the whole test suite (the layer contracts included;
+#                 installs Debian's redis-server when root)
 #   make bench    the benchmarks (bench/run.py)
-#   make lint     byte-compile everything; ruff too, when it is installed
+#   make lint     ruff and the import-linter layer contracts only
 #   make clean    remove the virtualenv and caches (never ./data)
 #
 # Every target first makes .venv (python3 -m venv) and installs the pinned
@@ -35,7 +36,7 @@ help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  run the benchmarks"
-	@echo "make lint   byte-compile the sources (and ruff, when installed)"
+	@echo "make lint   ruff and the layer contracts (import-linter)"
 	@echo "make clean  remove $(VENV) and caches"
 
 venv: $(STAMP)
@@ -63,8 +64,13 @@ run: $(STAMP)
 redis-server:
 	@bash scripts/ensure-redis-server.sh
 
-# pytest's exit code 5 means it collected no test at all: that fails too.
+# ruff first (seconds); the layer contracts run inside pytest
+# (tests/unit/test_layers.py).  pytest's exit code 5 means it collected no
+# test at all: that fails too.
+RUFF_PATHS := src tests bench examples scripts
+
 test: $(STAMP) redis-server
+	$(BIN)/ruff check $(RUFF_PATHS)
 	@status=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; fi; \
 	exit $$status
@@ -73,9 +79,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/python -m compileall -q src tests bench
-	@if [ -x $(BIN)/ruff ]; then $(BIN)/ruff check src tests bench; \
-	else echo "(ruff is not installed in $(VENV): only byte-compiled)"; fi
+	$(BIN)/ruff check $(RUFF_PATHS)
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist src/*.egg-info

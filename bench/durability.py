@@ -180,7 +180,7 @@ class Restartable:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(30)
-                raise ScenarioError(f"did not stop within {timeout:.0f} s of SIGTERM; killed")
+                raise ScenarioError(f"did not stop within {timeout:.0f} s of SIGTERM; killed") from None
         return round(time.monotonic() - t0, 3)
 
     def close(self) -> None:
@@ -525,7 +525,7 @@ def render_xadd(result: dict) -> str:
             row = [label, str(p), str(c)]
             for key in ("rps", "ops_per_server_cpu_s"):
                 vals = []
-                for x, r in zip(names, recs):
+                for _name, r in zip(names, recs):
                     if r is None:
                         row.append("-")
                         vals.append(None)

@@ -870,7 +870,7 @@ def _pel_prepare(args, target: Target, log: Log) -> dict:
                             "STREAMS", key, ">"))
         mark = resp.encode(("ECHO", MARK))
         reads = 0
-        for reads in range(1, size // 10000 + 3):
+        for _ in range(1, size // 10000 + 3):
             if time.monotonic() > deadline:
                 got = _pending_count(target, key, "big")
                 raise ScenarioError(f"filling the PEL stopped at the time limit "

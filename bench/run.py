@@ -51,10 +51,10 @@ from pathlib import Path
 # Run as a script (python bench/run.py): this folder is on sys.path.
 import resp
 import servers
-from servers import loadavg, log, scrub
 from durability import SCENARIOS as DURABILITY_SCENARIOS
 from groups import SCENARIOS as GROUP_SCENARIOS
 from groups import Scenario
+from servers import loadavg, log, scrub
 from workloads import WORKLOADS, Skip, Target, Workload
 
 SCENARIOS: list[Scenario] = GROUP_SCENARIOS + DURABILITY_SCENARIOS

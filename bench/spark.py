@@ -109,10 +109,10 @@ def client_cpu_seconds(exclude: set[int]) -> float:
 class Meter:
     """Wall time, server CPU, client (Spark) CPU and the rest of the machine over a block."""
 
-    def __init__(self, bench: "Bench", target: "Target"):
+    def __init__(self, bench: Bench, target: Target):
         self.bench, self.target = bench, target
 
-    def __enter__(self) -> "Meter":
+    def __enter__(self) -> Meter:
         self.server_pids = {t.server.pid for t in self.bench.targets if t.server.alive()}
         self.busy0 = servers.machine_busy_seconds()
         self.srv0 = self.target.server.cpu_seconds()

@@ -16,7 +16,8 @@ from tidelog.server.embed import EmbeddedServer
 def pytest_report_header(config: pytest.Config) -> str:
     if REDIS_SERVER:
         return f"differential tests: against {REDIS_SERVER}"
-    return "differential tests: SKIPPED, redis-server is not installed (run `make test` as root to install it)"
+    return ("differential tests: SKIPPED, redis-server is not installed "
+            "(run `make test` as root to install it)")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

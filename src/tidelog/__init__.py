@@ -2,16 +2,25 @@
 
 Layout (imports point down only):
 
-    server/     sockets, config files, start-up: the only place with I/O
-    engine      execute(client, argv) -> reply | Blocked; transactions; blocking; effects
-    commands/   one module per command family, and the command table
-    keyspace    databases: key -> value, expiry, watched keys, keys made ready
-    types/      pure data types (the stream: listpack macro nodes + node index)
-    resp/       sans-IO RESP2/RESP3 request parser and reply encoder
-    ids, errors, clock, config   leaves used by everything above
+    server/       sockets, config files, start-up, embedding: the only place with I/O
+    persistence/  RDB snapshots and the AOF; ``durability`` is what the engine holds
+                  as ``engine.persistence``; SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD
+                  are registered from here (``persistence/commands.py``)
+    engine        execute(client, argv) -> reply | BLOCKED; transactions; blocking;
+                  effects to the AOF (and replicas)
+    commands/     ``contract`` (Ctx, Wait: what a handler gets and returns), ``table``,
+                  ``args`` (ArgReader); shared pieces ``stream_args``, ``replies``,
+                  ``group_ops``; then one module per command family (XREADGROUP is
+                  in ``xreadgroup``, XAUTOCLAIM in ``pel``, CONFIG in ``config``...)
+    keyspace      databases: key -> value, expiry, watched keys, keys made ready
+    types/        pure data types (the stream: listpack macro nodes + node index)
+    resp/         sans-IO RESP2/RESP3 request parser and reply encoder
+    ids, errors, clock, config     leaves used by everything above
 
-    spark/      the PySpark data source and archive job: a client of the server
-                (redis-py only), importing nothing of the above
+    spark/        the PySpark data source and archive job: a client of the server
+                  (redis-py only), importing nothing of the above
+
+The layers are import-linter contracts in ``pyproject.toml``, checked by ``make test``.
 """
 
 __version__ = "0.1.0"

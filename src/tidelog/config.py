@@ -12,8 +12,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import REDIS_VERSION
 
@@ -179,7 +180,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),
     # The append-only file (persistence/aof.py): Redis 7's multi-part layout.
-    # CONFIG SET appendonly starts or stops it (persistence.aof.set_appendonly).
+    # CONFIG SET appendonly starts or stops it (persistence.aof_switch.set_appendonly).
     Option("appendonly", _parse_bool, "no", show=_show_bool),
     Option("appendfsync", _parse_enum("always", "everysec", "no"), "everysec"),
     Option("appenddirname", _parse_string, "appendonlydir", mutable=False),

@@ -1,21 +1,29 @@
 """The engine: executes one command for one client and says what happened.
 
 ``Engine.execute(client, argv)`` returns a reply value, or :data:`BLOCKED`
-when the command is waiting for data (``XREAD BLOCK``).  It owns the things
+when the client now waits for data (``XREAD BLOCK``).  It owns the things
 that are about commands rather than about any one command:
 
 * the checks Redis makes before running a command (unknown name, arity), so
   handlers never repeat them;
 * transactions: MULTI queues, EXEC runs the queue atomically, WATCH makes it
   fail when a watched key changed;
-* blocking: a handler that must wait returns a :class:`Blocked`; the engine
-  parks the client on each key, FIFO per key.  Commands never wake anybody:
+* blocking: a handler that must wait returns a
+  :class:`~tidelog.commands.contract.Wait`; the engine parks the client (a
+  :class:`Waiter`) on each key, FIFO per key, and ``execute`` answers
+  :data:`BLOCKED`.  Commands never wake anybody:
   they mark keys ready (``Ctx.ready``), and after the command — or the whole
   EXEC — finishes, the engine serves the waiters of each ready key in the
   order they blocked;
 * effects: what a write command changed, in Redis's propagation forms, goes
   to every listener in ``effect_listeners`` (the AOF and replicas, later),
   once per executed command or transaction.
+
+The handlers' side of the contract (:class:`Ctx`, :class:`Wait`,
+:class:`ClientState`) is :mod:`tidelog.commands.contract`; the engine imports
+the command table, never the other way.  Durability is not the engine's: it
+holds a :class:`~tidelog.commands.contract.Persistence` (``persistence``),
+which the durability layer replaces when it is attached.
 
 The engine never touches sockets.  A client is a :class:`ClientState`; the
 server gives each one a ``send`` callback for replies that arrive later
@@ -28,24 +36,26 @@ import logging
 import os
 import weakref
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from . import errors
+from . import commands, errors  # noqa: F401  (importing commands registers them)
 from .clock import Clock
+from .commands import table
+from .commands.contract import AOF_OFF_INFO, ClientState, Ctx, Effect, Persistence, Reply, Wait
 from .config import Config
 from .errors import CommandError
 from .keyspace import Database
-from .resp.replies import NULL_ARRAY, ErrorReply
+from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply
+
+__all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
-Reply = Any
-Effect = list[bytes]
-
 
 class _Blocked:
-    """Returned by execute() when the client now waits for data."""
+    """What execute() answers when the client now waits for data."""
 
     def __repr__(self) -> str:
         return "BLOCKED"
@@ -62,92 +72,41 @@ _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"
 
 
 @dataclass(eq=False)
-class BlockedRequest:
+class Waiter:
+    """A client parked on keys by a handler's :class:`Wait`."""
+
     client: ClientState
     db: int
-    blocked: Blocked
+    wait: Wait
     argv: list[bytes]
     deadline: float = 0.0  # monotonic seconds; 0 = no timeout
     timer: Any = None  # the scheduler's handle, cancelled when served
 
 
-@dataclass(eq=False)
-class ClientState:
-    """Everything the engine knows of one connection."""
+class NoPersistence:
+    """The engine's persistence until a durability layer is attached: saves
+    nothing, and INFO shows what a server that never saved shows."""
 
-    id: int
-    addr: str = ""
-    laddr: str = ""
-    fd: int = -1
-    name: bytes = b""
-    lib_name: bytes = b""
-    lib_ver: bytes = b""
-    protocol: int = 2
-    db: int = 0
-    created: float = 0.0           # monotonic seconds
-    last_interaction: float = 0.0  # monotonic seconds
-    last_command: str = "NULL"
-    multi: list[list[bytes]] | None = None  # queued commands while in MULTI
-    multi_error: bool = False               # a queued command was refused
-    dirty_cas: bool = False                 # a watched key changed
-    watched: set[tuple[int, bytes]] = field(default_factory=set)
-    blocked: BlockedRequest | None = None
-    close_after_reply: bool = False
-    send: Callable[[Reply], None] = lambda reply: None
-    kind: str = "normal"
-    no_evict: bool = False    # CLIENT NO-EVICT
-    no_touch: bool = False    # CLIENT NO-TOUCH: lookups leave access times alone
-    # CLIENT KILL: the server sets this to close the connection (None: cannot).
-    kill: Callable[[], None] | None = None
-
-
-class Ctx:
-    """What a handler sees: the engine, the client, the database, and a
-    place to record effects.  One per executed command."""
-
-    __slots__ = ("engine", "client", "db", "argv", "spec", "effects", "changes", "may_block",
-                 "ready_key")
-
-    def __init__(self, engine: Engine, client: ClientState, argv: list[bytes],
-                 spec: table.CommandSpec | None, may_block: bool) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.client = client
-        self.db: Database = engine.dbs[client.db]
-        self.argv = argv
-        self.spec = spec
-        self.effects: list[Effect] | None = None  # None: propagate argv if changed
-        self.changes = 0
-        self.may_block = may_block
-        # When a blocked command is retried: the key whose readiness woke it
-        # (Redis serves a blocked XREAD with that key only).
-        self.ready_key: bytes | None = None
 
-    @property
-    def config(self) -> Config:
-        return self.engine.config
+    def info_lines(self) -> list[str]:
+        return [
+            f"rdb_changes_since_last_save:{self.engine.dirty}",
+            "rdb_bgsave_in_progress:0",
+            f"rdb_last_save_time:{self.engine.started_ms // 1000}",
+            "rdb_last_bgsave_status:ok",
+            "rdb_last_bgsave_time_sec:-1",
+            "rdb_current_bgsave_time_sec:-1",
+            "rdb_saves:0",
+            *AOF_OFF_INFO,
+        ]
 
-    def now_ms(self) -> int:
-        return self.engine.clock.now_ms()
+    def set_appendonly(self, on: bool) -> None:
+        """Nothing to start: the option is only recorded."""
 
-    def modified(self, key: bytes, count: int = 1) -> None:
-        """A key's value changed: WATCH fails, and the change counts."""
-        self.db.touch(key)
-        self.changes += count
-
-    def ready(self, key: bytes) -> None:
-        """A key got data (or went away): serve its blocked clients afterwards."""
-        self.engine.signal_ready(self.db.index, key)
-
-    def propagate(self, argv: Effect) -> None:
-        """Record an effect explicitly (instead of the command's own argv)."""
-        if self.effects is None:
-            self.effects = []
-        self.effects.append(argv)
-
-    def no_propagation(self) -> None:
-        """This command changed state but must not be propagated verbatim."""
-        if self.effects is None:
-            self.effects = []
+    def shutdown_save(self, save: bool | None) -> bool:
+        return True
 
 
 class Engine:
@@ -155,8 +114,6 @@ class Engine:
 
     def __init__(self, config: Config | None = None, clock: Clock | None = None,
                  scheduler: Callable[[float, Callable[[], None]], Any] | None = None) -> None:
-        from . import commands  # noqa: F401  (registers every command)
-
         self.config = config or Config()
         self.clock = clock or Clock()
         self.schedule = scheduler  # schedule(delay_s, fn) -> handle with .cancel()
@@ -165,7 +122,7 @@ class Engine:
             db.on_expired = self._key_expired
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
-        self.waiters: dict[tuple[int, bytes], deque[BlockedRequest]] = {}
+        self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         self._ready: dict[tuple[int, bytes], None] = {}
         # Each listener gets a list of (db index, argv) effects per command or
         # transaction; several effects of one command or transaction come
@@ -173,9 +130,8 @@ class Engine:
         self.effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]] = []
         self._tx_effects: list[tuple[int, Effect]] | None = None
         self.shutdown_hook: Callable[[], None] | None = None
-        # CONFIG SET appendonly: starts (True) or stops the AOF; installed by
-        # the server layer (raises OSError when the AOF cannot start).
-        self.aof_switch: Callable[[bool], None] | None = None
+        # Snapshots and the AOF: tidelog.persistence attaches its own.
+        self.persistence: Persistence = NoPersistence(self)
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()
@@ -226,7 +182,7 @@ class Engine:
             return self._error(errors.NOT_IN_MULTI)
         if client.multi is not None and spec.name.partition("|")[0] not in _MULTI_CONTROL:
             client.multi.append(argv)
-            return _QUEUED
+            return QUEUED
         reply = self._call(client, spec, argv, may_block=True)
         if self._ready and not self._executing:
             self.serve_ready()
@@ -264,7 +220,7 @@ class Engine:
             reply = self._error(errors.INTERNAL)
         finally:
             ctx.db.no_touch = False
-        if isinstance(reply, Blocked):
+        if isinstance(reply, Wait):
             reply = self._block(ctx, reply)
         self._finish(ctx)
         return reply
@@ -344,24 +300,24 @@ class Engine:
         client.dirty_cas = False
 
     # -- blocking -------------------------------------------------------------------
-    def _block(self, ctx: Ctx, blocked: Blocked) -> Reply:
+    def _block(self, ctx: Ctx, wait: Wait) -> Reply:
         if not ctx.may_block:
-            return blocked.timeout_reply
-        request = BlockedRequest(ctx.client, ctx.db.index, blocked, ctx.argv)
+            return wait.timeout_reply
+        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv)
         ctx.client.blocked = request
-        for key in dict.fromkeys(blocked.keys):
+        for key in dict.fromkeys(wait.keys):
             self.waiters.setdefault((ctx.db.index, key), deque()).append(request)
-        if blocked.timeout_ms > 0 and self.schedule is not None:
-            request.deadline = self.clock.monotonic() + blocked.timeout_ms / 1000
-            request.timer = self.schedule(blocked.timeout_ms / 1000,
+        if wait.timeout_ms > 0 and self.schedule is not None:
+            request.deadline = self.clock.monotonic() + wait.timeout_ms / 1000
+            request.timer = self.schedule(wait.timeout_ms / 1000,
                                           lambda: self.timeout_blocked(request))
         return BLOCKED
 
-    def _unblock(self, request: BlockedRequest) -> None:
+    def _unblock(self, request: Waiter) -> None:
         request.client.blocked = None
         if request.timer is not None:
             request.timer.cancel()
-        for key in dict.fromkeys(request.blocked.keys):
+        for key in dict.fromkeys(request.wait.keys):
             queue = self.waiters.get((request.db, key))
             if queue is not None:
                 try:
@@ -371,7 +327,7 @@ class Engine:
                 if not queue:
                     del self.waiters[(request.db, key)]
 
-    def timeout_blocked(self, request: BlockedRequest) -> None:
+    def timeout_blocked(self, request: Waiter) -> None:
         """The scheduler says a blocked request's time is up.
 
         Event-loop timers may fire a little early (their clock is read once
@@ -383,20 +339,47 @@ class Engine:
                 return
             request.timer = None
             self._unblock(request)
-            request.client.send(request.blocked.timeout_reply)
+            request.client.send(request.wait.timeout_reply)
 
-    def unblock_client(self, client: ClientState, reply: Reply) -> bool:
-        """CLIENT UNBLOCK: answer a blocked client now."""
+    def unblock_client(self, client: ClientState, reply: Reply = None) -> bool:
+        """CLIENT UNBLOCK: answer a blocked client now, with ``reply`` or (None)
+        what its command answers when its time is up.  False if not blocked."""
         request = client.blocked
         if request is None:
             return False
         self._unblock(request)
-        client.send(reply)
+        client.send(request.wait.timeout_reply if reply is None else reply)
         return True
 
     def signal_ready(self, db_index: int, key: bytes) -> None:
         if (db_index, key) in self.waiters:
             self._ready[(db_index, key)] = None
+
+    def signal_all_waited(self, db_index: int | None = None) -> None:
+        """Make every key some client waits on ready (in one database, or
+        all): their values changed wholesale (FLUSHDB, DEBUG RELOAD)."""
+        for waited_db, key in list(self.waiters):
+            if db_index is None or waited_db == db_index:
+                self._ready[(waited_db, key)] = None
+
+    def wake_later(self, delay_s: float, db_index: int, keys: list[bytes]) -> Any:
+        """Serve the clients blocked on ``keys`` after ``delay_s`` seconds, as
+        if the keys had been made ready then.  Returns the timer (with
+        ``cancel()``), or None when the engine has no scheduler."""
+        if self.schedule is None:
+            return None
+
+        def wake() -> None:
+            for key in keys:
+                self.signal_ready(db_index, key)
+            if not self._executing:
+                self.serve_ready()
+
+        return self.schedule(delay_s, wake)
+
+    def in_transaction(self) -> bool:
+        """Whether an EXEC is running its queued commands now."""
+        return self._executing
 
     def serve_ready(self) -> None:
         """Serve clients blocked on ready keys, FIFO per key, until none is
@@ -415,7 +398,7 @@ class Engine:
                     ctx = Ctx(self, client, request.argv, table.lookup(request.argv), False)
                     ctx.ready_key = db_key[1]
                     try:
-                        reply = request.blocked.retry(ctx)
+                        reply = request.wait.retry(ctx)
                     except CommandError as exc:
                         reply = self._error(exc.message)
                     finally:
@@ -470,11 +453,7 @@ class Engine:
     def blocked_clients(self) -> int:
         return sum(1 for c in self.clients.values() if c.blocked is not None)
 
-
-from .resp.replies import QUEUED as _QUEUED  # noqa: E402
-
-# Last: importing the command table imports every command module (they name
-# Ctx only in annotations, but a module importing this one first must find it
-# complete).  Blocked is part of the handlers' contract, so it lives there.
-from .commands import table  # noqa: E402
-from .commands.table import Blocked  # noqa: E402
+    def blocked_with_timeout(self) -> int:
+        """Blocked clients whose wait has a timeout (INFO's timeout table)."""
+        return sum(1 for c in self.clients.values()
+                   if c.blocked is not None and c.blocked.wait.timeout_ms > 0)

@@ -41,7 +41,8 @@ OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
 MUST_BE_POSITIVE = b"ERR value is out of range, must be positive"
 PROTOCOL_PREFIX = b"ERR Protocol error: "
 NOPROTO = b"NOPROTO unsupported protocol version"
-NOAUTH_HELLO = b"ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+NOAUTH_HELLO = (b"ERR AUTH <password> called without any password configured for the default user. "
+                b"Are you sure your configuration is correct?")
 
 
 def unknown_command(name: bytes, args: list[bytes]) -> CommandError:
@@ -155,15 +156,19 @@ XTRIM_WITHOUT_STRATEGY = b"ERR syntax error, XTRIM must be called with a trimmin
 INVALID_START_INTERVAL = b"ERR invalid start ID for the interval"
 INVALID_END_INTERVAL = b"ERR invalid end ID for the interval"
 XSETID_ENTRIES_ADDED_NEGATIVE = b"ERR entries_added must be positive"
-XSETID_BELOW_MAX_DELETED_ARG = b"ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+XSETID_BELOW_MAX_DELETED_ARG = (b"ERR The ID specified in XSETID is smaller than the provided "
+                                b"max_deleted_entry_id")
 XSETID_BELOW_TOP = b"ERR The ID specified in XSETID is smaller than the target stream top item"
-XSETID_ENTRIES_ADDED_TOO_SMALL = b"ERR The entries_added specified in XSETID is smaller than the target stream length"
+XSETID_ENTRIES_ADDED_TOO_SMALL = (b"ERR The entries_added specified in XSETID is smaller than the "
+                                  b"target stream length")
 # Redis 7.4's text (it names the '+' ID, which 7.4 added); 7.0 said
 # "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
-XREAD_UNBALANCED = b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
+XREAD_UNBALANCED = (b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', "
+                    b"or '$' must be specified.")
 XREAD_GROUP_OPTION = b"ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
-XREAD_GT_ID = b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+XREAD_GT_ID = (b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP "
+               b"<group> <consumer> option.")
 
 # -- idempotent production (commands/idmp.py; Redis 8.6/8.8) --------------------------
 # XADD's and XCFGSET's texts are Redis's (its test suite and clients' tests run
@@ -252,3 +257,27 @@ def nogroup_xreadgroup(key: bytes, group: bytes) -> CommandError:
 
 def xclaim_unrecognized(option: bytes) -> CommandError:
     return CommandError(b"ERR Unrecognized XCLAIM option '%s'" % option)
+
+
+# -- persistence (SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD / LOADAOF) ------------
+BGSAVE_IN_PROGRESS = b"ERR Background save already in progress"
+BGSAVE_CHILD_ACTIVE = (b"ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                       b"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+SAVE_FAILED = b"ERR"  # Redis's bare reply when SAVE or a fork fails
+REWRITE_IN_PROGRESS = b"ERR Background append only file rewriting already in progress"
+AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is enabled "
+                b"(appendonly yes)")
+DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+DEBUG_RELOAD_UNSUPPORTED = b"ERR DEBUG RELOAD MERGE and NOFLUSH are not supported by Tidelog"
+DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"
+DEBUG_RELOAD_LOAD_FAILED = b"ERR Error trying to load the RDB dump"
+
+
+def rewrite_failed(reason: str) -> CommandError:
+    """BGREWRITEAOF could not fork or open its files."""
+    return CommandError(f"ERR Can't rewrite append only file in background: {reason}")
+
+
+def aof_load_failed(reason: str) -> CommandError:
+    """DEBUG LOADAOF: the AOF did not load; the reason on one line."""
+    return CommandError("ERR " + reason.replace("\r", " ").replace("\n", " "))

@@ -19,7 +19,8 @@ must be stored and removed through them, never through ``data`` directly.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from .errors import WRONGTYPE, CommandError
 from .types.stream import Stream

@@ -19,8 +19,8 @@ them (and their count in the map's size) from ours before comparing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import pytest
 

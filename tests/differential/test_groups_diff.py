@@ -28,8 +28,8 @@ import pytest
 from tests.differential.conftest import captured_effects
 from tests.differential.test_generic_diff import parse
 from tests.differential.test_streams_diff import Pair, _read_aof_commands, wait_blocked
-from tests.support.rawclient import RawClient, encode_command
 from tests.support.processes import RedisServer
+from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
@@ -842,7 +842,8 @@ def test_known_differences(differ, tidelog):
 # -- COMMAND INFO -------------------------------------------------------------------------
 
 def test_command_info(g):
-    for name in ("xreadgroup", "xack", "xpending", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid", "xgroup|destroy", "xgroup|createconsumer",
+    for name in ("xreadgroup", "xack", "xpending", "xclaim", "xautoclaim", "xgroup|create",
+                 "xgroup|setid", "xgroup|destroy", "xgroup|createconsumer",
                  "xgroup|delconsumer", "xgroup|help", "xinfo|stream", "xinfo|groups",
                  "xinfo|consumers", "xinfo|help"):
         g.check("COMMAND", "INFO", name)

@@ -25,8 +25,8 @@ import time
 import pytest
 
 from tests.differential.conftest import captured_effects
-from tests.support.rawclient import RawClient, encode_command
 from tests.support.processes import RedisServer
+from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential

@@ -18,7 +18,6 @@ import pytest
 import redis
 
 from tests.integration.test_streams import wait_blocked
-from tests.support.rawclient import RawClient
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -20,10 +20,16 @@ import pytest
 pq = pytest.importorskip("pyarrow.parquet")
 
 from tidelog.spark.archive_job import (  # noqa: E402  (after the skip)
-    STEPS, archive, parse_cut, parse_duration,
+    STEPS,
+    archive,
+    parse_cut,
+    parse_duration,
 )
 from tidelog.spark.manifest import (  # noqa: E402
-    MANIFEST, ArchiveError, escape_key, stream_dir,
+    MANIFEST,
+    ArchiveError,
+    escape_key,
+    stream_dir,
 )
 
 DAY = 86_400_000
@@ -82,7 +88,7 @@ def by_id(ids) -> list[str]:
 def data_files_on_disk(path: Path, key: str) -> set[str]:
     directory = stream_dir(path, key)
     found = set()
-    for root, dirs, files in os.walk(directory):
+    for root, _dirs, files in os.walk(directory):
         for name in files:
             if name.endswith(".parquet"):
                 found.add(os.path.relpath(os.path.join(root, name), directory))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -47,10 +47,10 @@ def test_history_spans_archive_and_stream(spark, target, tmp_path):
     assert everything.selectExpr("bool_and(unix_millis(ts) = ms)").first()[0]
 
     # [start, end): across the archive/stream boundary, in each accepted form
-    start = datetime.fromtimestamp((NOW - 9 * DAY) / 1000, timezone.utc)
+    start = datetime.fromtimestamp((NOW - 9 * DAY) / 1000, UTC)
     window = read_history(spark, target.url, KEY, tmp_path, start=start, end=NOW - DAY)
     assert ids_of(window) == [f"{NOW - 9 * DAY}-0", f"{CUT - 1}-0", f"{CUT}-0"]
-    iso = datetime.fromtimestamp((CUT - 1) / 1000, timezone.utc).isoformat()
+    iso = datetime.fromtimestamp((CUT - 1) / 1000, UTC).isoformat()
     assert ids_of(read_history(spark, target.url, KEY, tmp_path, start=iso,
                                num_partitions=2)) == old[-1:] + live
     assert ids_of(read_history(spark, target.url, KEY, tmp_path,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from pyspark.errors import PySparkException
 from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
 
 from tests.spark.data import fill
 
@@ -42,7 +42,7 @@ def test_batch_read_equals_xrange(spark, target, partitions):
     first_id = c.xrange("a", count=1)[0][0].decode()
     ms, seq = map(int, first_id.split("-"))
     assert (one["id"], one["ms"], one["seq"]) == (first_id, ms, seq)
-    assert one["ts"] == datetime.fromtimestamp(ms / 1000, timezone.utc).replace(tzinfo=None)
+    assert one["ts"] == datetime.fromtimestamp(ms / 1000, UTC).replace(tzinfo=None)
 
 
 def test_rows_within_a_partition_come_in_id_order(spark, target):
@@ -74,7 +74,8 @@ def test_pattern_ranges_and_empty_reads(spark, target):
 
 def test_typed_schema_reads_fields_with_conversions(spark, target):
     c = target.client()
-    c.xadd("m", {"sensor-id": "a", "temperature": "21.5", "ok": "true", "at": "2024-05-01T10:00:00Z"}, id="1-0")
+    c.xadd("m", {"sensor-id": "a", "temperature": "21.5", "ok": "true",
+                 "at": "2024-05-01T10:00:00Z"}, id="1-0")
     c.xadd("m", {"sensor-id": "b", "temperature": "hot", "ok": "nope"}, id="2-0")
     c.xadd("m", {"sensor-id": "c"}, id="3-0")
     schema = "id string, `sensor-id` string, temperature double, ok boolean, at timestamp, ms long"

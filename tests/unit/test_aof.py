@@ -17,7 +17,8 @@ import tidelog.commands  # noqa: F401  (registers the commands)
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.persistence import aof
+from tidelog.persistence import aof, aof_format, aof_loader, aof_manifest, aof_rewrite
+from tidelog.persistence.durability import attach
 from tidelog.resp.replies import ErrorReply
 
 NOW = 1_700_000_000_000
@@ -121,7 +122,7 @@ def workload(engine: Engine) -> None:
 
 
 def open_aof(engine: Engine) -> aof.Aof:
-    aof.load(engine)
+    aof_loader.load(engine)
     writer = aof.Aof(engine)
     writer.open()
     return writer
@@ -135,9 +136,9 @@ def incr_path(tmp_path) -> str:
 # -- RESP and the manifest ---------------------------------------------------------
 def test_encode_and_parse_commands():
     argv = [b"XADD", b"k", b"1-1", b"f", b"", b"bin\r\n\x00"]
-    data = aof.encode_command(argv) + b"#TS:123\r\n" + aof.encode_command([b"PING"])
-    assert aof.encode_command([b"SET", b"a", b"b"]) == b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"
-    assert [c for c, _, _ in aof.iter_commands(data)] == [argv, [b"PING"]]
+    data = aof_format.encode_command(argv) + b"#TS:123\r\n" + aof_format.encode_command([b"PING"])
+    assert aof_format.encode_command([b"SET", b"a", b"b"]) == b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert [c for c, _, _ in aof_format.iter_commands(data)] == [argv, [b"PING"]]
 
 
 def test_manifest_round_trip_and_redis_format():
@@ -145,17 +146,17 @@ def test_manifest_round_trip_and_redis_format():
             "file appendonly.aof.1.incr.aof seq 1 type h\n"
             "file appendonly.aof.3.incr.aof seq 3 type i\n"
             "file appendonly.aof.4.incr.aof seq 4 type i\n")
-    manifest = aof.Manifest.parse(text)
-    assert manifest.base == aof.AofFile("appendonly.aof.2.base.rdb", 2, "b")
+    manifest = aof_manifest.Manifest.parse(text)
+    assert manifest.base == aof_manifest.AofFile("appendonly.aof.2.base.rdb", 2, "b")
     assert [i.seq for i in manifest.incrs] == [3, 4]
     assert [f.name for f in manifest.files()] == [
         "appendonly.aof.2.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.4.incr.aof"]
-    assert aof.Manifest.parse(manifest.text()) == manifest
+    assert aof_manifest.Manifest.parse(manifest.text()) == manifest
     for bad in ("file x seq 1\n", "file x seq one type i\n", "file x seq 1 type z\n",
                 "file a seq 1 type b\nfile b seq 2 type b\n",
                 "file a seq 2 type i\nfile b seq 1 type i\n"):
-        with pytest.raises(aof.AofLoadError):
-            aof.Manifest.parse(bad)
+        with pytest.raises(aof_format.AofLoadError):
+            aof_manifest.Manifest.parse(bad)
 
 
 def test_effects_are_written_with_select_on_db_change(tmp_path):
@@ -168,7 +169,7 @@ def test_effects_are_written_with_select_on_db_change(tmp_path):
     run(engine, c, "GET", "a")
     writer.flush()
     with open(incr_path(tmp_path), "rb") as fh:
-        commands = [argv for argv, _, _ in aof.iter_commands(fh.read())]
+        commands = [argv for argv, _, _ in aof_format.iter_commands(fh.read())]
     assert commands == [
         [b"SELECT", b"0"], [b"XADD", b"s", b"%d-0" % NOW, b"f", b"v"],
         [b"SELECT", b"2"], [b"SET", b"a", b"b"]]
@@ -187,7 +188,7 @@ def test_replay_rebuilds_identical_state(tmp_path):
     expected = snapshot(engine)
     assert expected[(0, b"s")][2][0]  # the workload left entries
     restored = make_engine(tmp_path, now=engine.clock.now_ms())
-    assert aof.load(restored)
+    assert aof_loader.load(restored)
     assert_same(snapshot(restored), expected)
     for db in restored.dbs:
         for value in db.data.values():
@@ -199,7 +200,7 @@ def test_rewrite_replays_to_same_state(tmp_path):
     engine = make_engine(tmp_path)
     workload(engine)
     expected = snapshot(engine, rewritten=True)
-    commands = list(aof.dataset_commands(engine))
+    commands = list(aof_rewrite.dataset_commands(engine))
     assert [b"XADD", b"empty", b"MAXLEN", b"0", b"0-1", b"x", b"y"] in commands
     assert any(c[0] == b"XNACK" for c in commands)
     assert any(c[0] == b"XIDMPRECORD" for c in commands)
@@ -225,7 +226,7 @@ def test_background_rewrite_installs_new_base(tmp_path):
                      "appendonly.aof.manifest"]
     expected = snapshot(engine, rewritten=True)
     restored = make_engine(tmp_path, now=engine.clock.now_ms())
-    assert aof.load(restored)
+    assert aof_loader.load(restored)
     assert_same(snapshot(restored, rewritten=True), expected)
     assert "aof_last_bgrewrite_status:ok" in writer.info_lines()
 
@@ -233,7 +234,7 @@ def test_background_rewrite_installs_new_base(tmp_path):
 def test_debug_loadaof(tmp_path):
     engine = make_engine(tmp_path)
     writer = open_aof(engine)
-    engine.aof = writer
+    attach(engine).aof = writer
     c = engine.new_client()
     run(engine, c, "XADD", "s", "1-1", "f", "v")
     engine.dbs[0].data.clear()  # only what the AOF holds comes back
@@ -253,7 +254,7 @@ def _two_command_dir(tmp_path) -> tuple[str, int, int]:
     path = incr_path(tmp_path)
     with open(path, "rb") as fh:
         data = fh.read()
-    last_start = [start for _, start, _ in aof.iter_commands(data)][-1]
+    last_start = [start for _, start, _ in aof_format.iter_commands(data)][-1]
     return path, last_start, len(data)
 
 
@@ -265,11 +266,11 @@ def test_torn_tail_is_cut_at_every_offset(tmp_path):
         with open(path, "wb") as fh:
             fh.write(whole[:cut])
         strict = make_engine(tmp_path, aof_load_truncated="no")
-        with pytest.raises(aof.AofLoadError, match=f"{path} at offset {last_start} "):
-            aof.load(strict)
+        with pytest.raises(aof_format.AofLoadError, match=f"{path} at offset {last_start} "):
+            aof_loader.load(strict)
         assert os.path.getsize(path) == cut  # refusing leaves the file alone
         lenient = make_engine(tmp_path, aof_load_truncated="yes")
-        assert aof.load(lenient)
+        assert aof_loader.load(lenient)
         assert snapshot(lenient)[(0, b"s")][2][0] == [[b"1-1", [b"f", b"v"]]], cut
         assert os.path.getsize(path) == last_start, cut
 
@@ -282,9 +283,10 @@ def test_unfinished_multi_is_dropped(tmp_path):
     writer.close()
     path = incr_path(tmp_path)
     with open(path, "ab") as fh:
-        fh.write(aof.encode_command([b"MULTI"]) + aof.encode_command([b"XADD", b"s", b"2-1", b"a", b"b"]))
+        fh.write(aof_format.encode_command([b"MULTI"])
+                 + aof_format.encode_command([b"XADD", b"s", b"2-1", b"a", b"b"]))
     restored = make_engine(tmp_path)
-    assert aof.load(restored)
+    assert aof_loader.load(restored)
     assert snapshot(restored)[(0, b"s")][2][0] == [[b"1-1", [b"f", b"v"]]]
     with open(path, "rb") as fh:
         assert not fh.read().endswith(b"b\r\n")
@@ -300,8 +302,8 @@ def test_corruption_in_the_middle_is_refused(tmp_path, where, damage):
     with open(path, "wb") as fh:
         fh.write(data[:middle] + damage + data[middle + len(damage):])
     for truncated_ok in ("yes", "no"):
-        with pytest.raises(aof.AofLoadError, match=r"Bad file format .*offset \d+.*redis-check-aof"):
-            aof.load(make_engine(tmp_path, aof_load_truncated=truncated_ok))
+        with pytest.raises(aof_format.AofLoadError, match=r"Bad file format .*offset \d+.*redis-check-aof"):
+            aof_loader.load(make_engine(tmp_path, aof_load_truncated=truncated_ok))
     assert os.path.getsize(path) == size
 
 
@@ -312,14 +314,14 @@ def test_truncation_in_a_file_that_is_not_the_last_is_refused(tmp_path):
     run(engine, c, "XADD", "s", "1-1", "f", "v")
     writer.flush()
     # a second incremental file, as a rewrite in progress makes
-    writer.manifest.incrs.append(aof.AofFile("appendonly.aof.2.incr.aof", 2, "i"))
-    aof.write_atomically(writer.manifest_path, writer.manifest.text().encode())
+    writer.manifest.incrs.append(aof_manifest.AofFile("appendonly.aof.2.incr.aof", 2, "i"))
+    aof_manifest.write_atomically(writer.manifest_path, writer.manifest.text().encode())
     writer.close()
     first = incr_path(tmp_path)
     with open(first, "ab") as fh:
         fh.write(b"*3\r\n$4\r\nXADD")
-    with pytest.raises(aof.AofLoadError, match="Unexpected end of file"):
-        aof.load(make_engine(tmp_path))
+    with pytest.raises(aof_format.AofLoadError, match="Unexpected end of file"):
+        aof_loader.load(make_engine(tmp_path))
 
 
 def test_automatic_rewrite_past_the_growth_threshold(tmp_path):
@@ -344,36 +346,24 @@ def test_automatic_rewrite_past_the_growth_threshold(tmp_path):
     writer.close()
 
 
-def test_rdb_base_without_rdb_loader_is_refused(tmp_path, monkeypatch):
-    directory = tmp_path / "appendonlydir"
-    directory.mkdir()
-    (directory / "appendonly.aof.1.base.rdb").write_bytes(b"REDIS0010\xff" + bytes(8))
-    (directory / "appendonly.aof.1.incr.aof").write_bytes(b"")
-    (directory / "appendonly.aof.manifest").write_text(
-        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
-    monkeypatch.setattr(aof, "_rdb_module", lambda: None)
-    with pytest.raises(aof.AofLoadError, match="is an RDB file.*no RDB loader"):
-        aof.load(make_engine(tmp_path))
-
-
 def test_missing_listed_file_is_refused(tmp_path):
     directory = tmp_path / "appendonlydir"
     directory.mkdir()
     (directory / "appendonly.aof.manifest").write_text(
         "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
-    with pytest.raises(aof.AofLoadError, match="appendonly.aof.1.base.aof .*doesn't exist"):
-        aof.load(make_engine(tmp_path))
+    with pytest.raises(aof_format.AofLoadError, match="appendonly.aof.1.base.aof .*doesn't exist"):
+        aof_loader.load(make_engine(tmp_path))
 
 
 def test_bgrewriteaof_waits_for_a_running_bgsave(tmp_path):
     engine = make_engine(tmp_path, aof_use_rdb_preamble="no")
     writer = open_aof(engine)
-    engine.aof = writer
+    attach(engine).aof = writer
 
     class BusySnapshots:
         in_progress = True
 
-    engine.rdb = BusySnapshots()
+    attach(engine).snapshots = BusySnapshots()
     c = engine.new_client()
     assert run(engine, c, "BGREWRITEAOF").text == b"Background append only file rewriting scheduled"
     writer._tick()
@@ -392,23 +382,21 @@ def test_rdb_preamble_falls_back_to_commands_for_state_rdb_cannot_hold(tmp_path)
     engine = make_engine(tmp_path)  # aof-use-rdb-preamble yes (the default)
     writer = open_aof(engine)
     workload(engine)  # has XNACK'd entries and IDMP pairs
-    assert not aof.rdb_can_hold(engine)
+    assert not aof_rewrite.rdb_can_hold(engine)
     writer.start_rewrite()
     assert writer.wait_rewrite(30)
     writer.close()
     assert writer.manifest.base.name == "appendonly.aof.2.base.aof"
     restored = make_engine(tmp_path, now=engine.clock.now_ms())
-    assert aof.load(restored)
+    assert aof_loader.load(restored)
     assert_same(snapshot(restored, rewritten=True), snapshot(engine, rewritten=True))
     plain = make_engine(tmp_path / "plain")
     c = plain.new_client()
     run(plain, c, "XADD", "s", "1-1", "f", "v")
-    assert aof.rdb_can_hold(plain)
+    assert aof_rewrite.rdb_can_hold(plain)
 
 
 def test_rdb_preamble_base_round_trip(tmp_path):
-    if aof._rdb_module() is None or not hasattr(aof._rdb_module(), "write_file"):
-        pytest.skip("no RDB writer in this build")
     engine = make_engine(tmp_path)
     writer = open_aof(engine)
     c = engine.new_client()
@@ -422,5 +410,5 @@ def test_rdb_preamble_base_round_trip(tmp_path):
     writer.close()
     assert writer.manifest.base.name == "appendonly.aof.2.base.rdb"
     restored = make_engine(tmp_path, now=engine.clock.now_ms())
-    assert aof.load(restored)
+    assert aof_loader.load(restored)
     assert_same(snapshot(restored, rewritten=True), snapshot(engine, rewritten=True))

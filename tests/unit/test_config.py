@@ -12,8 +12,8 @@ import logging
 
 import pytest
 
+from tidelog.commands.config import rewrite_config_text
 from tidelog.commands.keys import glob_match
-from tidelog.commands.server import rewrite_config_text
 from tidelog.config import OPTIONS, Config, ConfigError, parse_memory
 from tidelog.engine import Ctx, Engine
 from tidelog.resp.replies import ErrorReply, Map

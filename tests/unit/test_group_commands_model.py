@@ -153,14 +153,15 @@ class GroupModel(RuleBasedStateMachine):
         assert {id: owner for id, (owner, _) in pending.items()} == expected
         assert {id: n for id, (_, n) in pending.items()} == \
             {id: self.deliveries[id] for id in expected}
-        for id, s in self.state.items():
+        for _id, s in self.state.items():
             assert s in ("unread", "acked", "dropped") or (isinstance(s, tuple) and s[0] == "pending")
         summary = self.h.ok("XPENDING", "s", "g")
         assert summary[0] == len(expected)
         owners = {}
         for owner in expected.values():
             owners[owner] = owners.get(owner, 0) + 1
-        assert {row[0]: int(row[1]) for row in ([] if summary[3] in (None, NULL_ARRAY) else summary[3])} == owners
+        rows = [] if summary[3] in (None, NULL_ARRAY) else summary[3]
+        assert {row[0]: int(row[1]) for row in rows} == owners
         self.h.stream().groups[b"g"].check()
 
     def teardown(self):

@@ -118,7 +118,7 @@ def test_nodes_move_as_blobs():
     engine = make_engine()
     populate(engine, 100)
     data = rdb.dumps(engine.dbs, compress=False)
-    for key, blob in engine.dbs[0].data[b"s"].nodes():
+    for _key, blob in engine.dbs[0].data[b"s"].nodes():
         assert blob in data
     other = make_engine()
     rdb.install(other, rdb.loads(data))
@@ -373,7 +373,7 @@ def test_save_lastsave_info_and_debug_reload(tmp_path):
 
 
 def test_save_points_start_a_bgsave(tmp_path):
-    from tidelog.persistence.snapshot import snapshotter
+    from tidelog.persistence.durability import snapshotter
 
     engine = make_engine(dir=str(tmp_path), save="100 3")
     snap = snapshotter(engine)
@@ -397,7 +397,7 @@ def test_save_points_start_a_bgsave(tmp_path):
 
 
 def test_bgsave_in_multi_is_scheduled(tmp_path):
-    from tidelog.persistence.snapshot import snapshotter
+    from tidelog.persistence.durability import snapshotter
 
     engine = make_engine(dir=str(tmp_path))
     run(engine, "SET", "k", "v")
@@ -434,18 +434,18 @@ def test_save_directives_add_up_as_in_redis():
 def test_bgsave_waits_for_the_aof_rewrite_child(tmp_path):
     from types import SimpleNamespace
 
-    from tidelog.persistence.snapshot import snapshotter
+    from tidelog.persistence.durability import attach, snapshotter
 
     engine = make_engine(dir=str(tmp_path))
     run(engine, "SET", "k", "v")
-    engine.aof = SimpleNamespace(rewriting=True)  # what persistence/aof.py exposes
+    attach(engine).aof = SimpleNamespace(rewriting=True)  # what persistence/aof.py exposes
     reply = run(engine, "BGSAVE")
     assert getattr(reply, "message", b"").startswith(b"ERR Another child process is active")
     assert text(run(engine, "BGSAVE", "SCHEDULE")) == "Background saving scheduled"
     snap = snapshotter(engine)
     snap.cron()
     assert snap.scheduled and snap.child_pid is None
-    engine.aof.rewriting = False
+    attach(engine).aof.rewriting = False
     snap.cron()
     assert snap.child_pid is not None
     wait_for_child(snap)

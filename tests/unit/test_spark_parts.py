@@ -3,24 +3,45 @@ options.  No Spark session and no server (pyspark is imported for its types only
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (tidelog[spark])")
 
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st
 from pyspark.sql.datasource import (  # noqa: E402
-    EqualTo, GreaterThan, GreaterThanOrEqual, In, LessThan, LessThanOrEqual,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    LessThan,
+    LessThanOrEqual,
 )
 from pyspark.sql.types import (  # noqa: E402
-    BooleanType, DecimalType, DoubleType, IntegerType, LongType, StringType, StructField,
-    StructType, TimestampType,
+    BooleanType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
 )
 
 from tidelog.spark.ids import (  # noqa: E402
-    MAX_ID, MIN_ID, U64_MAX, format_id, id_of_time, next_id, parse_id, prev_id, split_ms,
+    MAX_ID,
+    MIN_ID,
+    U64_MAX,
+    format_id,
+    id_of_time,
+    next_id,
+    parse_id,
+    prev_id,
+    split_ms,
 )
 from tidelog.spark.options import ReadOptions, WriteOptions  # noqa: E402
 from tidelog.spark.reader import EMPTY, narrow, plan_ranges  # noqa: E402
@@ -56,7 +77,7 @@ def test_id_of_time():
     assert id_of_time("1234") == 1234
     assert id_of_time("1970-01-01T00:00:01.5Z") == 1500
     assert id_of_time(datetime(1970, 1, 1, 0, 0, 2, 999)) == 2000   # naive is UTC, floor
-    assert id_of_time(datetime(2024, 1, 1, tzinfo=timezone.utc)) == 1704067200000
+    assert id_of_time(datetime(2024, 1, 1, tzinfo=UTC)) == 1704067200000
 
 
 @given(ids, ids, st.integers(1, 50))
@@ -97,7 +118,7 @@ def test_narrow_on_ms_and_ts():
     assert narrow(LessThanOrEqual(("ms",), 10), lo, hi, None) == (MIN_ID, (10, U64_MAX), None)
     assert narrow(EqualTo(("ms",), 10), lo, hi, None) == ((10, 0), (10, U64_MAX), None)
     assert narrow(LessThan(("ms",), 0), lo, hi, None) == EMPTY + (None,)
-    t = datetime(1970, 1, 1, 0, 0, 1, 500, tzinfo=timezone.utc)   # 1000.5 ms
+    t = datetime(1970, 1, 1, 0, 0, 1, 500, tzinfo=UTC)   # 1000.5 ms
     assert narrow(GreaterThanOrEqual(("ts",), t), lo, hi, None)[0] == (1001, 0)
     assert narrow(LessThan(("ts",), t), lo, hi, None)[1] == (1000, U64_MAX)
     assert narrow(EqualTo(("ts",), t), lo, hi, None) == EMPTY + (None,)
@@ -121,7 +142,7 @@ def test_default_batch():
     assert [(r["stream"], r["id"], r["ms"], r["seq"]) for r in rows] == \
         [("s", "1-2", 1, 2), ("s", "3-0", 3, 0), ("t", "4-0", 4, 0)]
     assert rows[0]["fields"] == [("a", "1"), ("b", "x")] and rows[1]["fields"] == []
-    assert rows[0]["ts"] == datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc)
+    assert rows[0]["ts"] == datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=UTC)
     binary = BatchBuilder(default_schema(binary_values=True), failfast=False)
     assert binary.build([("s", [(b"1-0", [b"a", b"\xff"])])]).to_pylist()[0]["fields"] == \
         [("a", b"\xff")]
@@ -152,7 +173,7 @@ def test_typed_batch_converts_and_nulls_bad_values():
     rows = BatchBuilder(SCHEMA, failfast=False).build(
         [("s", [(b"1-0", good), (b"2-0", bad), (b"3-0", [])])]).to_pylist()
     assert rows[0] == {"id": "1-0", "n": -5, "i": 7, "x": 2.5, "ok": True,
-                       "t": datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc),
+                       "t": datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC),
                        "d": Decimal("12.35"), "s": "text"}
     assert all(v is None for k, v in rows[1].items() if k != "id")
     assert all(v is None for k, v in rows[2].items() if k != "id")
@@ -190,7 +211,7 @@ def test_values_become_text_as_spark_casts_them():
     assert text_of(None) is None and text_of(b"\x00") == b"\x00"
     assert text_of(Decimal("1.50")) == b"1.50"
     assert text_of(datetime(2024, 1, 2, 3, 4, 5)) == b"2024-01-02T03:04:05"
-    assert text_of(datetime(2024, 1, 2, tzinfo=timezone.utc)) == b"2024-01-02T00:00:00+00:00"
+    assert text_of(datetime(2024, 1, 2, tzinfo=UTC)) == b"2024-01-02T00:00:00+00:00"
 
 
 # -- the reader's prefetching thread --------------------------------------------------------

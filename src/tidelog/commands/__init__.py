@@ -1,6 +1,23 @@
 """Command handlers, one module per family; importing this package fills
-:data:`tidelog.commands.table.COMMANDS`."""
+:data:`tidelog.commands.table.COMMANDS`.  The persistence commands (SAVE,
+BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
+:mod:`tidelog.persistence.commands`, from the layer above the engine."""
 
 from . import (  # noqa: F401
-    aof, connection, groups, idmp, keys, persistence, server, streams, strings, transactions,
+    command_docs,
+    config,
+    connection,
+    debug,
+    idmp,
+    info,
+    keys,
+    memory,
+    pel,
+    server,
+    streams,
+    strings,
+    transactions,
+    xgroup,
+    xinfo,
+    xreadgroup,
 )

@@ -67,6 +67,12 @@ class ArgReader:
     def next_int(self, error: bytes = NOT_INTEGER) -> int:
         return parse_int(self.next_bytes(), error)
 
+    def take(self, n: int) -> list[bytes]:
+        """The next ``n`` arguments (the caller checked that many are left)."""
+        out = self.argv[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
     def rest(self) -> list[bytes]:
         rest = self.argv[self.pos:]
         self.pos = len(self.argv)

@@ -18,17 +18,34 @@ from typing import TYPE_CHECKING
 
 from .. import REDIS_VERSION
 from ..errors import (
-    BAD_CLIENT_NAME, CLIENT_ID_POSITIVE, INVALID_CLIENT_ID, INVALID_DB_INDEX, NO_SUCH_CLIENT,
-    NOAUTH_HELLO, NOPROTO, SELECT_INVALID, SYNTAX, UNBLOCK_REASON, UNBLOCKED, WRONGPASS,
-    HELLO_BAD_PROTOVER, CommandError, bad_setinfo_value, hello_syntax, no_such_user,
-    unknown_client_type, unknown_setinfo_option, wrong_arity,
+    BAD_CLIENT_NAME,
+    CLIENT_ID_POSITIVE,
+    HELLO_BAD_PROTOVER,
+    INVALID_CLIENT_ID,
+    INVALID_DB_INDEX,
+    NO_SUCH_CLIENT,
+    NOAUTH_HELLO,
+    NOPROTO,
+    SELECT_INVALID,
+    SYNTAX,
+    UNBLOCK_REASON,
+    UNBLOCKED,
+    WRONGPASS,
+    CommandError,
+    bad_setinfo_value,
+    hello_syntax,
+    no_such_user,
+    unknown_client_type,
+    unknown_setinfo_option,
+    wrong_arity,
 )
 from ..resp.replies import OK, PONG, ErrorReply, Map, SimpleString, Verbatim
 from .args import ArgReader, parse_int
+from .replies import help_reply
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import ClientState, Ctx
+    from .contract import ClientState, Ctx
 
 DEFAULT_USER = b"default"
 
@@ -107,7 +124,8 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("auth", arity=-2, flags="noscript loading stale fast no_auth allow_busy",
-         group="connection", since="1.0.0", complexity="O(N) where N is the number of passwords defined for the user",
+         group="connection", since="1.0.0",
+         complexity="O(N) where N is the number of passwords defined for the user",
          summary="Authenticate to the server")
 def auth(ctx: Ctx, argv: list[bytes]) -> object:
     """AUTH [username] password"""
@@ -276,7 +294,7 @@ def client_list(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.4.0", complexity="O(N) where N is the number of client connections",
          summary="Kill the connection of a client")
 def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
-    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [...]>"""
+    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [...]>"""  # noqa: E501 (the syntax line, whole)
     old_style = len(argv) == 3
     addr = laddr = kind = None
     client_id = None
@@ -350,10 +368,9 @@ def client_unblock(ctx: Ctx, argv: list[bytes]) -> object:
         elif reason != b"TIMEOUT":
             raise CommandError(UNBLOCK_REASON)
     target = ctx.engine.clients.get(target_id)
-    if target is None or target.blocked is None:
+    if target is None:
         return 0
-    reply = ErrorReply(UNBLOCKED) if as_error else target.blocked.blocked.timeout_reply
-    return 1 if ctx.engine.unblock_client(target, reply) else 0
+    return 1 if ctx.engine.unblock_client(target, ErrorReply(UNBLOCKED) if as_error else None) else 0
 
 
 def _on_off(ctx: Ctx, argv: list[bytes]) -> bool:
@@ -375,7 +392,8 @@ def client_no_evict(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("client|no-touch", arity=3, flags="noscript loading stale", group="connection",
          since="7.2.0", complexity="O(1)",
-         summary="Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.")
+         summary="Controls whether commands sent by the client will alter the LRU/LFU of the "
+                 "keys they access.")
 def client_no_touch(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT NO-TOUCH <ON | OFF>"""
     ctx.client.no_touch = _on_off(ctx, argv)
@@ -423,11 +441,6 @@ _CLIENT_HELP = [
     "HELP",
     "    Prints this help.",
 ]
-
-
-def help_reply(lines: list[str]) -> list[SimpleString]:
-    """A HELP subcommand's reply: one status line per text line."""
-    return [SimpleString(line.encode()) for line in lines]
 
 
 @command("client|help", arity=2, flags="loading stale", group="connection", since="5.0.0",

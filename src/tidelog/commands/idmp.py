@@ -56,7 +56,7 @@ from .args import parse_int
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 IDMP_DURATION = b"IDMP-DURATION"
 IDMP_MAXSIZE = b"IDMP-MAXSIZE"

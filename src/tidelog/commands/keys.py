@@ -14,21 +14,28 @@ KEYS, SCAN MATCH and CONFIG GET.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
-    EXPIRE_GT_LT, EXPIRE_NX_XX_GT_LT, INVALID_CURSOR, LFU_NOT_SELECTED, NO_SUCH_KEY, SYNTAX,
-    CommandError, invalid_expire, unsupported_option,
+    EXPIRE_GT_LT,
+    EXPIRE_NX_XX_GT_LT,
+    INVALID_CURSOR,
+    LFU_NOT_SELECTED,
+    NO_SUCH_KEY,
+    SYNTAX,
+    CommandError,
+    invalid_expire,
+    unsupported_option,
 )
 from ..keyspace import type_name
 from ..resp.replies import OK, SimpleString
 from ..types.stream import Stream
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
-from .connection import help_reply
+from .replies import help_reply
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 # -- lookups that count keyspace hits and misses (INFO stats) -------------------------
 

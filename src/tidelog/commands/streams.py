@@ -33,7 +33,7 @@ verbatim whenever it changed the stream or a PEL (DELREF may change only
 PELs).
 
 Blocking: XREAD BLOCK resolves every ``$`` and ``+`` to a concrete ID when
-it is called, then returns a :class:`~tidelog.engine.Blocked`.  The engine
+it is called, then returns a :class:`~tidelog.commands.contract.Wait`.  The engine
 retries it each time one of its keys is made ready (XADD does that); the
 retry serves the key that became ready, and that key only, as Redis does.
 """
@@ -41,34 +41,35 @@ retry serves the key that became ready, and that key only, as Redis does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import errors
 from ..errors import CommandError
-from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_id, parse_strict_id
-from ..resp.replies import NULL_ARRAY, OK, Map
+from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_strict_id
+from ..resp.replies import NULL_ARRAY, OK
 from ..types.groups import referenced_by
 from ..types.stream import Stream
 from .args import parse_int
+from .contract import Ctx, Wait
+from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
-from .table import Blocked, command
-
-if TYPE_CHECKING:
-    from ..engine import Ctx
+from .replies import capped_count, entries_reply, last_valid_id, streams_reply
+from .stream_args import (
+    ACKED,
+    DELREF,
+    KEEPREF,
+    REF_POLICIES,
+    XREAD_BLOCKED_DEFAULT_COUNT,
+    parse_read_options,
+    parse_ref_ids,
+    parse_strict_id_arg,
+    range_end,
+    range_start,
+)
+from .table import command
 
 MAXLEN = b"MAXLEN"
 MINID = b"MINID"
-# Redis 8.2: what deleting or trimming entries does to consumer groups.
-KEEPREF = b"KEEPREF"  # the default: PEL references stay (XDEL's behaviour)
-DELREF = b"DELREF"    # references go from every group's PEL too
-ACKED = b"ACKED"      # only entries no group still needs go
-REF_POLICIES = (KEEPREF, DELREF, ACKED)
-
-# A blocked XREAD without COUNT is served at most this many entries per key,
-# so a client blocking with a low ID is not sent a huge backlog (Redis's
-# XREAD_BLOCKED_DEFAULT_COUNT).
-XREAD_BLOCKED_DEFAULT_COUNT = 1000
 
 # Bounds of the default LIMIT of an approximate trim, 100 * node entries.
 _APPROX_LIMIT_FALLBACK = 10_000
@@ -101,30 +102,6 @@ class XAddArgs:
     id_pos: int = 0              # argv index of the ID; fields follow it
     idmp_pid: bytes | None = None  # IDMP/IDMPAUTO producer ID (commands/idmp.py)
     idmp_iid: bytes | None = None  # IDMP's idempotent ID; None with IDMPAUTO
-
-
-def _invalid_id() -> CommandError:
-    return CommandError(errors.INVALID_STREAM_ID)
-
-
-def parse_strict_id_arg(arg: bytes, missing_seq: int = 0) -> StreamID:
-    """A concrete ID: ``<ms>`` or ``<ms>-<seq>``; not ``-``, ``+`` or ``<ms>-*``."""
-    if arg == b"-" or arg == b"+":
-        raise _invalid_id()
-    try:
-        return parse_id(arg, missing_seq)
-    except InvalidStreamID:
-        raise _invalid_id() from None
-
-
-def parse_interval_arg(arg: bytes, missing_seq: int) -> tuple[StreamID, bool]:
-    """A range bound: ``-``, ``+``, an ID, or ``(<id>`` (exclusive, strict)."""
-    if len(arg) > 1 and arg[:1] == b"(":
-        return parse_strict_id_arg(arg[1:], missing_seq), True
-    try:
-        return parse_id(arg, missing_seq), False
-    except InvalidStreamID:
-        raise _invalid_id() from None
 
 
 def _must_obey(ctx: Ctx) -> bool:
@@ -213,7 +190,7 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
             try:
                 id, args.seq_given = parse_strict_id(opt)
             except InvalidStreamID:
-                raise _invalid_id() from None
+                raise CommandError(errors.INVALID_STREAM_ID) from None
             # IDMP needs "*"; our primary and the AOF send the ID it produced.
             if args.idmp_pid is not None and not _must_obey(ctx):
                 raise CommandError(errors.IDMP_ONLY_WITH_AUTO_ID)
@@ -294,36 +271,6 @@ def _next_id(stream: Stream, args: XAddArgs, now_ms: int) -> StreamID:
     return new
 
 
-def _entries(stream: Stream, start: StreamID, end: StreamID, count: int,
-             rev: bool = False) -> list[list[Any]]:
-    """``[[id, [f, v, ...]], ...]``; count 0 means all.  Cost: O(log N + M)."""
-    found = stream.range(start, end, rev)
-    if count > 0:
-        found = islice(found, count)
-    return [[bytes(id), fields] for id, fields in found]
-
-
-def capped_count(count: int, maxcount: int, budget: int) -> int:
-    """The entries one key may return: COUNT (per key; 0 = no limit) within
-    what MAXCOUNT (the total, Redis 8.10; 0 = no limit) leaves, ``budget``."""
-    if not maxcount:
-        return count
-    return min(count, budget) if count else budget
-
-
-def _last_valid_id(stream: Stream) -> StreamID:
-    """The ID of the newest live entry; 0-0 for an empty stream."""
-    last = stream.last_entry()
-    return last[0] if last is not None else MIN_ID
-
-
-def _streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
-    """XREAD's reply: RESP2 ``[[key, entries], ...]``, RESP3 a map."""
-    if ctx.client.protocol >= 3:
-        return Map(results)
-    return [[key, entries] for key, entries in results]
-
-
 # -- commands ---------------------------------------------------------------------
 
 @command("xadd", arity=-5, flags="write denyoom fast", keys=(1, 1, 1), group="stream",
@@ -332,7 +279,7 @@ def _streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
                     "number of entries evicted.",
          summary="Appends a new entry to a stream, creating the stream if needed.")
 def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""
+    """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""  # noqa: E501 (the syntax line, whole)
     args = parse_add_or_trim(ctx, argv, xadd=True)
     fields_values = argv[args.id_pos + 1:]
     if len(fields_values) < 2 or len(fields_values) % 2:
@@ -392,18 +339,8 @@ def xlen(ctx: Ctx, argv: list[bytes]) -> Any:
 def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
     """XRANGE and XREVRANGE: the same, with the bounds swapped."""
     low_arg, high_arg = (argv[3], argv[2]) if rev else (argv[2], argv[3])
-    start, exclusive = parse_interval_arg(low_arg, 0)
-    if exclusive:
-        try:
-            start = start.incr()
-        except OverflowError:
-            raise CommandError(errors.INVALID_START_INTERVAL) from None
-    end, exclusive = parse_interval_arg(high_arg, UINT64_MAX)
-    if exclusive:
-        try:
-            end = end.decr()
-        except OverflowError:
-            raise CommandError(errors.INVALID_END_INTERVAL) from None
+    start = range_start(low_arg)
+    end = range_end(high_arg)
 
     count = -1  # no COUNT
     j = 4
@@ -419,7 +356,7 @@ def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return NULL_ARRAY  # Redis 7.0 answers COUNT 0 (or negative) with a null array
-    return _entries(stream, start, end, max(count, 0), rev)
+    return entries_reply(stream, start, end, max(count, 0), rev)
 
 
 @command("xrange", arity=-4, flags="readonly", keys=(1, 1, 1), group="stream",
@@ -464,46 +401,6 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)  # propagated verbatim
     return deleted
-
-
-def parse_ref_ids(argv: list[bytes], start: int) -> tuple[bytes, list[StreamID]]:
-    """``[KEEPREF | DELREF | ACKED] IDS numids id [id ...]`` from ``argv[start:]``.
-
-    XDELEX and XACKDEL (Redis 8.2).  The policy and the IDS block may come in
-    either order; a second policy, a second IDS block, or any other word is
-    a syntax error, and so is a missing IDS block.  ``numids`` must be a
-    positive integer, and at most the number of arguments left (fewer IDs
-    than that is Redis's "must match"; more leaves a word that is a syntax
-    error).  Every ID is checked before anything is done.
-    """
-    policy: bytes | None = None
-    id_args: list[bytes] | None = None
-    argc = len(argv)
-    i = start
-    while i < argc:
-        upper = argv[i].upper()
-        if upper == b"IDS" and id_args is None and i + 1 < argc:
-            numids = parse_int(argv[i + 1], errors.IDS_NOT_POSITIVE)
-            if numids < 1:
-                raise CommandError(errors.IDS_NOT_POSITIVE)
-            first = i + 2
-            if numids > argc - first:
-                raise CommandError(errors.IDS_MISMATCH)
-            id_args = argv[first:first + numids]
-            i = first + numids
-        elif upper in REF_POLICIES and policy is None:
-            policy = upper
-            i += 1
-        else:
-            raise CommandError(errors.SYNTAX)
-    if id_args is None:
-        raise CommandError(errors.SYNTAX)
-    return policy or KEEPREF, [parse_strict_id_arg(arg) for arg in id_args]
-
-
-def drop_references(stream: Stream, id: StreamID) -> int:
-    """Remove ``id`` from every group's PEL (DELREF); returns how many held it."""
-    return sum(1 for group in stream.groups.values() if group.ack(id))
 
 
 @command("xdelex", arity=-5, flags="write fast", keys=(1, 1, 1), group="stream",
@@ -596,7 +493,7 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
     # Redis 7.0 does not compare last-id with the current max_deleted_entry_id
     # (later versions refuse a smaller one); we follow 7.0, the reference.
     if stream.length > 0:
-        if new_last < _last_valid_id(stream):
+        if new_last < last_valid_id(stream):
             raise CommandError(errors.XSETID_BELOW_TOP)
         if entries_added != -1 and stream.length > entries_added:
             raise CommandError(errors.XSETID_ENTRIES_ADDED_TOO_SMALL)
@@ -620,49 +517,12 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
                  "optionally blocking until there are some.")
 def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREAD [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
-    timeout = -1  # no BLOCK
-    count = 0     # no limit
-    maxcount = 0  # no limit on the total (Redis 8.10)
-    streams_pos = 0
-    argc = len(argv)
-    i = 1
-    while i < argc:
-        more = argc - 1 - i
-        opt = argv[i].upper()
-        if opt == b"BLOCK" and more:
-            i += 1
-            timeout = parse_int(argv[i], errors.TIMEOUT_NOT_INTEGER)
-            if timeout < 0:
-                raise CommandError(errors.TIMEOUT_NEGATIVE)
-        elif opt == b"COUNT" and more:
-            i += 1
-            count = max(parse_int(argv[i]), 0)
-        elif opt == b"MAXCOUNT" and more:
-            i += 1
-            maxcount = max(parse_int(argv[i]), 0)
-        elif opt == b"STREAMS" and more:
-            streams_pos = i + 1
-            if (argc - streams_pos) % 2:
-                raise CommandError(errors.XREAD_UNBALANCED)
-            break
-        elif opt == b"CLAIM" and more:
-            raise CommandError(errors.XREAD_CLAIM_OPTION)
-        elif opt == b"GROUP" and more >= 2:
-            raise CommandError(errors.XREAD_GROUP_OPTION)
-        elif opt == b"NOACK":
-            raise CommandError(errors.XREAD_NOACK_OPTION)
-        else:
-            raise CommandError(errors.SYNTAX)
-        i += 1
-    if not streams_pos:
-        raise CommandError(errors.SYNTAX)
-
-    nkeys = (argc - streams_pos) // 2
-    keys = argv[streams_pos:streams_pos + nkeys]
+    opts = parse_read_options(argv, group=False)
+    timeout, count, maxcount, keys = opts.timeout, opts.count, opts.maxcount, opts.keys
     # The ID after which each stream is read; keys are checked in order, each
     # key's type before its ID.
     after: list[StreamID] = []
-    for key, id_arg in zip(keys, argv[streams_pos + nkeys:]):
+    for key, id_arg in zip(keys, argv[opts.streams_pos + len(keys):]):
         stream = ctx.db.get_stream(key)
         if id_arg == b"$":
             after.append(stream.last_id if stream is not None else MIN_ID)
@@ -671,7 +531,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
             if stream is None:
                 after.append(MIN_ID)
             elif stream.length:
-                after.append(_last_valid_id(stream).decr())
+                after.append(last_valid_id(stream).decr())
             else:
                 after.append(stream.last_id)
         elif id_arg == b">":
@@ -685,12 +545,12 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
         if maxcount and budget <= 0:
             break  # MAXCOUNT reached: the keys after it are not served
         stream = ctx.db.get_stream(key)
-        if stream is not None and _last_valid_id(stream) > gt:
-            found = _entries(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
+        if stream is not None and last_valid_id(stream) > gt:
+            found = entries_reply(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
             results.append((key, found))
             budget -= len(found)
     if results:
-        return _streams_reply(ctx, results)
+        return streams_reply(ctx, results)
     if timeout < 0:
         return NULL_ARRAY
 
@@ -708,8 +568,8 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
             # Served as soon as the stream's last ID moved past ours, even if
             # the entries after it are gone again (an empty list, as Redis).
             if gt is not None and type(stream) is Stream and stream.last_id > gt:
-                return _streams_reply(
-                    woken, [(key, _entries(stream, gt.incr(), MAX_ID, served_count))])
+                return streams_reply(
+                    woken, [(key, entries_reply(stream, gt.incr(), MAX_ID, served_count))])
         return None
 
-    return Blocked(list(waits), timeout, retry, NULL_ARRAY)
+    return Wait(list(waits), timeout, retry, NULL_ARRAY)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import (DECR_OVERFLOW, INCR_OVERFLOW, SYNTAX, WRONGTYPE, CommandError,
-                      invalid_expire)
+from ..errors import DECR_OVERFLOW, INCR_OVERFLOW, SYNTAX, WRONGTYPE, CommandError, invalid_expire
 from ..resp.replies import OK
 from .args import INT64_MAX, INT64_MIN, parse_int
 from .keys import lookup_read
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 
 def _read_string(ctx: Ctx, key: bytes) -> bytes | None:
@@ -61,7 +60,7 @@ _EXCLUDES = {
          since="1.0.0", complexity="O(1)",
          summary="Set the string value of a key")
 def set_(ctx: Ctx, argv: list[bytes]) -> object:
-    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""
+    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
     key, value = argv[1], argv[2]
     given: set[bytes] = set()
     expire_option = expire_arg = None

@@ -20,29 +20,15 @@ dispatched by the engine on the second argument, as in Redis 7.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
-
-from ..resp.replies import NULL_ARRAY
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 Handler = Callable[["Ctx", list[bytes]], Any]
 
-
-@dataclass
-class Blocked:
-    """What a handler returns to block: wait on keys until retry() answers.
-
-    ``retry(ctx)`` is called when one of the keys is ready; it returns the
-    reply, or None to keep waiting.  ``timeout_ms`` 0 means forever.
-    """
-
-    keys: list[bytes]
-    timeout_ms: int
-    retry: Callable[["Ctx"], Any]
-    timeout_reply: Any = NULL_ARRAY
 
 # ACL categories derived from flags and group, as Redis shows them in COMMAND INFO.
 _GROUP_CATEGORY = {

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import (DISCARD_WITHOUT_MULTI, EXEC_WITHOUT_MULTI, NESTED_MULTI,
-                      WATCH_INSIDE_MULTI, CommandError)
+from ..errors import DISCARD_WITHOUT_MULTI, EXEC_WITHOUT_MULTI, NESTED_MULTI, WATCH_INSIDE_MULTI, CommandError
 from ..resp.replies import OK
 from .table import command
 
 if TYPE_CHECKING:
-    from ..engine import Ctx
+    from .contract import Ctx
 
 
 @command("multi", arity=1, flags="noscript loading stale fast allow_busy", group="transactions",

@@ -8,7 +8,14 @@
   ``save <seconds> <changes>`` points, saving at shutdown, loading at start-up.
 - :mod:`.aof` -- the append-only file.
 
+- :mod:`.durability` -- the engine's ``persistence``: snapshots and the AOF
+  behind the interface commands see (``attach(engine)``).
+- :mod:`.commands` -- SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF, DEBUG RELOAD and
+  DEBUG LOADAOF, registered into the command table when this package is
+  imported.
+
 Start-up loads one source, as Redis does: the AOF when ``appendonly`` is yes,
-otherwise ``<dir>/<dbfilename>`` (``snapshot.load_at_startup``).  The commands
-are in :mod:`tidelog.commands.persistence` and :mod:`tidelog.commands.aof`.
+otherwise ``<dir>/<dbfilename>`` (``snapshot.load_at_startup``).
 """
+
+from . import commands  # noqa: F401  (registers the persistence commands)

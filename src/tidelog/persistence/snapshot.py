@@ -1,8 +1,8 @@
 """When snapshots are taken: SAVE, BGSAVE (a forked child), save points, shutdown.
 
-One :class:`Snapshotter` per engine (``engine.rdb``, made by :func:`snapshotter`)
-keeps what INFO persistence reports about RDB files and runs the background
-save:
+One :class:`Snapshotter` per engine (``Durability.snapshots``, see
+:mod:`tidelog.persistence.durability`) keeps what INFO persistence reports
+about RDB files and runs the background save:
 
 * BGSAVE forks; the child writes ``temp-<pid>.rdb`` in ``dir``, fsyncs and
   renames it over ``<dir>/<dbfilename>`` and exits 0 (1 on error) without
@@ -31,6 +31,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import save_points
@@ -59,6 +60,9 @@ class Snapshotter:
         self.autosave = False
         self.shutdown_handled = False                # SHUTDOWN already decided about saving
         self._timer: Any = None
+        # Whether another child (the AOF rewrite) runs: one fork at a time.
+        # Durability wires it to its AOF.
+        self.other_child_active: Callable[[], bool] = lambda: False
 
     # -- foreground -------------------------------------------------------------------
     def save(self) -> bool:
@@ -152,11 +156,6 @@ class Snapshotter:
         except OSError:
             pass
 
-    def other_child_active(self) -> bool:
-        """Whether another fork is running (the AOF rewrite): one child at a time."""
-        aof = getattr(self.engine, "aof", None)
-        return bool(aof is not None and getattr(aof, "rewriting", False))
-
     # -- the periodic check -----------------------------------------------------------
     def cron(self) -> None:
         """Reap the child; start a scheduled BGSAVE or one a save point asks for."""
@@ -202,6 +201,20 @@ class Snapshotter:
 
         self._timer = loop.call_later(0, tick)
 
+    def info_lines(self) -> list[str]:
+        """The rdb_* lines of INFO persistence."""
+        running = self.in_progress
+        current = int(time.monotonic() - self.child_started) if running else -1
+        return [
+            f"rdb_changes_since_last_save:{self.engine.dirty}",
+            f"rdb_bgsave_in_progress:{int(running)}",
+            f"rdb_last_save_time:{self.last_save}",
+            f"rdb_last_bgsave_status:{'ok' if self.last_bgsave_ok else 'err'}",
+            f"rdb_last_bgsave_time_sec:{self.last_bgsave_seconds}",
+            f"rdb_current_bgsave_time_sec:{current}",
+            f"rdb_saves:{self.saves}",
+        ]
+
     # -- shutdown ---------------------------------------------------------------------
     def shutdown_save(self, save: bool | None) -> bool:
         """Save before exiting, as SHUTDOWN does: ``save`` True (SAVE), False
@@ -215,28 +228,3 @@ class Snapshotter:
             return True
         log.info("Saving the final RDB snapshot before exiting.")
         return self.save()
-
-
-def snapshotter(engine: Engine) -> Snapshotter:
-    """The engine's :class:`Snapshotter`, made on first use (and its timer started
-    when an event loop is running)."""
-    found = getattr(engine, "rdb", None)
-    if found is None:
-        found = Snapshotter(engine)
-        engine.rdb = found  # type: ignore[attr-defined]
-        found.start_cron()
-    return found
-
-
-def load_at_startup(engine: Engine) -> None:
-    """Load ``<dir>/<dbfilename>`` if it exists (``appendonly no``), logging what
-    was loaded.  Raises :class:`~tidelog.persistence.rdb.RdbError` or OSError."""
-    path = rdb.default_path(engine.config)
-    if not os.path.exists(path):
-        return
-    info = rdb.load_file(engine, path)
-    rate = info.bytes / info.seconds / 1e6 if info.seconds > 0 else 0.0
-    log.info("DB loaded from disk: %.3f seconds (%d keys, %d expired keys skipped, "
-             "RDB version %d, %d bytes, %.1f MB/s)", info.seconds, info.keys,
-             info.expired_skipped, info.version, info.bytes, rate)
-    snapshotter(engine).last_save = int(time.time())

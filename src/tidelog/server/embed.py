@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..clock import Clock
 from ..config import OPTIONS, Config
 from ..engine import Engine
-from ..persistence.snapshot import load_at_startup
+from ..persistence.durability import attach, load_at_startup
 from .main import start_aof
 from .net import Server
 
@@ -68,14 +69,13 @@ class EmbeddedServer:
             return
         self._ready.set()
         loop.run_until_complete(self.server.serve_until_stopped())
-        writer = getattr(self.engine, "aof", None)  # appendonly, or CONFIG SET appendonly yes
-        if writer is not None:
-            writer.close()
+        attach(self.engine).close()  # the AOF: appendonly, or CONFIG SET appendonly yes
         loop.close()
 
     async def _start(self) -> None:
         """Load the dataset as tidelog-server does (AofLoadError, RdbError,
         OSError go to start()), then listen."""
+        attach(self.engine)
         if self.config["appendonly"]:
             start_aof(self.engine, self.server)
         elif self.config["dir"] != OPTIONS["dir"].parse(OPTIONS["dir"].default):

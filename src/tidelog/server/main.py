@@ -18,8 +18,8 @@ from typing import Any
 from .. import REDIS_VERSION, __version__
 from ..config import Config, ConfigError
 from ..engine import Engine
+from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
-from ..persistence.snapshot import load_at_startup, snapshotter
 from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
@@ -92,15 +92,15 @@ def start_aof(engine: Engine, server: Server) -> Any:
     """``appendonly yes``: replay the AOF directory, then append to it.
 
     Replies wait for the AOF (``server.write_gate``) as ``appendfsync``
-    says; the engine keeps the AOF as ``engine.aof`` for BGREWRITEAOF,
-    INFO persistence and DEBUG LOADAOF.  Raises AofLoadError."""
-    from ..persistence import aof
+    says; the engine's persistence keeps it (``Durability.aof``) for
+    BGREWRITEAOF, INFO persistence and DEBUG LOADAOF.  Raises AofLoadError."""
+    from ..persistence import aof, aof_loader
 
-    log.info("Reading the append only file from %s", aof.aof_dir(engine.config))
-    aof.load(engine)
+    log.info("Reading the append only file from %s", aof_loader.aof_dir(engine.config))
+    aof_loader.load(engine)
     writer = aof.Aof(engine)
     writer.open()
-    engine.aof = writer  # type: ignore[attr-defined]
+    attach(engine).aof = writer
     server.write_gate = writer
     writer.attach(asyncio.get_running_loop())
     return writer
@@ -122,7 +122,7 @@ async def serve(config: Config) -> None:
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
     if config["appendonly"]:
-        from ..persistence.aof import AofLoadError
+        from ..persistence.aof_format import AofLoadError
         try:
             start_aof(engine, server)
         except AofLoadError as exc:
@@ -148,10 +148,10 @@ async def serve(config: Config) -> None:
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
         if not snapshots.shutdown_save(None):
             log.warning("Error trying to save the DB before exiting")
-    writer = getattr(engine, "aof", None)  # CONFIG SET appendonly may have changed it
-    if writer is not None:
+    durability = attach(engine)
+    if durability.aof is not None:  # CONFIG SET appendonly may have changed it
         log.info("Calling fsync() on the AOF file.")
-        writer.close()
+        durability.close()
     log.info("Tidelog is now ready to exit, bye bye...")
     if pidfile and os.path.exists(pidfile):
         os.unlink(pidfile)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
+from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_into
 
 log = logging.getLogger("tidelog")
@@ -190,7 +191,8 @@ class Server:
         self.stopped = asyncio.Event()
         self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
         self.engine.shutdown_hook = self.request_stop
-        self.engine.aof_switch = self._switch_aof
+        # CONFIG SET appendonly starts the AOF on this loop; it gates replies.
+        attach(self.engine).bind(loop, self._install_write_gate)
         port = self.config["port"]
         if port or self.any_free_port:
             for host in self.config["bind"].split():
@@ -229,14 +231,9 @@ class Server:
     def port(self) -> int:
         return self.ports[0] if self.ports else 0
 
-    def _switch_aof(self, on: bool) -> None:
-        """The engine's ``aof_switch`` (CONFIG SET appendonly)."""
-        from ..persistence import aof
-
-        def install(writer: Any) -> None:
-            self.write_gate = writer
-
-        aof.set_appendonly(self.engine, on, asyncio.get_running_loop(), install)
+    def _install_write_gate(self, writer: Any) -> None:
+        """The AOF started (a writer) or stopped (None) at run time."""
+        self.write_gate = writer
 
     async def _cron(self) -> None:
         while True:

@@ -56,14 +56,22 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from . import connection
+from .ids import MIN_ID, StreamId, format_id, id_of_time, next_id, parse_id, prev_id
 from .manifest import (
-    DAY_MS, DAY_PREFIX, LOCK, MANIFEST, STAGING_PREFIX, ArchivedRun, ArchiveError, Manifest, fsync_dir,
+    DAY_MS,
+    DAY_PREFIX,
+    LOCK,
+    MANIFEST,
+    STAGING_PREFIX,
+    ArchivedRun,
+    ArchiveError,
+    Manifest,
+    fsync_dir,
     stream_dir,
 )
-from .ids import MIN_ID, StreamId, format_id, id_of_time, next_id, parse_id, prev_id
 from .schema import default_schema
 from .session import local_session
 
@@ -206,7 +214,7 @@ def archive(spark, url: str, stream: str, older_than: timedelta | str | None,
         run = ArchivedRun(run_id=run_id, first_id=format_id(expected.first),
                           last_id=format_id(expected.last), rows=expected.rows,
                           files=files, bytes=size, cut=format_id(cut_id),
-                          created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                          created=datetime.now(UTC).isoformat(timespec="seconds"))
         manifest.runs.append(run)
         manifest.save(directory)
         shutil.rmtree(staging, ignore_errors=True)
@@ -370,7 +378,7 @@ def _locked(directory: str) -> Iterator[None]:
 
 def _new_run_id() -> str:
     """Sortable by start time, unique by a random suffix."""
-    now = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{now}-{uuid.uuid4().hex[:8]}"
 
 
@@ -389,7 +397,7 @@ def _range_text(fp: _Fingerprint) -> str:
 
 def _cut_time(cut: StreamId) -> str:
     try:
-        when = datetime.fromtimestamp(cut[0] / 1000, tz=timezone.utc)
+        when = datetime.fromtimestamp(cut[0] / 1000, tz=UTC)
     except (OverflowError, ValueError, OSError):
         return ""
     return f", {when.isoformat(timespec='seconds')}"

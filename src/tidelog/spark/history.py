@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 from datetime import date, datetime
 
-from .manifest import DAY_MS, Manifest, day_of_file, stream_dir
 from .ids import MAX_ID, MIN_ID, U64_MAX, format_id, id_of_time, next_id
+from .manifest import DAY_MS, Manifest, day_of_file, stream_dir
 from .schema import META_COLUMNS, default_schema
 
 _EPOCH_DAY = date(1970, 1, 1)

@@ -8,14 +8,14 @@ Ranges are inclusive at both ends, as XRANGE's are.  Every function is O(1).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 U64_MAX = (1 << 64) - 1
 MIN_ID = (0, 0)
 MAX_ID = (U64_MAX, U64_MAX)
 
 StreamId = tuple[int, int]
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_id(text: str | bytes, *, missing_seq: int = 0) -> StreamId:
@@ -72,7 +72,7 @@ def id_of_time(value: datetime | int | str) -> int:
     """
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return (value - _EPOCH) // timedelta(milliseconds=1)   # floor, exact
     if isinstance(value, int):
         return value

@@ -83,7 +83,7 @@ class ArchivedRun:
     trimmed: bool = False        # the XTRIM after the commit is known to be done
 
     @classmethod
-    def from_json(cls, data: dict) -> "ArchivedRun":
+    def from_json(cls, data: dict) -> ArchivedRun:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
@@ -97,7 +97,7 @@ class Manifest:
     runs: list[ArchivedRun] = field(default_factory=list)
 
     @classmethod
-    def load(cls, directory: str, stream: str) -> "Manifest":
+    def load(cls, directory: str, stream: str) -> Manifest:
         """The manifest in ``directory``; an empty one when there is none yet."""
         try:
             with open(os.path.join(directory, MANIFEST), encoding="utf-8") as f:

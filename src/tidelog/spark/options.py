@@ -92,7 +92,7 @@ class ReadOptions:
         return get_bool(options, "binaryValues", False)
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
         keys = _stream_keys(options)
         pattern = _get(options, "pattern")
         if not keys and not pattern:
@@ -145,7 +145,7 @@ class WriteOptions:
     batch_size: int                # XADDs per pipeline round trip
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
+    def parse(cls, options: Mapping[str, str]) -> WriteOptions:
         keys = _stream_keys(options)
         if len(keys) > 1:
             raise ValueError("option 'stream' of a write names one key")

@@ -27,8 +27,15 @@ from datetime import datetime
 from queue import Full, Queue
 
 from pyspark.sql.datasource import (
-    DataSourceReader, EqualTo, Filter, GreaterThan, GreaterThanOrEqual, In, InputPartition,
-    LessThan, LessThanOrEqual,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
 )
 from pyspark.sql.types import StructType
 

@@ -25,7 +25,7 @@ Spark.  Building a batch of R entries with F fields each costs O(R * F).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from itertools import accumulate, chain
 
@@ -33,9 +33,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
-    BinaryType, BooleanType, ByteType, DataType, DateType, DecimalType, DoubleType,
-    FloatType, IntegerType, LongType, MapType, ShortType, StringType, StructField,
-    StructType, TimestampNTZType, TimestampType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from .ids import id_of_time
@@ -99,8 +113,8 @@ def _to_timestamp_us(raw: bytes) -> int:
 def _iso_micros(text: str) -> int:
     value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    delta = value - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
+    delta = value - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
@@ -199,7 +213,7 @@ class BatchBuilder:
         arrays = [self._column(name, i, page) for i, name in enumerate(self.names)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
-    def _column(self, name: str, index: int, page: "_Page") -> pa.Array:
+    def _column(self, name: str, index: int, page: _Page) -> pa.Array:
         atype = self.arrow_schema.field(index).type
         if name == "stream":
             return pa.array(page.keys, type=atype)
@@ -223,7 +237,7 @@ class BatchBuilder:
         return pa.array(self._field_values(name, page), type=atype)
 
     def _texts(self, raw: list[bytes], atype: pa.DataType, what: str,
-               page: "_Page") -> pa.Array:
+               page: _Page) -> pa.Array:
         """Field names or values as an Arrow string (or binary) array.  Text that is
         not UTF-8 fails with FAILFAST; with PERMISSIVE a value becomes null and a
         name keeps its bytes with U+FFFD for each bad one (map keys cannot be null)."""
@@ -245,7 +259,7 @@ class BatchBuilder:
                 out.append(item.decode("utf-8", "replace") if what == "name" else None)
         return pa.array(out, type=atype)
 
-    def _field_values(self, name: str, page: "_Page") -> list:
+    def _field_values(self, name: str, page: _Page) -> list:
         wanted = self.field_names[name]
         convert = self.converters[name]
         out: list = []

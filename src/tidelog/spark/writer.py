@@ -43,7 +43,9 @@ from decimal import Decimal
 import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
-    DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage,
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
 )
 from pyspark.sql.types import MapType, StructType
 

@@ -1,0 +1,230 @@
+"""CONFIG GET, SET, RESETSTAT, REWRITE and HELP, over :mod:`tidelog.config`.
+
+CONFIG SET appendonly asks the engine's persistence to start or stop the
+AOF; every other option is read where it is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import tempfile
+
+from ..config import OPTIONS, ConfigError
+from ..errors import (
+    NO_CONFIG_FILE,
+    SYNTAX,
+    CommandError,
+    config_set_failed,
+    unknown_config,
+)
+from ..resp.replies import OK, Map
+from .contract import Ctx
+from .keys import glob_match
+from .replies import help_reply
+from .table import command
+
+log = logging.getLogger("tidelog")
+
+
+# =====================================================================================
+# CONFIG
+# =====================================================================================
+_LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
+               "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
+
+
+def _apply_config(ctx: Ctx, name: str) -> None:
+    """Side effects of a changed option (most are read where used)."""
+    if name == "loglevel":
+        logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
+    elif name == "appendonly":
+        try:
+            ctx.engine.persistence.set_appendonly(ctx.config["appendonly"])
+        except OSError as exc:
+            logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)
+            ctx.config.set("appendonly", "no")
+            raise config_set_failed(b"appendonly",
+                                    b"Unable to turn on AOF. Check server logs.") from None
+
+
+@command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",
+         summary="A container for server configuration commands", container=True)
+def config_(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG subcommand [argument ...]"""
+
+
+def config_get(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """(name, value) for every option matching one of the patterns, each once.
+
+    A pattern without glob characters is an exact, case-insensitive name and
+    is answered with the name as given (as Redis does)."""
+    found: dict[str, bytes] = {}  # canonical name -> name shown
+    for pattern in patterns:
+        if not any(c in pattern for c in b"*?["):
+            name = pattern.decode("latin-1").lower()
+            if name in OPTIONS and name not in found:
+                found[name] = pattern
+            continue
+        for name in OPTIONS:
+            if name not in found and glob_match(pattern, name.encode(), nocase=True):
+                found[name] = name.encode()
+    return [(shown, ctx.config.show(name).encode()) for name, shown in found.items()]
+
+
+@command("config|get", arity=-3, flags="admin noscript loading stale", group="server",
+         since="2.0.0", complexity="O(N) when N is the number of configuration parameters provided",
+         summary="Get the values of configuration parameters")
+def config_get_(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG GET parameter [parameter ...]"""
+    return Map(config_get(ctx, argv[2:]))
+
+
+@command("config|set", arity=-4, flags="admin noscript loading stale", group="server",
+         since="2.0.0", complexity="O(N) when N is the number of configuration parameters provided",
+         summary="Set configuration parameters to the given values")
+def config_set(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG SET parameter value [parameter value ...]"""
+    if len(argv) % 2:
+        raise CommandError(SYNTAX)
+    pairs = [(argv[i], argv[i + 1]) for i in range(2, len(argv), 2)]
+    names: list[str] = []
+    for given, _ in pairs:  # names first: unknown, immutable, duplicate
+        name = given.decode("latin-1").lower()
+        option = OPTIONS.get(name)
+        if option is None:
+            raise unknown_config(given)
+        if not option.mutable:
+            raise config_set_failed(given, b"can't set immutable config")
+        if name in names:
+            raise config_set_failed(given, b"duplicate parameter")
+        names.append(name)
+    values = []
+    for name, (_, text) in zip(names, pairs):  # then every value, before applying any
+        try:
+            value = text.decode("utf-8", "surrogateescape")
+            OPTIONS[name].parse(value)
+            if name == "dir" and not os.path.isdir(value):
+                raise ConfigError("No such file or directory")
+        except ConfigError as exc:
+            raise config_set_failed(name.encode(), str(exc).encode()) from None
+        values.append(value)
+    for name, value in zip(names, values):
+        ctx.config.set(name, value)
+        _apply_config(ctx, name)
+    return OK
+
+
+@command("config|resetstat", arity=2, flags="admin noscript loading stale", group="server",
+         since="2.0.0", complexity="O(1)", summary="Reset the stats returned by INFO")
+def config_resetstat(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG RESETSTAT"""
+    engine = ctx.engine
+    for name in engine.stats:
+        engine.stats[name] = 0
+    engine.command_calls.clear()
+    return OK
+
+
+def _config_line(name: str, shown: str) -> str:
+    words = shown.split() if OPTIONS[name].multi_arg else [shown]
+    return " ".join([name, *(_quote(w) for w in words)])
+
+
+def _quote(word: str) -> str:
+    if word and not any(c in word for c in " \t\r\n\"'\\#"):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def rewrite_config_text(ctx: Ctx, text: str) -> str:
+    """The config file text with every option's current value, Redis's way:
+    an option already in the file is rewritten in place (its later
+    duplicates dropped), an option not in the file is appended only when it
+    differs from its default, comments and blank lines are kept."""
+    config = ctx.config
+    out: list[str] = []
+    done: set[str] = set()
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            out.append(raw)
+            continue
+        try:
+            name = shlex.split(line)[0].lower()
+        except (ValueError, IndexError):
+            out.append(raw)
+            continue
+        if name not in OPTIONS:
+            out.append(raw)
+            continue
+        if name in done:
+            continue
+        done.add(name)
+        out.append(_config_line(name, config.show(name)))
+    appended = False
+    for name, option in OPTIONS.items():
+        if name in done:
+            continue
+        shown = config.show(name)
+        if shown == option.show(option.parse(option.default)):
+            continue
+        if not appended:
+            out.append("# Generated by CONFIG REWRITE")
+            appended = True
+        out.append(_config_line(name, shown))
+    return "\n".join(out) + "\n"
+
+
+@command("config|rewrite", arity=2, flags="admin noscript loading stale", group="server",
+         since="2.8.0", complexity="O(1)",
+         summary="Rewrite the configuration file with the in memory configuration")
+def config_rewrite(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG REWRITE"""
+    path = ctx.config.config_file
+    if not path:
+        raise CommandError(NO_CONFIG_FILE)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""
+    except OSError as exc:
+        raise CommandError(b"ERR Rewriting config file: " + str(exc.strerror).encode()) from None
+    new_text = rewrite_config_text(ctx, text)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:  # write a sibling file and rename it over the old one: never half a file
+        fd, tmp = tempfile.mkstemp(prefix=".tidelog-config-", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(new_text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("CONFIG REWRITE failed: %s", exc)
+        raise CommandError(b"ERR Rewriting config file: " + str(exc.strerror).encode()) from None
+    log.info("CONFIG REWRITE executed with success.")
+    return OK
+
+
+_CONFIG_HELP = [
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("config|help", arity=2, flags="loading stale", group="server", since="5.0.0",
+         complexity="O(1)", summary="Show helpful text about the different subcommands")
+def config_help(ctx: Ctx, argv: list[bytes]) -> object:
+    """CONFIG HELP"""
+    return help_reply(_CONFIG_HELP)

@@ -1,0 +1,203 @@
+"""The handlers' contract: what a command handler is given and may return.
+
+A handler is ``handler(ctx: Ctx, argv: list[bytes]) -> Reply | Wait``:
+
+* :class:`Ctx` -- the client, its database, the clock and config, and the
+  place where the command records its effects (what goes to the AOF and to
+  replicas) and the keys it made ready for blocked clients;
+* a reply value (the types of :mod:`tidelog.resp.replies`: plain ``bytes``,
+  ``int``, ``list``, ``None``, :class:`~tidelog.resp.replies.Map` ...), or
+* :class:`Wait`: "block this client on these keys until ``retry`` answers".
+  The engine parks the client and answers :data:`tidelog.engine.BLOCKED` to
+  the server in its place.
+
+The engine implements :class:`EngineAPI` (the services a handler may use)
+and holds a :class:`Persistence` (what the durability layer offers to
+commands).  This module sits below the engine: the engine imports the
+command table and this contract, and no command module imports the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..resp.replies import NULL_ARRAY
+
+if TYPE_CHECKING:
+    from ..clock import Clock
+    from ..config import Config
+    from ..keyspace import Database
+    from .table import CommandSpec
+
+Reply = Any
+Effect = list[bytes]
+
+
+@dataclass
+class Wait:
+    """What a handler returns to block: wait on ``keys`` until ``retry`` answers.
+
+    ``retry(ctx)`` is called each time one of the keys is ready; it returns
+    the reply, or None to keep waiting.  ``timeout_ms`` 0 means forever;
+    ``timeout_reply`` is sent when the time is up (and inside EXEC, where a
+    command never blocks, at once).
+    """
+
+    keys: list[bytes]
+    timeout_ms: int
+    retry: Callable[[Ctx], Reply]
+    timeout_reply: Reply = NULL_ARRAY
+
+
+@dataclass(eq=False)
+class ClientState:
+    """Everything the engine knows of one connection."""
+
+    id: int
+    addr: str = ""
+    laddr: str = ""
+    fd: int = -1
+    name: bytes = b""
+    lib_name: bytes = b""
+    lib_ver: bytes = b""
+    protocol: int = 2
+    db: int = 0
+    created: float = 0.0           # monotonic seconds
+    last_interaction: float = 0.0  # monotonic seconds
+    last_command: str = "NULL"
+    multi: list[list[bytes]] | None = None  # queued commands while in MULTI
+    multi_error: bool = False               # a queued command was refused
+    dirty_cas: bool = False                 # a watched key changed
+    watched: set[tuple[int, bytes]] = field(default_factory=set)
+    blocked: Any = None                     # the engine's Waiter while blocked
+    close_after_reply: bool = False
+    send: Callable[[Reply], None] = lambda reply: None
+    kind: str = "normal"      # "normal"; "aof" while the AOF replays; "master" later
+    no_evict: bool = False    # CLIENT NO-EVICT
+    no_touch: bool = False    # CLIENT NO-TOUCH: lookups leave access times alone
+    # CLIENT KILL: the server sets this to close the connection (None: cannot).
+    kill: Callable[[], None] | None = None
+
+
+# INFO persistence's aof_* lines while no AOF runs (the engine's inert
+# persistence and the durability layer's with appendonly no both show them).
+AOF_OFF_INFO = (
+    "aof_enabled:0",
+    "aof_rewrite_in_progress:0",
+    "aof_rewrite_scheduled:0",
+    "aof_last_rewrite_time_sec:-1",
+    "aof_current_rewrite_time_sec:-1",
+    "aof_last_bgrewrite_status:ok",
+    "aof_rewrites:0",
+    "aof_last_write_status:ok",
+)
+
+
+class Persistence(Protocol):
+    """What the durability layer (snapshots, the AOF) offers to commands.
+
+    The engine holds one (``engine.persistence``); without a durability
+    layer attached it is the engine's inert default, which saves nothing.
+    """
+
+    def info_lines(self) -> list[str]:
+        """INFO persistence's ``rdb_*`` and ``aof_*`` lines."""
+        ...
+
+    def set_appendonly(self, on: bool) -> None:
+        """CONFIG SET appendonly: start or stop the AOF; OSError if it cannot start."""
+        ...
+
+    def shutdown_save(self, save: bool | None) -> bool:
+        """SHUTDOWN's save (True: always, False: never, None: when save points
+        exist); False when saving failed."""
+        ...
+
+
+class EngineAPI(Protocol):
+    """The engine as handlers see it (:class:`tidelog.engine.Engine` implements it)."""
+
+    config: Config
+    clock: Clock
+    dbs: list[Database]
+    clients: dict[int, ClientState]
+    persistence: Persistence
+    stats: dict[str, int]
+    command_calls: dict[str, int]
+    dirty: int
+    run_id: str
+    started: float
+    started_ms: int
+    active_expire: bool
+    shutdown_hook: Callable[[], None] | None
+
+    def signal_ready(self, db_index: int, key: bytes) -> None: ...
+    def signal_all_waited(self, db_index: int | None = None) -> None: ...
+    def wake_later(self, delay_s: float, db_index: int, keys: list[bytes]) -> Any: ...
+    def in_transaction(self) -> bool: ...
+    def exec_transaction(self, ctx: Ctx) -> Reply: ...
+    def watch(self, client: ClientState, key: bytes) -> None: ...
+    def unwatch_all(self, client: ClientState) -> None: ...
+    def unblock_client(self, client: ClientState, reply: Reply = None) -> bool: ...
+    def blocked_with_timeout(self) -> int: ...
+    def track_idmp(self, state: Any) -> None: ...
+
+    @property
+    def blocked_clients(self) -> int: ...
+
+
+class Ctx:
+    """What a handler sees: the engine, the client, the database, and a
+    place to record effects.  One per executed command.
+
+    A write command that counted a change (:meth:`modified`, ``changes``)
+    and recorded no effect is propagated as its own argv.
+    """
+
+    __slots__ = ("engine", "client", "db", "argv", "spec", "effects", "changes", "may_block",
+                 "ready_key")
+
+    def __init__(self, engine: EngineAPI, client: ClientState, argv: list[bytes],
+                 spec: CommandSpec | None, may_block: bool) -> None:
+        self.engine = engine
+        self.client = client
+        self.db: Database = engine.dbs[client.db]
+        self.argv = argv
+        self.spec = spec
+        self.effects: list[Effect] | None = None  # None: propagate argv if changed
+        self.changes = 0
+        self.may_block = may_block
+        # When a blocked command is retried: the key whose readiness woke it
+        # (Redis serves a blocked XREAD with that key only).
+        self.ready_key: bytes | None = None
+
+    @property
+    def config(self) -> Config:
+        return self.engine.config
+
+    def now_ms(self) -> int:
+        return self.engine.clock.now_ms()
+
+    def modified(self, key: bytes, count: int = 1) -> None:
+        """A key's value changed: WATCH fails, and the change counts."""
+        self.db.touch(key)
+        self.changes += count
+
+    def ready(self, key: bytes) -> None:
+        """A key got data (or went away): serve its blocked clients afterwards."""
+        self.engine.signal_ready(self.db.index, key)
+
+    def propagate(self, argv: Effect) -> None:
+        """Record one effect (in place of the command's own argv)."""
+        if self.effects is None:
+            self.effects = [argv]
+        else:
+            self.effects.append(argv)
+
+    def no_propagation(self) -> None:
+        """Never propagate the command's own argv; only the effects recorded
+        with :meth:`propagate`, if any, go out."""
+        if self.effects is None:
+            self.effects = []

@@ -1,0 +1,166 @@
+"""DEBUG: the subcommands tests and operators use.
+
+DEBUG's subcommands are a small table of their own (:func:`debug_subcommand`),
+so the persistence layer registers RELOAD and LOADAOF from its side
+(:mod:`tidelog.persistence.commands`) and this module never reaches into
+snapshots or the AOF.  DEBUG HELP lists every subcommand Tidelog has.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
+from ..resp.replies import OK, SimpleString
+from ..types.stream import Stream
+from .args import parse_int
+from .contract import Ctx, Reply
+from .keys import idle_seconds, object_encoding, refcount
+from .replies import help_reply
+from .table import command
+
+DebugHandler = Callable[[Ctx, list[bytes]], Reply]
+
+# name (lower case) -> (handler, exact argument count including DEBUG and the
+# name, or 0 for any)
+DEBUG_SUBCOMMANDS: dict[bytes, tuple[DebugHandler, int]] = {}
+
+
+def debug_subcommand(name: str, arity: int = 0) -> Callable[[DebugHandler], DebugHandler]:
+    """Register a DEBUG subcommand; ``arity`` counts DEBUG and the name (0: any)."""
+
+    def register(handler: DebugHandler) -> DebugHandler:
+        key = name.encode()
+        if key in DEBUG_SUBCOMMANDS:
+            raise ValueError(f"DEBUG {name} registered twice")
+        DEBUG_SUBCOMMANDS[key] = (handler, arity)
+        return handler
+
+    return register
+
+
+def _c_atof(arg: bytes) -> float:
+    """strtod's reading: the longest numeric prefix, 0 when there is none."""
+    text = arg.decode("latin-1").strip()
+    for end in range(len(text), 0, -1):
+        try:
+            return float(text[:end])
+        except ValueError:
+            continue
+    return 0.0
+
+
+def _c_atoi(arg: bytes) -> int:
+    text = arg.decode("latin-1").strip()
+    digits = ""
+    for i, c in enumerate(text):
+        if c.isdigit() or (i == 0 and c in "+-"):
+            digits += c
+        else:
+            break
+    try:
+        return int(digits)
+    except ValueError:
+        return 0
+
+
+def _serialized_length(value: Any) -> int:
+    """An estimate of the RDB encoding's size (DEBUG OBJECT serializedlength)."""
+    if isinstance(value, Stream):
+        return sum(len(blob) + 16 for _, blob in value.nodes()) + 16
+    number = None
+    if len(value) <= 11:
+        try:
+            number = parse_int(value)
+        except CommandError:
+            pass
+    if number is not None:
+        if -(1 << 7) <= number < (1 << 7):
+            return 2
+        if -(1 << 15) <= number < (1 << 15):
+            return 3
+        if -(1 << 31) <= number < (1 << 31):
+            return 5
+    n = len(value)
+    prefix = 1 if n < 64 else 2 if n < 16384 else 5 if n < 2**32 else 9
+    return prefix + n
+
+
+_DEBUG_HELP = [
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "RELOAD [NOSAVE]",
+    "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("debug", arity=-2, flags="admin noscript loading stale", group="server",
+         since="1.0.0", complexity="Depends on subcommand.",
+         summary="A container for debugging commands")
+def debug(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG subcommand [argument ...]"""
+    found = DEBUG_SUBCOMMANDS.get(argv[1].lower())
+    if found is None or (found[1] and len(argv) != found[1]):
+        raise debug_unknown_subcommand(argv[1])
+    return found[0](ctx, argv)
+
+
+@debug_subcommand("help", arity=2)
+def debug_help(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG HELP"""
+    return help_reply(_DEBUG_HELP)
+
+
+@debug_subcommand("sleep", arity=3)
+def debug_sleep(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG SLEEP seconds"""
+    # Stops the whole server, as in Redis: that is what tests use it for.
+    time.sleep(max(0.0, _c_atof(argv[2])))
+    return OK
+
+
+@debug_subcommand("object", arity=3)
+def debug_object(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG OBJECT key"""
+    key = argv[2]
+    value = ctx.db.peek(key)
+    if value is None:
+        raise CommandError(NO_SUCH_KEY)
+    access = ctx.db.access.get(key, ctx.now_ms())
+    encoding = object_encoding(value).decode()
+    return SimpleString((
+        f"Value at:{id(value):#x} refcount:{refcount(value)} encoding:{encoding} "
+        f"serializedlength:{_serialized_length(value)} lru:{(access // 1000) & ((1 << 24) - 1)} "
+        f"lru_seconds_idle:{idle_seconds(ctx, key)}").encode())
+
+
+@debug_subcommand("set-active-expire", arity=3)
+def debug_set_active_expire(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG SET-ACTIVE-EXPIRE <0 | 1>"""
+    ctx.engine.active_expire = bool(_c_atoi(argv[2]))
+    return OK
+
+
+@debug_subcommand("change-repl-id", arity=2)
+def debug_change_repl_id(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG CHANGE-REPL-ID"""
+    # Until replication exists the run id doubles as the replication id.
+    ctx.engine.run_id = os.urandom(20).hex()
+    return OK

@@ -1,0 +1,241 @@
+"""INFO: the sections Redis has, with what Tidelog measures.
+
+Counters Tidelog does not keep (network bytes, per-command time, latency
+percentiles) are left out rather than invented.  The persistence section
+comes from the engine's persistence.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import resource
+import sys
+
+from .. import REDIS_VERSION, __version__
+from ..resp.replies import Verbatim
+from .contract import Ctx
+from .table import command
+
+log = logging.getLogger("tidelog")
+
+
+# =====================================================================================
+# INFO
+# =====================================================================================
+def bytes_to_human(n: int) -> str:
+    """Redis's bytesToHuman: 1023B, 1.00K, 1.50M ..."""
+    if n < 1024:
+        return f"{n}B"
+    for unit in "KMGTP":
+        n_units = n / 1024
+        if n_units < 1024 or unit == "P":
+            return f"{n_units:.2f}{unit}"
+        n = n_units  # type: ignore[assignment]
+    raise AssertionError  # pragma: no cover
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _total_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+
+
+def _section_server(ctx: Ctx) -> list[str]:
+    engine = ctx.engine
+    uptime = int(engine.clock.monotonic() - engine.started)
+    uname = platform.uname()
+    return [
+        f"redis_version:{REDIS_VERSION}",
+        "redis_git_sha1:00000000",
+        "redis_git_dirty:0",
+        "redis_build_id:0",
+        "redis_mode:standalone",
+        f"tidelog_version:{__version__}",
+        f"os:{uname.system} {uname.release} {uname.machine}",
+        f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
+        f"python_version:{platform.python_version()}",
+        f"process_id:{os.getpid()}",
+        "process_supervised:no",
+        f"run_id:{engine.run_id}",
+        f"tcp_port:{ctx.config['port']}",
+        f"server_time_usec:{engine.clock.now_us()}",
+        f"uptime_in_seconds:{uptime}",
+        f"uptime_in_days:{uptime // 86400}",
+        f"hz:{ctx.config['hz']}",
+        f"configured_hz:{ctx.config['hz']}",
+        f"lru_clock:{(engine.clock.now_ms() // 1000) & ((1 << 24) - 1)}",
+        f"executable:{os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ''}",
+        f"config_file:{ctx.config.config_file or ''}",
+        "io_threads_active:0",
+    ]
+
+
+def _section_clients(ctx: Ctx) -> list[str]:
+    engine = ctx.engine
+    return [
+        f"connected_clients:{len(engine.clients)}",
+        "cluster_connections:0",
+        f"maxclients:{ctx.config['maxclients']}",
+        f"blocked_clients:{engine.blocked_clients}",
+        "tracking_clients:0",
+        f"clients_in_timeout_table:{engine.blocked_with_timeout()}",
+    ]
+
+
+def _section_memory(ctx: Ctx) -> list[str]:
+    rss = _rss_bytes()
+    peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    total = _total_memory()
+    return [
+        f"used_memory:{rss}",
+        f"used_memory_human:{bytes_to_human(rss)}",
+        f"used_memory_rss:{rss}",
+        f"used_memory_rss_human:{bytes_to_human(rss)}",
+        f"used_memory_peak:{peak}",
+        f"used_memory_peak_human:{bytes_to_human(peak)}",
+        f"total_system_memory:{total}",
+        f"total_system_memory_human:{bytes_to_human(total)}",
+        "maxmemory:0",
+        "maxmemory_human:0B",
+        "maxmemory_policy:noeviction",
+        "mem_allocator:pymalloc",
+    ]
+
+
+def _section_persistence(ctx: Ctx) -> list[str]:
+    return [
+        "loading:0",
+        "async_loading:0",
+        *ctx.engine.persistence.info_lines(),
+    ]
+
+
+def _section_stats(ctx: Ctx) -> list[str]:
+    stats = ctx.engine.stats
+    return [
+        f"total_connections_received:{stats['total_connections_received']}",
+        f"total_commands_processed:{stats['total_commands_processed']}",
+        f"rejected_connections:{stats['rejected_connections']}",
+        f"expired_keys:{stats['expired_keys']}",
+        "evicted_keys:0",
+        f"keyspace_hits:{stats['keyspace_hits']}",
+        f"keyspace_misses:{stats['keyspace_misses']}",
+        "pubsub_channels:0",
+        "pubsub_patterns:0",
+        f"unexpected_error_replies:{stats['unexpected_error_replies']}",
+        f"total_error_replies:{stats['total_error_replies']}",
+        *(f"{k}:{v}" for k, v in stats.items() if k not in _STATS_SHOWN),
+    ]
+
+
+_STATS_SHOWN = {
+    "total_connections_received", "total_commands_processed", "rejected_connections",
+    "expired_keys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
+    "total_error_replies",
+}
+
+
+def _section_replication(ctx: Ctx) -> list[str]:
+    return [
+        "role:master",
+        "connected_slaves:0",
+        "master_failover_state:no-failover",
+        f"master_replid:{ctx.engine.run_id}",
+        "master_replid2:0000000000000000000000000000000000000000",
+        "master_repl_offset:0",
+        "second_repl_offset:-1",
+        "repl_backlog_active:0",
+        "repl_backlog_size:1048576",
+        "repl_backlog_first_byte_offset:0",
+        "repl_backlog_histlen:0",
+    ]
+
+
+def _section_cpu(ctx: Ctx) -> list[str]:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    thread = getattr(resource, "RUSAGE_THREAD", None)
+    main = resource.getrusage(thread) if thread is not None else me
+    return [
+        f"used_cpu_sys:{me.ru_stime:.6f}",
+        f"used_cpu_user:{me.ru_utime:.6f}",
+        f"used_cpu_sys_children:{children.ru_stime:.6f}",
+        f"used_cpu_user_children:{children.ru_utime:.6f}",
+        f"used_cpu_sys_main_thread:{main.ru_stime:.6f}",
+        f"used_cpu_user_main_thread:{main.ru_utime:.6f}",
+    ]
+
+
+def _section_commandstats(ctx: Ctx) -> list[str]:
+    # Calls are counted; time per command is not measured, so usec reads 0.
+    return [f"cmdstat_{name}:calls={calls},usec=0,usec_per_call=0.00,rejected_calls=0,"
+            f"failed_calls=0" for name, calls in ctx.engine.command_calls.items()]
+
+
+def _section_cluster(ctx: Ctx) -> list[str]:
+    return ["cluster_enabled:0"]
+
+
+def _section_keyspace(ctx: Ctx) -> list[str]:
+    lines = []
+    now = ctx.now_ms()
+    for db in ctx.engine.dbs:
+        if not len(db):
+            continue
+        expires = db.expires
+        avg_ttl = sum(max(0, w - now) for w in expires.values()) // len(expires) if expires else 0
+        lines.append(f"db{db.index}:keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl}")
+    return lines
+
+
+def _empty(ctx: Ctx) -> list[str]:
+    return []
+
+
+# (name as asked, header, generator, in "default")
+_SECTIONS = [
+    ("server", "Server", _section_server, True),
+    ("clients", "Clients", _section_clients, True),
+    ("memory", "Memory", _section_memory, True),
+    ("persistence", "Persistence", _section_persistence, True),
+    ("stats", "Stats", _section_stats, True),
+    ("replication", "Replication", _section_replication, True),
+    ("cpu", "CPU", _section_cpu, True),
+    ("modules", "Modules", _empty, True),
+    ("commandstats", "Commandstats", _section_commandstats, False),
+    ("errorstats", "Errorstats", _empty, True),
+    ("latencystats", "Latencystats", _empty, False),
+    ("cluster", "Cluster", _section_cluster, True),
+    ("keyspace", "Keyspace", _section_keyspace, True),
+]
+
+
+def info_text(ctx: Ctx, wanted: list[bytes]) -> bytes:
+    """The INFO report for the requested sections (Redis's selection rules)."""
+    names = {w.decode("latin-1").lower() for w in wanted} or {"default"}
+    everything = bool(names & {"all", "everything"})
+    default = "default" in names
+    parts = []
+    for name, header, generate, in_default in _SECTIONS:
+        if everything or name in names or (default and in_default):
+            parts.append("".join(f"{line}\r\n" for line in [f"# {header}", *generate(ctx)]))
+    return "\r\n".join(parts).encode()
+
+
+@command("info", arity=-1, flags="loading stale", group="server", since="1.0.0",
+         complexity="O(1)", summary="Get information and statistics about the server",
+         categories=("@dangerous",))
+def info(ctx: Ctx, argv: list[bytes]) -> object:
+    """INFO [section [section ...]]"""
+    return Verbatim(info_text(ctx, argv[1:]))

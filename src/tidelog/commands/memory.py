@@ -1,0 +1,102 @@
+"""MEMORY USAGE and MEMORY HELP: Redis's sizes, estimated for our values."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import (
+    SYNTAX,
+    CommandError,
+)
+from ..types.stream import Stream
+from .args import parse_int
+from .contract import Ctx
+from .keys import object_encoding
+from .replies import help_reply
+from .table import command
+
+log = logging.getLogger("tidelog")
+
+
+# =====================================================================================
+# MEMORY
+# =====================================================================================
+def _jemalloc_size(n: int) -> int:
+    """The jemalloc size class an allocation of n bytes lands in."""
+    if n <= 8:
+        return 8
+    if n <= 128:
+        return (n + 15) // 16 * 16
+    step = 1 << (n - 1).bit_length() - 3  # four classes per doubling
+    return (n + step - 1) // step * step
+
+
+def _sds_size(length: int, embedded: bool = False) -> int:
+    if embedded or 32 <= length < 256:
+        header = 3
+    elif length < 32:
+        header = 1
+    elif length < 65536:
+        header = 5
+    elif length < 2**32:
+        header = 9
+    else:
+        header = 17
+    return header + length + 1
+
+
+def memory_usage(key: bytes, value: Any) -> int:
+    """MEMORY USAGE: the bytes Redis would use for this key and value (its
+    robj/sds/jemalloc layout for strings; the stream's own estimate)."""
+    overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
+    if isinstance(value, Stream):
+        return value.memory_usage() + overhead
+    encoding = object_encoding(value)
+    if encoding == b"int":
+        size = 16
+    elif encoding == b"embstr":
+        size = _jemalloc_size(16 + _sds_size(len(value), embedded=True))
+    else:
+        size = 16 + _jemalloc_size(_sds_size(len(value)))
+    return size + overhead
+
+
+@command("memory", arity=-2, group="server", since="4.0.0", complexity="Depends on subcommand.",
+         summary="A container for memory diagnostics commands", container=True)
+def memory_(ctx: Ctx, argv: list[bytes]) -> object:
+    """MEMORY subcommand [argument ...]"""
+
+
+@command("memory|usage", arity=-3, flags="readonly", keys=(2, 2, 1), group="server",
+         since="4.0.0", complexity="O(N) where N is the number of samples.",
+         summary="Estimate the memory usage of a key")
+def memory_usage_(ctx: Ctx, argv: list[bytes]) -> object:
+    """MEMORY USAGE key [SAMPLES count]"""
+    i = 3
+    while i < len(argv):
+        if argv[i].upper() == b"SAMPLES" and i + 1 < len(argv):
+            if parse_int(argv[i + 1]) < 0:
+                raise CommandError(SYNTAX)
+            i += 2  # every entry is counted exactly: sampling changes nothing
+        else:
+            raise CommandError(SYNTAX)
+    value = ctx.db.peek(argv[2])
+    return None if value is None else memory_usage(argv[2], value)
+
+
+_MEMORY_HELP = [
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("memory|help", arity=2, flags="loading stale", group="server", since="4.0.0",
+         complexity="O(1)", summary="Show helpful text about the different subcommands")
+def memory_help(ctx: Ctx, argv: list[bytes]) -> object:
+    """MEMORY HELP"""
+    return help_reply(_MEMORY_HELP)

@@ -1,0 +1,52 @@
+"""Reply helpers several command families share: HELP texts, and the
+stream replies (entries, XREAD/XREADGROUP's per-key shape)."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+from ..ids import MIN_ID, StreamID
+from ..resp.replies import Map, SimpleString
+from ..types.stream import Stream
+from .contract import Ctx
+
+
+def help_reply(lines: list[str]) -> list[SimpleString]:
+    """A HELP subcommand's reply: one status line per text line."""
+    return [SimpleString(line.encode()) for line in lines]
+
+
+def entry_reply(id: StreamID, fields: list[bytes]) -> list[Any]:
+    """One entry: ``[id, [f, v, ...]]``."""
+    return [bytes(id), fields]
+
+
+def entries_reply(stream: Stream, start: StreamID, end: StreamID, count: int,
+                  rev: bool = False) -> list[list[Any]]:
+    """``[[id, [f, v, ...]], ...]``; count 0 means all.  Cost: O(log N + M)."""
+    found = stream.range(start, end, rev)
+    if count > 0:
+        found = islice(found, count)
+    return [[bytes(id), fields] for id, fields in found]
+
+
+def streams_reply(ctx: Ctx, results: list[tuple[bytes, list[Any]]]) -> Any:
+    """XREAD's and XREADGROUP's reply: RESP2 ``[[key, entries], ...]``, RESP3 a map."""
+    if ctx.client.protocol >= 3:
+        return Map(results)
+    return [[key, entries] for key, entries in results]
+
+
+def capped_count(count: int, maxcount: int, budget: int) -> int:
+    """The entries one key may return: COUNT (per key; 0 = no limit) within
+    what MAXCOUNT (the total, Redis 8.10; 0 = no limit) leaves, ``budget``."""
+    if not maxcount:
+        return count
+    return min(count, budget) if count else budget
+
+
+def last_valid_id(stream: Stream) -> StreamID:
+    """The ID of the newest live entry; 0-0 for an empty stream."""
+    last = stream.last_entry()
+    return last[0] if last is not None else MIN_ID

@@ -1,0 +1,112 @@
+"""The AOF's file format: RESP commands, written and read back.
+
+:func:`encode_command` writes one command as a RESP array of bulk strings;
+:func:`iter_commands` reads them back with the offset after each, and tells
+a command cut short at the end (:class:`Truncated`, a crash during a write)
+from anything else malformed (:class:`Corrupt`, with the offset and why).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("tidelog")
+
+
+class AofLoadError(Exception):
+    """The AOF cannot be loaded; the message says which file, where, and what to do."""
+
+
+def encode_command(argv: list[bytes]) -> bytes:
+    """One command as a RESP array of bulk strings (the AOF's format)."""
+    parts = [b"*%d\r\n" % len(argv)]
+    for arg in argv:
+        parts.append(b"$%d\r\n" % len(arg))
+        parts.append(arg)
+        parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class Truncated(Exception):
+    """The data ends inside a command that started at ``offset``."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
+
+
+class Corrupt(Exception):
+    def __init__(self, offset: int, why: str) -> None:
+        super().__init__(f"{why} at offset {offset}")
+        self.offset = offset
+        self.why = why
+
+
+def _read_line(data: bytes, pos: int, start: int) -> tuple[bytes, int]:
+    end = data.find(b"\r\n", pos)
+    if end < 0:
+        if data.find(b"\n", pos) >= 0:
+            raise Corrupt(pos, "line not ended by CRLF")
+        raise Truncated(start)
+    return data[pos:end], end + 2
+
+
+def _read_int(data: bytes, pos: int, start: int, prefix: int, what: str) -> tuple[int, int]:
+    if pos >= len(data):
+        raise Truncated(start)
+    if data[pos] != prefix:
+        raise Corrupt(pos, f"expected '{chr(prefix)}' ({what})")
+    line, nxt = _read_line(data, pos + 1, start)
+    if not line.isdigit() or len(line) > 19:
+        raise Corrupt(pos, f"bad {what} {line[:20]!r}")
+    return int(line), nxt
+
+
+def iter_commands(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
+    """``(argv, start, end)`` for each command of an AOF's bytes.
+
+    ``#`` lines (Redis's annotations, e.g. ``#TS:``) are skipped.  Raises
+    :class:`Truncated` when the data ends inside a command, :class:`Corrupt`
+    when it is not RESP.  The loop is written out flat (no helper call per
+    header line): loading a large AOF spends much of its time here."""
+    size = len(data)
+    find = data.find
+    while pos < size:
+        start = pos
+        if data[pos] == 0x23:  # '#': an annotation line
+            _, pos = _read_line(data, pos, start)
+            continue
+        nl = find(b"\r\n", pos)
+        if data[pos] != 0x2A or nl < 0:
+            argc, pos = _read_int(data, pos, start, 0x2A, "array length")  # raises
+        else:
+            line = data[pos + 1:nl]
+            if not line.isdigit() or len(line) > 19:
+                raise Corrupt(pos, f"bad array length {line[:20]!r}")
+            argc, pos = int(line), nl + 2
+        if argc < 1:
+            raise Corrupt(start, "empty command")
+        argv = []
+        for _ in range(argc):
+            nl = find(b"\r\n", pos)
+            if pos >= size or data[pos] != 0x24 or nl < 0:
+                length, pos = _read_int(data, pos, start, 0x24, "bulk length")  # raises
+            else:
+                line = data[pos + 1:nl]
+                if not line.isdigit() or len(line) > 19:
+                    raise Corrupt(pos, f"bad bulk length {line[:20]!r}")
+                length, pos = int(line), nl + 2
+            end = pos + length
+            if end + 2 > size:
+                raise Truncated(start)
+            if data[end:end + 2] != b"\r\n":
+                raise Corrupt(end, "bulk string not ended by CRLF")
+            argv.append(data[pos:end])
+            pos = end + 2
+        yield argv, start, pos
+

@@ -1,0 +1,175 @@
+"""Loading the AOF: the base, then the incremental files, as a client of kind ``"aof"``.
+
+A command cut short at the end of the last file is a crash during a write:
+with ``aof-load-truncated yes`` the file is truncated to the last whole
+command, with a warning; with ``no`` the start is refused.  Anything else
+malformed stops the start with the file, the offset, and what to do.  An
+RDB base (``aof-use-rdb-preamble``) is read by :mod:`tidelog.persistence.rdb`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..resp.replies import ErrorReply
+from . import rdb
+from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands
+from .aof_manifest import INCR, Manifest
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+    from .aof import Aof
+
+log = logging.getLogger("tidelog")
+
+
+LOAD_PROGRESS_CHECK = 10_000   # commands between looks at the clock while loading
+LOAD_PROGRESS_SECONDS = 2.0    # a progress line at most this often on long loads
+
+
+# =====================================================================================
+# RESP
+# =====================================================================================
+
+class _Loader:
+    def __init__(self, engine: Engine, truncated_ok: bool) -> None:
+        self.engine = engine
+        self.truncated_ok = truncated_ok
+        self.client = engine.new_client(kind="aof")
+        self.commands = 0
+        self.errors = 0
+        self.started = time.monotonic()
+        self.last_report = self.started
+
+    def replay_file(self, path: str, last: bool) -> None:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data.startswith(b"REDIS"):
+            self.load_rdb(path)  # an RDB preamble (Redis 7 still reads these)
+            return
+        client, engine = self.client, self.engine
+        client.db = 0
+        multi_start = -1
+        try:
+            for argv, start, _end in iter_commands(data):
+                name = argv[0].lower()
+                if name == b"multi":
+                    multi_start = start
+                elif name == b"exec":
+                    multi_start = -1
+                reply = engine.execute(client, argv)
+                if isinstance(reply, ErrorReply):
+                    if reply.message.startswith(b"ERR unknown command"):
+                        raise AofLoadError(
+                            f"Unknown command '{argv[0].decode(errors='replace')}' reading the "
+                            f"append only file {path} at offset {start}")
+                    self.errors += 1
+                    if self.errors <= 10:
+                        log.warning("AOF %s offset %d: %r -> %s", os.path.basename(path), start,
+                                    argv[:4], reply.message.decode(errors="replace"))
+                self.commands += 1
+                if not self.commands % LOAD_PROGRESS_CHECK:
+                    now = time.monotonic()
+                    if now - self.last_report >= LOAD_PROGRESS_SECONDS:
+                        self.last_report = now
+                        self.progress(path, start, len(data))
+        except Truncated as exc:
+            self.truncated(path, exc.offset if multi_start < 0 else multi_start, last, len(data))
+        except Corrupt as exc:
+            raise AofLoadError(
+                f"Bad file format reading the append only file {path}: {exc.why} at offset "
+                f"{exc.offset}. Make a backup of your AOF file, then use "
+                f"./redis-check-aof --fix <filename.manifest>") from None
+        else:
+            if multi_start >= 0:  # a MULTI whose EXEC never made it to disk
+                self.truncated(path, multi_start, last, len(data))
+        client.multi = None
+        client.multi_error = False
+
+    def truncated(self, path: str, offset: int, last: bool, size: int) -> None:
+        if not last or not self.truncated_ok:
+            raise AofLoadError(
+                f"Unexpected end of file reading the append only file {path} at offset "
+                f"{offset} (of {size} bytes). You can: 1) make a backup of your AOF file, "
+                f"then use ./redis-check-aof --fix <filename.manifest>; 2) alternatively set "
+                f"'aof-load-truncated yes' in the configuration file and restart the server.")
+        log.warning("!!! Warning: short read while loading the AOF file %s!!! "
+                    "AOF %s is truncated at offset %d (of %d bytes): the last command was cut "
+                    "short; truncating the file there.", path, path, offset, size)
+        self.client.multi = None
+        with open(path, "r+b") as fh:
+            fh.truncate(offset)
+            fh.flush()
+            os.fsync(fh.fileno())
+        log.warning("AOF loaded anyway because aof-load-truncated is enabled")
+
+    def load_rdb(self, path: str) -> None:
+        rdb.load_file(self.engine, path)
+
+    def progress(self, path: str, offset: int, size: int) -> None:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        keys = sum(len(db.data) for db in self.engine.dbs)
+        log.info("Loading the AOF: %s %d%% (%d of %d bytes), %d commands, %d keys, "
+                 "%.0f commands/s", os.path.basename(path), offset * 100 // max(size, 1),
+                 offset, size, self.commands, keys, self.commands / elapsed)
+
+    def close(self) -> None:
+        self.engine.client_closed(self.client)
+
+
+def aof_dir(config: Any) -> str:
+    return os.path.join(config["dir"], config["appenddirname"])
+
+
+def load(engine: Engine) -> bool:
+    """Replay the AOF directory into the engine.  False if there is none.
+
+    Raises :class:`AofLoadError` when it cannot be loaded."""
+    config = engine.config
+    directory = aof_dir(config)
+    path = os.path.join(directory, config["appendfilename"] + ".manifest")
+    if not os.path.exists(path):
+        return False
+    with open(path, encoding="utf-8") as fh:
+        manifest = Manifest.parse(fh.read(), path)
+    files = manifest.files()
+    loader = _Loader(engine, config["aof-load-truncated"])
+    try:
+        for i, item in enumerate(files):
+            file_path = os.path.join(directory, item.name)
+            if not os.path.exists(file_path):
+                if item.type == INCR and i == len(files) - 1:
+                    continue  # opened in the manifest, never written to
+                raise AofLoadError(f"The AOF file {file_path} listed in {path} doesn't exist")
+            loader.replay_file(file_path, last=(i == len(files) - 1))
+    finally:
+        loader.close()
+    elapsed = time.monotonic() - loader.started
+    log.info("DB loaded from append only file: %.3f seconds (%d commands, %d keys, "
+             "%.0f commands/s)", elapsed, loader.commands,
+             sum(len(db.data) for db in engine.dbs), loader.commands / max(elapsed, 1e-6))
+    if loader.errors:
+        log.warning("%d commands of the AOF replied with an error (the first are logged above)",
+                    loader.errors)
+    return True
+
+
+# =====================================================================================
+# The writer
+# =====================================================================================
+
+def reload(engine: Engine, aof: Aof) -> None:
+    """DEBUG LOADAOF: flush the AOF, empty the dataset, load it again."""
+    aof.flush()
+    listeners = engine.effect_listeners
+    saved = list(listeners)
+    listeners[:] = []  # replaying must not append to the AOF again
+    try:
+        for db in engine.dbs:
+            db.flush()
+        load(engine)
+    finally:
+        listeners[:] = saved

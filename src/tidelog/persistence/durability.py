@@ -1,0 +1,131 @@
+"""The engine's persistence: snapshots and the AOF behind one declared interface.
+
+The engine holds a :class:`~tidelog.commands.contract.Persistence`
+(``engine.persistence``): what commands may ask of durability (INFO's lines,
+CONFIG SET appendonly, SHUTDOWN's save).  :func:`attach` replaces the
+engine's inert default with a :class:`Durability`, which owns
+
+* ``snapshots`` -- the :class:`~tidelog.persistence.snapshot.Snapshotter`
+  (SAVE, BGSAVE, save points);
+* ``aof`` -- the running :class:`~tidelog.persistence.aof.Aof`, or None
+  with ``appendonly no``;
+
+and wires the two so that only one child forks at a time.  The server
+attaches it at start (``tidelog-server``, the embedded server); the
+persistence commands (:mod:`tidelog.persistence.commands`) attach it on
+first use, so a bare engine in a unit test gets one when it needs one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..commands.contract import AOF_OFF_INFO
+from . import aof as aof_module
+from . import aof_switch, rdb
+from .snapshot import Snapshotter
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+log = logging.getLogger("tidelog")
+
+class Durability:
+    """Snapshots and the AOF of one engine (the engine's ``persistence``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._snapshots: Any = None
+        self._aof: Any = None
+        self.loop: Any = None  # the event loop the AOF's timers run on
+        # Makes a writer (or None) the server's write gate: replies wait for
+        # the AOF.  The server installs it; without a server there is none.
+        self.install_gate: Callable[[Any], None] = lambda writer: None
+        self.snapshots = Snapshotter(engine)
+
+    # One child at a time: each side asks the other whether it has one.
+    @property
+    def snapshots(self) -> Snapshotter:
+        return self._snapshots
+
+    @snapshots.setter
+    def snapshots(self, snapshots: Snapshotter) -> None:
+        self._snapshots = snapshots
+        snapshots.other_child_active = self._aof_rewriting
+
+    @property
+    def aof(self) -> aof_module.Aof | None:
+        return self._aof
+
+    @aof.setter
+    def aof(self, writer: aof_module.Aof | None) -> None:
+        self._aof = writer
+        if writer is not None:
+            writer.other_child_active = self._bgsave_running
+
+    def _aof_rewriting(self) -> bool:
+        return self._aof is not None and bool(self._aof.rewriting)
+
+    def _bgsave_running(self) -> bool:
+        return bool(self._snapshots.in_progress)
+
+    # -- the Persistence interface ------------------------------------------------------
+    def info_lines(self) -> list[str]:
+        aof_lines = self._aof.info_lines() if self._aof is not None else list(AOF_OFF_INFO)
+        return self._snapshots.info_lines() + aof_lines
+
+    def set_appendonly(self, on: bool) -> None:
+        if self.loop is None:  # no server: the option is only recorded
+            return
+        aof_switch.set_appendonly(self, on)
+
+    def shutdown_save(self, save: bool | None) -> bool:
+        return self._snapshots.shutdown_save(save)
+
+    # -- the server's side ----------------------------------------------------------------
+    def bind(self, loop: asyncio.AbstractEventLoop,
+             install_gate: Callable[[Any], None]) -> None:
+        """The server runs: timers go on ``loop``, the AOF gates replies."""
+        self.loop = loop
+        self.install_gate = install_gate
+
+    def close(self) -> None:
+        """At exit: flush, fsync and close the AOF if one runs."""
+        if self._aof is not None:
+            self._aof.close()
+
+
+def attach(engine: Engine) -> Durability:
+    """The engine's :class:`Durability`, made and attached on first use (the
+    snapshot timer starts when an event loop is running)."""
+    found = engine.persistence
+    if isinstance(found, Durability):
+        return found
+    durability = Durability(engine)
+    engine.persistence = durability
+    durability.snapshots.start_cron()
+    return durability
+
+
+def snapshotter(engine: Engine) -> Snapshotter:
+    """The engine's :class:`~tidelog.persistence.snapshot.Snapshotter`."""
+    return attach(engine).snapshots
+
+
+def load_at_startup(engine: Engine) -> None:
+    """Load ``<dir>/<dbfilename>`` if it exists (``appendonly no``), logging what
+    was loaded.  Raises :class:`~tidelog.persistence.rdb.RdbError` or OSError."""
+    path = rdb.default_path(engine.config)
+    if not os.path.exists(path):
+        return
+    info = rdb.load_file(engine, path)
+    rate = info.bytes / info.seconds / 1e6 if info.seconds > 0 else 0.0
+    log.info("DB loaded from disk: %.3f seconds (%d keys, %d expired keys skipped, "
+             "RDB version %d, %d bytes, %.1f MB/s)", info.seconds, info.keys,
+             info.expired_skipped, info.version, info.bytes, rate)
+    snapshotter(engine).last_save = int(time.time())
