@@ -1,6 +1,6 @@
 """Imports point one way: the layers of DESIGN.md, checked on the source text.
 
-    ids, errors, clock, config  <-  resp, types  <-  keyspace  <-  commands  <-  engine
+    ids, errors, clock, config, kernels  <-  resp, types  <-  keyspace  <-  commands  <-  engine
         <-  persistence  <-  server            (A <- B: B may import A)
 
 ``resp`` and ``types`` never import each other, and ``spark`` (a client of the
@@ -19,7 +19,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "tidelog"
 
-RANK = {"ids": 0, "errors": 0, "clock": 0, "config": 0, "resp": 1, "types": 1,
+RANK = {"ids": 0, "errors": 0, "clock": 0, "config": 0, "kernels": 0, "resp": 1, "types": 1,
         "keyspace": 2, "commands": 3, "engine": 4, "persistence": 5, "server": 6}
 
 

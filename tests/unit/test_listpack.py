@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import twins
 from tidelog.types import listpack as lp
 from tidelog.types.listpack import ListpackError
+
+# Every test runs on both twins of the listpack kernel (compiled and pure).
+_twin = twins.bind(globals(), "tidelog.types.listpack", ["ListpackError"], alias="lp")
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1

@@ -27,6 +27,11 @@ from tidelog.resp import (
     encode_into,
 )
 
+from tests.support import twins
+
+# Every test runs on both twins of the encoder (compiled and pure).
+_twin = twins.bind(globals(), "tidelog.resp.encoder", ["encode", "encode_into"])
+
 
 class ReplyError(Exception):
     pass

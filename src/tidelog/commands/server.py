@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, TYPE_CHECKING
 
-from .. import REDIS_VERSION, __version__
+from .. import REDIS_VERSION, __version__, kernels
 from ..config import OPTIONS, ConfigError
 from ..errors import (
     GETKEYS_BAD_ARITY, GETKEYS_INVALID_COMMAND, GETKEYS_NO_KEYS, NO_CONFIG_FILE, NO_SUCH_KEY,
@@ -650,6 +650,7 @@ def _section_server(ctx: Ctx) -> list[str]:
         "redis_build_id:0",
         "redis_mode:standalone",
         f"tidelog_version:{__version__}",
+        f"tidelog_kernels:{kernels.status()}",
         f"os:{uname.system} {uname.release} {uname.machine}",
         f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
         f"python_version:{platform.python_version()}",

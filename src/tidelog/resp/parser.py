@@ -231,7 +231,7 @@ class RequestParser:
         self._split_from = 0  # no new window starts before this offset
 
     # -- public API ---------------------------------------------------------
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes received from the client.  O(1) (plus a copy if
         ``data`` is not ``bytes``).  Raises :class:`QueryBufferLimit`."""
         if self._error is not None:
