@@ -305,3 +305,23 @@ def test_strict_unpack_rejects_non_canonical_elements() -> None:
     assert lp.unpack(packed, strict=False) == [5, b"7"]
     with pytest.raises(ListpackError):
         lp.unpack(packed)
+
+
+# -- the twins agree ---------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_texts = st.one_of(
+    st.binary(max_size=70),
+    st.integers(-(2**64), 2**64).map(lambda v: b"%d" % v),
+    st.from_regex(rb"\A-?0*[0-9]{0,21}\Z"),
+)
+
+
+@given(_texts)
+def test_the_twins_encode_strings_alike(text):
+    pure = twins.pure("tidelog.types.listpack")
+    element = lp.encode_string(text)
+    assert element == pure.encode_string(text)
+    assert lp.read_bytes(element, 0)[0] == text == pure.read_bytes(element, 0)[0]

@@ -271,3 +271,9 @@ def test_arrays_of_bulks_parse_as_requests(commands):
         parser.feed(encode(argv, 2))
     assert [parser.next_command() for _ in commands] == commands
     assert parser.next_command() is None
+
+
+@given(replies, st.sampled_from([2, 3]))
+def test_the_twins_encode_alike(reply, proto):
+    pure = twins.pure("tidelog.resp.encoder")
+    assert encode(reply, proto) == pure.encode(reply, proto)
