@@ -33,13 +33,18 @@ class StreamID(NamedTuple):
     ms: int
     seq: int
 
-    def __bytes__(self) -> bytes:
-        if cython.compiled:
+    if cython.compiled:
+
+        def __bytes__(self) -> bytes:
             try:
                 return _format_id(self[0], self[1])
             except (OverflowError, TypeError):  # not two uint64: as the pure twin
-                pass
-        return b"%d-%d" % (self[0], self[1])
+                return b"%d-%d" % self
+
+    else:
+
+        def __bytes__(self) -> bytes:
+            return b"%d-%d" % self  # the pair is the tuple itself
 
     def __str__(self) -> str:
         return f"{self.ms}-{self.seq}"
