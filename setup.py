@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import sysconfig
 from hashlib import sha256
 
 from setuptools import Extension, setup
@@ -91,8 +92,15 @@ class BuildKernels(build_ext):
         log(f"compiled kernels: {', '.join(modules)}")
 
     def _remove_outputs(self) -> None:
-        for ext in self.extensions:
-            path = self.get_ext_fullpath(ext.name)
+        """Remove this build's extensions, and those of an earlier build in
+        the source tree (an editable install's), so no extension is left
+        beside a pure install (the finder would not load one without the
+        manifest anyway)."""
+        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        paths = [self.get_ext_fullpath(ext.name) for ext in self.extensions]
+        paths += [os.path.splitext(source)[0] + suffix for source in KERNELS.values()]
+        paths.append(os.path.join("src", "tidelog", MANIFEST))
+        for path in paths:
             if os.path.exists(path):
                 os.remove(path)
 
