@@ -33,18 +33,10 @@ class StreamID(NamedTuple):
     ms: int
     seq: int
 
-    if cython.compiled:
-
-        def __bytes__(self) -> bytes:
-            try:
-                return _format_id(self[0], self[1])
-            except (OverflowError, TypeError):  # not two uint64: as the pure twin
-                return b"%d-%d" % self
-
-    else:
-
-        def __bytes__(self) -> bytes:
-            return b"%d-%d" % self  # the pair is the tuple itself
+    def __bytes__(self) -> bytes:
+        # The pair is the tuple itself.  (Formatting in C gains nothing here:
+        # the call of bytes() costs more than the formatting.)
+        return b"%d-%d" % self
 
     def __str__(self) -> str:
         return f"{self.ms}-{self.seq}"
@@ -69,29 +61,6 @@ class StreamID(NamedTuple):
 MIN_ID = StreamID(0, 0)
 MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
 _new_id = tuple.__new__  # StreamID(ms, seq) without the NamedTuple __new__ call
-
-
-@cython.cfunc
-@cython.cdivision(True)
-def _format_id(ms: cython.ulonglong, seq: cython.ulonglong) -> bytes:
-    """``b"<ms>-<seq>"``, digits written from the end of a C buffer (compiled twin)."""
-    buf: cython.char[48]
-    i: cython.int = 48
-    while True:
-        i -= 1
-        buf[i] = 0x30 + seq % 10
-        seq //= 10
-        if seq == 0:
-            break
-    i -= 1
-    buf[i] = 0x2D  # '-'
-    while True:
-        i -= 1
-        buf[i] = 0x30 + ms % 10
-        ms //= 10
-        if ms == 0:
-            break
-    return buf[i:48]
 
 
 @cython.cfunc
