@@ -6,17 +6,29 @@
 #                 installs Debian's redis-server when root)
 #   make bench    the benchmarks (bench/run.py)
 #   make lint     ruff and the import-linter layer contracts only
-#   make clean    remove the virtualenv and caches (never ./data)
+#   make clean    remove the virtualenv, caches and build products (never ./data)
 #
 # Every target first makes .venv (python3 -m venv) and installs the pinned
 # packages of requirements.lock plus Tidelog itself (editable).  A stamp file
-# remembers that, so re-runs skip it until requirements.lock or
-# pyproject.toml change.
+# remembers that, so re-runs skip it until requirements.lock, pyproject.toml
+# or setup.py change.
+#
+# The install compiles the typed kernels (src/tidelog/kernels.py) with Cython
+# when a C compiler works, in place beside their .py files, and installs the
+# pure-Python twins when not (CC=false make venv simulates that); the line
+# "tidelog kernels: ..." says which.  A second stamp depends on the kernels'
+# sources, so editing one rebuilds them on the next make.  Even without make,
+# a stale extension is never used: each records the SHA-256 of the .py it was
+# built from (src/tidelog/kernels-built.json) and the pure twin runs, with a
+# warning, when the .py differs.  TIDELOG_PURE=1 forces the pure twins.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tidelog-installed
+KSTAMP := $(VENV)/.tidelog-kernels
+KERNEL_SOURCES := src/tidelog/ids.py src/tidelog/types/listpack.py \
+                  src/tidelog/resp/parser.py src/tidelog/resp/encoder.py
 
 HOST ?= 127.0.0.1
 PORT ?= 6379
@@ -37,9 +49,9 @@ help:
 	@echo "make test   run the whole test suite"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff and the layer contracts (import-linter)"
-	@echo "make clean  remove $(VENV) and caches"
+	@echo "make clean  remove $(VENV), caches and build products"
 
-venv: $(STAMP)
+venv: $(KSTAMP)
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { \
@@ -50,13 +62,20 @@ $(BIN)/python:
 	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu install the python3-venv package." >&2; \
 	  exit 1; }
 
-$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
+$(STAMP): requirements.lock pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --no-deps -r requirements.lock
-	$(BIN)/python -m pip install --no-deps --no-build-isolation -e .
-	$(BIN)/python -m pip check
 	@touch $@
 
-run: $(STAMP)
+# Tidelog itself, editable; again whenever a kernel source changed since
+# (the reinstall runs setup.py's build_ext, which recompiles what changed
+# and rewrites kernels-built.json).
+$(KSTAMP): $(STAMP) $(KERNEL_SOURCES)
+	$(BIN)/python -m pip install --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
+	@$(BIN)/python -c 'import tidelog.kernels as k; print(k.describe())'
+	@touch $@
+
+run: $(KSTAMP)
 	exec $(BIN)/tidelog-server --bind $(HOST) --port $(PORT) --dir $(DATA) $(ARGS)
 
 # Debian's redis-server is the reference for the differential tests, and its
@@ -67,21 +86,23 @@ redis-server:
 # ruff first (seconds); the layer contracts run inside pytest
 # (tests/unit/test_layers.py).  pytest's exit code 5 means it collected no
 # test at all: that fails too.
-RUFF_PATHS := src tests bench examples scripts
+RUFF_PATHS := src tests bench examples scripts setup.py
 
-test: $(STAMP) redis-server
+test: $(KSTAMP) redis-server
 	$(BIN)/ruff check $(RUFF_PATHS)
 	@status=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; fi; \
 	exit $$status
 
-bench: $(STAMP)
+bench: $(KSTAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
-lint: $(STAMP)
+lint: $(KSTAMP)
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist src/*.egg-info
+	rm -f src/tidelog/kernels-built.json
+	find src -name '*.so' -type f -delete
 	find src tests bench -name __pycache__ -type d -prune -exec rm -rf {} +

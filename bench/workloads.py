@@ -189,6 +189,14 @@ def xrange10(pipeline: int, clients: int) -> Workload:
         reset=_preloaded, rand_range=_rand_start, after=_unchanged)
 
 
+def ping(pipeline: int, clients: int) -> Workload:
+    """The floor: a command that does nothing, so its cost is the parser,
+    the dispatch and the reply encoder."""
+    return Workload(
+        id=f"ping-p{pipeline}-c{clients}", label="PING", command=("PING",),
+        key="", pipeline=pipeline, clients=clients)
+
+
 DEPTHS = (1, 16, 128)
 CONNECTIONS = (1, 8)
 
@@ -197,4 +205,5 @@ CONNECTIONS = (1, 8)
 WORKLOADS: list[Workload] = (
     [xrange10(p, c) for p in DEPTHS for c in CONNECTIONS]
     + [xadd(p, c) for p in DEPTHS for c in CONNECTIONS]
+    + [ping(128, c) for c in CONNECTIONS]
 )

@@ -26,3 +26,8 @@ The layers are import-linter contracts in ``pyproject.toml``, checked by ``make 
 __version__ = "0.1.0"
 # The Redis version we report to clients (HELLO, INFO): the grammar we follow.
 REDIS_VERSION = "7.0.15"
+
+# The typed kernels (parser, encoder, listpack, IDs): compiled or pure twin.
+from . import kernels as _kernels  # noqa: E402
+
+_kernels.install()

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+try:
+    import cython
+except ImportError:  # the pure twin, without Cython installed
+    from tidelog.kernels import PURE_CYTHON as cython
+
 UINT64_MAX = (1 << 64) - 1
 INT64_MAX = (1 << 63) - 1
 _MAX_ID_TEXT = 127  # Redis refuses ID strings longer than this
@@ -29,7 +34,9 @@ class StreamID(NamedTuple):
     seq: int
 
     def __bytes__(self) -> bytes:
-        return b"%d-%d" % (self.ms, self.seq)
+        # The pair is the tuple itself.  (Formatting in C gains nothing here:
+        # the call of bytes() costs more than the formatting.)
+        return b"%d-%d" % self
 
     def __str__(self) -> str:
         return f"{self.ms}-{self.seq}"
@@ -53,6 +60,49 @@ class StreamID(NamedTuple):
 
 MIN_ID = StreamID(0, 0)
 MAX_ID = StreamID(UINT64_MAX, UINT64_MAX)
+_new_id = tuple.__new__  # StreamID(ms, seq) without the NamedTuple __new__ call
+
+
+@cython.cfunc
+def _plain_id(text: bytes, missing_seq: object) -> object:
+    """``<ms>`` or ``<ms>-<seq>`` of ASCII digits only, each part within
+    uint64, as a StreamID; None for anything else (the general rules then
+    decide, giving the same answer for these).  Digits alone are what
+    ``string2ull`` accepts either way (``strtoull`` takes leading zeros)."""
+    n: cython.Py_ssize_t = len(text)
+    i: cython.Py_ssize_t = 0
+    start: cython.Py_ssize_t
+    c: cython.int
+    ms: cython.ulonglong = 0
+    seq: cython.ulonglong = 0
+    cutoff: cython.ulonglong = 1844674407370955161  # UINT64_MAX // 10
+    while i < n:
+        c = text[i] - 0x30
+        if c < 0 or c > 9:
+            break
+        if ms > cutoff or (ms == cutoff and c > 5):
+            return None
+        ms = ms * 10 + c
+        i += 1
+    if i == 0:
+        return None
+    if i == n:
+        return _new_id(StreamID, (ms, missing_seq))
+    if text[i] != 0x2D:  # '-'
+        return None
+    i += 1
+    start = i
+    while i < n:
+        c = text[i] - 0x30
+        if c < 0 or c > 9:
+            return None
+        if seq > cutoff or (seq == cutoff and c > 5):
+            return None
+        seq = seq * 10 + c
+        i += 1
+    if i == start:
+        return None
+    return _new_id(StreamID, (ms, seq))
 
 
 def parse_u64(text: bytes) -> int | None:
@@ -90,6 +140,10 @@ def parse_id(text: bytes, missing_seq: int = 0) -> StreamID:
     """
     if len(text) > _MAX_ID_TEXT:
         raise InvalidStreamID(text)
+    if cython.compiled:
+        sid = _plain_id(text, missing_seq)
+        if sid is not None:
+            return sid
     if text == b"-":
         return MIN_ID
     if text == b"+":

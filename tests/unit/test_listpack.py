@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import twins
 from tidelog.types import listpack as lp
 from tidelog.types.listpack import ListpackError
+
+# Every test runs on both twins of the listpack kernel (compiled and pure).
+_twin = twins.bind(globals(), "tidelog.types.listpack", ["ListpackError"], alias="lp")
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -301,3 +305,23 @@ def test_strict_unpack_rejects_non_canonical_elements() -> None:
     assert lp.unpack(packed, strict=False) == [5, b"7"]
     with pytest.raises(ListpackError):
         lp.unpack(packed)
+
+
+# -- the twins agree ---------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_texts = st.one_of(
+    st.binary(max_size=70),
+    st.integers(-(2**64), 2**64).map(lambda v: b"%d" % v),
+    st.from_regex(rb"\A-?0*[0-9]{0,21}\Z"),
+)
+
+
+@given(_texts)
+def test_the_twins_encode_strings_alike(text):
+    pure = twins.pure("tidelog.types.listpack")
+    element = lp.encode_string(text)
+    assert element == pure.encode_string(text)
+    assert lp.read_bytes(element, 0)[0] == text == pure.read_bytes(element, 0)[0]

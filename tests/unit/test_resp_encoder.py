@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import twins
 from tidelog.resp import (
     NULL_ARRAY,
     OK,
@@ -26,6 +27,9 @@ from tidelog.resp import (
     encode,
     encode_into,
 )
+
+# Every test runs on both twins of the encoder (compiled and pure).
+_twin = twins.bind(globals(), "tidelog.resp.encoder", ["encode", "encode_into"])
 
 
 class ReplyError(Exception):
@@ -266,3 +270,9 @@ def test_arrays_of_bulks_parse_as_requests(commands):
         parser.feed(encode(argv, 2))
     assert [parser.next_command() for _ in commands] == commands
     assert parser.next_command() is None
+
+
+@given(replies, st.sampled_from([2, 3]))
+def test_the_twins_encode_alike(reply, proto):
+    pure = twins.pure("tidelog.resp.encoder")
+    assert encode(reply, proto) == pure.encode(reply, proto)

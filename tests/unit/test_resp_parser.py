@@ -17,8 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import twins
 from tidelog.resp import ProtocolError, QueryBufferLimit, RequestParser
 from tidelog.resp.parser import split_inline, string2ll
+
+# Every test runs on both twins of the parser (compiled and pure).
+_twin = twins.bind(
+    globals(),
+    "tidelog.resp.parser",
+    ["ProtocolError", "QueryBufferLimit", "RequestParser", "split_inline", "string2ll"],
+)
 
 TRAILER = b"*1\r\n$4\r\nPING\r\n"
 

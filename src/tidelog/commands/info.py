@@ -13,7 +13,7 @@ import platform
 import resource
 import sys
 
-from .. import REDIS_VERSION, __version__
+from .. import REDIS_VERSION, __version__, kernels
 from ..resp.replies import Verbatim
 from .contract import Ctx
 from .table import command
@@ -62,6 +62,7 @@ def _section_server(ctx: Ctx) -> list[str]:
         "redis_build_id:0",
         "redis_mode:standalone",
         f"tidelog_version:{__version__}",
+        f"tidelog_kernels:{kernels.status()}",
         f"os:{uname.system} {uname.release} {uname.machine}",
         f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
         f"python_version:{platform.python_version()}",

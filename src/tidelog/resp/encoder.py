@@ -42,6 +42,11 @@ from __future__ import annotations
 from itertools import chain, islice
 from typing import Any
 
+try:
+    import cython
+except ImportError:  # the pure twin, without Cython installed
+    from tidelog.kernels import PURE_CYTHON as cython
+
 from .replies import (
     ErrorReply,
     Map,
@@ -106,10 +111,13 @@ def encode_into(out: bytearray, reply: Any, proto: int) -> None:
     t = type(reply)
     # Scalars at the top need no stack.
     if t is bytes:
-        n = len(reply)
-        out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
-        out += reply
-        out += CRLF
+        if cython.compiled:
+            _put_bulk(out, reply)
+        else:
+            n = len(reply)
+            out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
+            out += reply
+            out += CRLF
     elif t is SimpleString:
         out += _STATUS.get(reply.text) or _status_line(reply.text)
     elif t is int:
@@ -129,22 +137,28 @@ def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
         for item in items:
             t = type(item)
             if t is bytes:
-                n = len(item)
-                out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
-                out += item
-                out += CRLF
+                if cython.compiled:
+                    _put_bulk(out, item)
+                else:
+                    n = len(item)
+                    out += _BULK_HEADER[n] if n < _SMALL else b"$%d\r\n" % n
+                    out += item
+                    out += CRLF
             elif t is list or t is tuple:
                 n = len(item)
-                out += _ARRAY_HEADER[n] if n < _SMALL else b"*%d\r\n" % n
                 # Leading bulk strings (a field list, an entry's ID) are written
                 # here; the walk descends only from the first other element.
-                i = 0
-                while i < n and type(element := item[i]) is bytes:
-                    m = len(element)
-                    out += _BULK_HEADER[m] if m < _SMALL else b"$%d\r\n" % m
-                    out += element
-                    out += CRLF
-                    i += 1
+                if cython.compiled:
+                    i = _put_array_head(out, item, n)
+                else:
+                    out += _ARRAY_HEADER[n] if n < _SMALL else b"*%d\r\n" % n
+                    i = 0
+                    while i < n and type(element := item[i]) is bytes:
+                        m = len(element)
+                        out += _BULK_HEADER[m] if m < _SMALL else b"$%d\r\n" % m
+                        out += element
+                        out += CRLF
+                        i += 1
                 if i < n:
                     stack.append(items)
                     items = iter(item) if i == 0 else islice(item, i, None)
@@ -161,6 +175,74 @@ def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
             if not stack:
                 return
             items = stack.pop()
+
+
+# -- the compiled twin's writers: one resize and memcpy per piece -------------------
+# (The pure twin appends pre-built headers instead; these read the same.)
+
+
+@cython.cfunc
+@cython.inline
+def _grow(out: bytearray, n: cython.Py_ssize_t) -> cython.p_char:
+    """Make room for ``n`` more bytes at the end of ``out``; where they start."""
+    size: cython.Py_ssize_t = PyByteArray_GET_SIZE(out)
+    PyByteArray_Resize(out, size + n)
+    return PyByteArray_AS_STRING(out) + size
+
+
+@cython.cfunc
+@cython.inline
+def _digits(dst: cython.p_char, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """Write ``n`` (>= 0) in decimal at ``dst``; how many bytes."""
+    tmp: cython.char[24]
+    k: cython.Py_ssize_t = 0
+    i: cython.Py_ssize_t
+    while True:
+        tmp[k] = 0x30 + n % 10
+        n //= 10
+        k += 1
+        if n == 0:
+            break
+    for i in range(k):
+        dst[i] = tmp[k - 1 - i]
+    return k
+
+
+@cython.cfunc
+def _put_bulk(out: bytearray, item: bytes) -> cython.int:
+    """``$<len>\\r\\n<item>\\r\\n`` appended to ``out``."""
+    n: cython.Py_ssize_t = PyBytes_GET_SIZE(item)
+    head: cython.char[24]
+    head[0] = 0x24  # '$'
+    k: cython.Py_ssize_t = 1 + _digits(head + 1, n)
+    head[k] = 0x0D
+    head[k + 1] = 0x0A
+    dst: cython.p_char = _grow(out, k + 2 + n + 2)
+    memcpy(dst, head, k + 2)
+    memcpy(dst + k + 2, PyBytes_AS_STRING(item), n)
+    dst[k + 2 + n] = 0x0D
+    dst[k + 3 + n] = 0x0A
+    return 0
+
+
+@cython.cfunc
+def _put_array_head(out: bytearray, item: object, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """``*<n>\\r\\n`` and the leading bulk strings of ``item`` (a list or
+    tuple of ``n``); how many elements were written."""
+    head: cython.char[24]
+    head[0] = 0x2A  # '*'
+    k: cython.Py_ssize_t = 1 + _digits(head + 1, n)
+    head[k] = 0x0D
+    head[k + 1] = 0x0A
+    memcpy(_grow(out, k + 2), head, k + 2)
+    i: cython.Py_ssize_t = 0
+    while i < n:
+        element = item[i]
+        if type(element) is not bytes:
+            break
+        _put_bulk(out, element)
+        i += 1
+    return i
 
 
 def _encode_other(out: bytearray, item: Any, resp3: bool) -> Any:

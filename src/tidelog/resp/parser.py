@@ -111,6 +111,11 @@ from __future__ import annotations
 
 from typing import NoReturn
 
+try:
+    import cython
+except ImportError:  # the pure twin, without Cython installed
+    from tidelog.kernels import PURE_CYTHON as cython
+
 __all__ = ["ProtocolError", "QueryBufferLimit", "RequestParser"]
 
 INLINE_MAX_SIZE = 64 * 1024  # Redis's PROTO_INLINE_MAX_SIZE
@@ -231,7 +236,7 @@ class RequestParser:
         self._split_from = 0  # no new window starts before this offset
 
     # -- public API ---------------------------------------------------------
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes received from the client.  O(1) (plus a copy if
         ``data`` is not ``bytes``).  Raises :class:`QueryBufferLimit`."""
         if self._error is not None:
@@ -301,7 +306,19 @@ class RequestParser:
                     if argv is None:  # stalled, or an empty line skipped
                         continue
                     return argv
-                if self._parts is not None:
+                if cython.compiled:
+                    # The compiled twin's fast path: the typed walk.
+                    commands: list = []
+                    stop = _walk(buf, pos, end, min(self.max_bulk_len, _WALK_MAX_BULK), commands)
+                    if commands:
+                        self._pos = stop
+                        argv = commands[0]
+                        if len(commands) > 1:
+                            commands.reverse()  # served with pop()
+                            commands.pop()
+                            self._queue = commands
+                        return argv
+                elif self._parts is not None:
                     # The fast path stopped at a request the exact parser
                     # had to take; go on from the one after it.
                     if pos != self._part_pos:
@@ -653,6 +670,89 @@ class RequestParser:
     def _raise_again(self) -> NoReturn:
         assert self._error is not None
         raise type(self._error)(self._error.message)
+
+
+# -- the compiled twin's fast path: a typed walk over whole requests ---------------
+_WALK_WINDOW = 64 * 1024  # requests starting this far from the first one wait
+_WALK_MAX_BULK = 1 << 62
+
+
+@cython.cfunc
+def _walk(
+    buf: bytes,
+    pos: cython.Py_ssize_t,
+    end: cython.Py_ssize_t,
+    max_bulk: cython.longlong,
+    commands: list,
+) -> cython.Py_ssize_t:
+    """Append to ``commands`` the argument lists of the whole, plain multibulk
+    requests from ``pos`` on; return the offset after the last one.
+
+    Plain: canonical positive counts up to INT_MAX and canonical bulk
+    lengths up to ``max_bulk``, each header ended by CR and one more byte
+    (not looked at, as in the exact parser), each bulk followed by two bytes
+    (not looked at either).  The walk stops, before it, at the first request
+    that is anything else (an empty one, an inline one, one the exact parser
+    must refuse) or is cut short; the exact parser takes that one, so errors
+    and waiting are always its answers.  Byte by byte, typed: this is what
+    the compiled twin runs instead of the split (in the pure twin, too slow;
+    it reads the same as the exact parser all the same).
+    """
+    p: cython.p_const_uchar = buf
+    limit: cython.Py_ssize_t = pos + _WALK_WINDOW
+    q: cython.Py_ssize_t
+    first: cython.Py_ssize_t
+    count: cython.longlong
+    n: cython.longlong
+    c: cython.uchar
+    while pos < end and pos < limit and p[pos] == 0x2A:  # '*'
+        q = pos + 1
+        if q >= end:
+            break
+        c = p[q]
+        if c < 0x31 or c > 0x39:  # not 1-9: *0, *-1, junk: the exact parser
+            break
+        count = 0
+        while q < end and q - pos <= 11:
+            c = p[q]
+            if c < 0x30 or c > 0x39:
+                break
+            count = count * 10 + (c - 0x30)
+            q += 1
+        if q + 1 >= end or p[q] != 0x0D or count > 2147483647:
+            break
+        q += 2
+        argv: list = []
+        while count:
+            if q + 1 >= end or p[q] != 0x24:  # '$'
+                break
+            q += 1
+            first = q
+            c = p[q]
+            if c < 0x30 or c > 0x39:
+                break
+            n = 0
+            while q < end and q - first < 18:
+                c = p[q]
+                if c < 0x30 or c > 0x39:
+                    break
+                n = n * 10 + (c - 0x30)
+                q += 1
+            if q + 1 >= end or p[q] != 0x0D or n > max_bulk:
+                break
+            if p[first] == 0x30 and q - first > 1:  # a leading zero
+                break
+            q += 2
+            if q + n + 2 > end:
+                break
+            argv.append(buf[q : q + n])
+            q += n + 2
+            count -= 1
+        if count:
+            break
+        commands.append(argv)
+        pos = q
+    return pos
 
 
 # -- inline argument splitting (sdssplitargs) ------------------------------------

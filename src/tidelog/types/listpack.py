@@ -46,6 +46,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
+try:
+    import cython
+except ImportError:  # the pure twin, without Cython installed
+    from tidelog.kernels import PURE_CYTHON as cython
+
 HEADER_SIZE = 6
 EOF = 0xFF
 NUMELE_UNKNOWN = 65535
@@ -160,9 +165,48 @@ def encode_int(value: int) -> bytes:
     raise OverflowError(f"listpack integers are int64, got {value}")
 
 
+@cython.cfunc
+def _short_element(s: bytes, n: cython.Py_ssize_t) -> object:
+    """The element of a string shorter than 64 bytes (compiled twin): the
+    integer element when ``s`` is a canonical int64, else header, bytes,
+    backlen written into one new bytes object."""
+    p: cython.p_const_uchar = s
+    i: cython.Py_ssize_t = 0
+    c: cython.int
+    value: cython.ulonglong = 0
+    if n and n <= 20 and 0x2D <= p[0] <= 0x39:
+        if p[0] == 0x2D:
+            i = 1
+        if i < n and 0x31 <= p[i] <= 0x39:  # no leading zero
+            while i < n:
+                c = p[i] - 0x30
+                if c < 0 or c > 9:
+                    break
+                if value > 922337203685477580:  # would pass 2**63 - 1 (or 2**63)
+                    break
+                value = value * 10 + c
+                i += 1
+            if i == n:
+                if p[0] != 0x2D and value <= 9223372036854775807:
+                    return encode_int(value)
+                if p[0] == 0x2D and value <= 9223372036854775808:
+                    return encode_int(-cython.cast(cython.longlong, value - 1) - 1)
+        elif n == 1 and p[0] == 0x30:
+            return _SMALL_INT_ELEMENT[0]
+    out: bytes = PyBytes_FromStringAndSize(cython.NULL, n + 2)
+    dst: cython.p_char = PyBytes_AS_STRING(out)
+    dst[0] = 0x80 | n
+    memcpy(dst + 1, p, n)
+    dst[n + 1] = n + 1
+    return out
+
+
 def encode_string(s: bytes) -> bytes:
     """One whole element holding ``s``: as an integer when it is a canonical int64."""
     n = len(s)
+    if cython.compiled:
+        if n < 64 and type(s) is bytes:
+            return _short_element(s, n)
     if n < 64:
         if n and n <= 20 and 0x2D <= s[0] <= 0x39:  # starts with '-' or a digit
             value = string_to_int(s)
