@@ -14,6 +14,7 @@ import pytest
 import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
 from tidelog import errors
 from tidelog.clock import FakeClock
+from tidelog.commands.table import COMMANDS, CommandSpec
 from tidelog.config import Config
 from tidelog.engine import BLOCKED, Engine
 from tidelog.ids import MAX_ID, StreamID
@@ -687,6 +688,38 @@ def test_block_keeps_waiting_through_wrong_types_and_lower_ids(h):
     h.ok("XADD", "s", "3-1", "f", "v")
     assert reader.inbox == [[[b"s", [entry("3-1", "f", "v")]]]]
     assert h.engine.internal_errors == 0
+
+
+def test_a_write_that_declares_no_propagation_is_an_internal_error(h, monkeypatch):
+    def forgetful(ctx, argv):
+        """FORGETFUL key"""
+        ctx.db.set(argv[1], b"v")
+        ctx.modified(argv[1])  # and no propagate_argv(), effect() or no_propagation()
+        return OK
+
+    spec = CommandSpec(name="forgetful", handler=forgetful, arity=2,
+                       flags=frozenset({"write"}), first_key=1, last_key=1, key_step=1)
+    monkeypatch.setitem(COMMANDS, "forgetful", spec)
+    assert h.ok("FORGETFUL", "k") == OK
+    assert h.engine.internal_errors == 1
+    assert h.take_effects() == [[b"FORGETFUL", b"k"]]  # nothing lost meanwhile
+    h.engine.internal_errors = 0
+
+
+def test_every_write_declares_what_it_propagates(h):
+    h.ok("XADD", "s", "1-1", "f", "v")
+    h.ok("XGROUP", "CREATE", "s", "g", "0")
+    h.ok("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    h.ok("XACK", "s", "g", "1-1")
+    h.ok("XDEL", "s", "1-1")
+    h.ok("SET", "k", "1")
+    h.ok("INCR", "k")
+    h.ok("EXPIRE", "k", "100")
+    h.ok("PERSIST", "k")
+    h.ok("RENAME", "k", "k2")
+    h.ok("DEL", "k2")
+    assert h.engine.internal_errors == 0
+    assert len(h.take_effects()) == 14  # XREADGROUP: MULTI, XCLAIM, SETID, EXEC
 
 
 def test_closing_a_blocked_client_cleans_up(h):

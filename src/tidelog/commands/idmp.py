@@ -183,7 +183,8 @@ def xcfgset(ctx: Ctx, argv: list[bytes]) -> Any:
     created = stream.idmp is None
     # A changed setting clears every producer's pairs; the same values keep them.
     if state_of(ctx, stream).configure(duration, maxsize) or created:
-        ctx.modified(key)  # propagated verbatim
+        ctx.modified(key)
+        ctx.propagate_argv()
     return OK
 
 
@@ -219,4 +220,5 @@ def xidmprecord(ctx: Ctx, argv: list[bytes]) -> Any:
         raise CommandError(errors.XIDMPRECORD_CONFLICT)
     _record(ctx, stream, pid, iid, id)
     ctx.modified(key)
+    ctx.propagate_argv()
     return OK

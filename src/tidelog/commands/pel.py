@@ -71,7 +71,9 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0  # before the IDs are even parsed, as Redis
     ids = [parse_strict_id_arg(arg) for arg in argv[3:]]  # all or nothing
     acked = sum(1 for id in ids if group.ack(id))
-    ctx.changes += acked  # propagated verbatim when something was acked
+    if acked:
+        ctx.changes += acked
+        ctx.propagate_argv()
     return acked
 
 
@@ -112,6 +114,8 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
         out.append(1)
     if deleted:
         ctx.modified(key, deleted)
+    if ctx.changes:
+        ctx.propagate_argv()
     return out
 
 
@@ -199,7 +203,7 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
             count = retry_count
         entry.delivery_count = count
         released += 1
-        ctx.propagate([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
+        ctx.effect([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
                        b"RETRYCOUNT", b"%d" % count, b"FORCE"])
     if released:
         ctx.changes += released
@@ -370,7 +374,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         out.append(bytes(id) if opts.justid else entry_reply(id, fields))
         setid_pending = False
     if setid_pending:  # LASTID moved the group and no XCLAIM carried it
-        ctx.propagate(setid_effect(key, group))
+        ctx.effect(setid_effect(key, group))
         ctx.changes += 1
     return out
 

@@ -322,7 +322,7 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
             effect = list(argv)
         effect[args.id_pos] = bytes(new_id)
     ctx.modified(key)
-    ctx.propagate(effect)
+    ctx.effect(effect)
     ctx.ready(key)
     return bytes(new_id)
 
@@ -399,7 +399,8 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
         if stream.delete(id):
             deleted += 1
     if deleted:
-        ctx.modified(key, deleted)  # propagated verbatim
+        ctx.modified(key, deleted)
+        ctx.propagate_argv()
     return deleted
 
 
@@ -437,6 +438,8 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)
     ctx.changes += dropped  # PEL changes alone do not touch WATCH, as XACK
+    if deleted or dropped:
+        ctx.propagate_argv()
     return out
 
 
@@ -458,7 +461,9 @@ def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     if removed:
         ctx.modified(key, removed)
         if trim.approx:
-            ctx.propagate(_rewrite_approx(argv, stream, trim))
+            ctx.effect(_rewrite_approx(argv, stream, trim))
+        else:
+            ctx.propagate_argv()
     return removed
 
 
@@ -503,6 +508,7 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
     if max_deleted != MIN_ID:
         stream.max_deleted_entry_id = max_deleted
     ctx.modified(key)
+    ctx.propagate_argv()
     return OK
 
 
