@@ -28,7 +28,7 @@ from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..resp.replies import NULL_ARRAY
 from ..types.groups import referenced_by
-from .args import INT64_MAX, parse_int
+from .args import INT64_MAX, ArgReader, parse_int
 from .contract import Ctx
 from .group_ops import (
     claim,
@@ -50,6 +50,7 @@ from .stream_args import (
     parse_strict_id_arg,
     range_end,
     range_start,
+    read_ids_block,
 )
 from .table import command
 
@@ -152,32 +153,21 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
     retry_count = -1
     force = False
     id_args: list[bytes] | None = None
-    argc = len(argv)
-    i = 4
-    while i < argc:
-        more = argc - 1 - i
-        opt = argv[i].upper()
-        if opt == b"IDS" and id_args is None and more:
-            numids = parse_int(argv[i + 1], errors.XNACK_IDS_NOT_POSITIVE)
-            if numids < 1:
-                raise CommandError(errors.XNACK_IDS_NOT_POSITIVE)
-            first = i + 2
-            if numids > argc - first:
-                raise CommandError(errors.XNACK_IDS_MISMATCH)
-            id_args = argv[first:first + numids]
-            i = first + numids
-            continue
-        if opt == b"RETRYCOUNT" and more:
-            retry_count = parse_int(argv[i + 1])
+    r = ArgReader(argv, 4)
+    while r.more():
+        arg = r.next_bytes()
+        opt = arg.upper()
+        if opt == b"IDS" and id_args is None and r.more():
+            id_args = read_ids_block(r, errors.XNACK_IDS_NOT_POSITIVE, errors.XNACK_IDS_MISMATCH)
+        elif opt == b"RETRYCOUNT" and r.more():
+            retry_count = r.next_int()
             if retry_count < 0:
                 raise CommandError(errors.XNACK_RETRYCOUNT_NEGATIVE)
-            i += 2
-            continue
-        if opt == b"FORCE":
+        elif opt == b"FORCE":
             force = True
         else:
-            raise errors.xnack_unrecognized(argv[i])
-        i += 1
+            raise errors.xnack_unrecognized(arg)
+    r.finish()
     if id_args is None:
         raise CommandError(errors.XNACK_NO_IDS)
     ids = [parse_strict_id_arg(arg) for arg in id_args]
