@@ -17,7 +17,7 @@ import time
 import pytest
 import redis
 
-from tests.integration.test_streams import wait_blocked
+from tests.support.waits import wait_blocked
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -20,8 +20,7 @@ import random
 import pytest
 
 import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
-from tests.unit.test_group_commands import GroupHarness, entry, fill, ids, xclaim_effect
-from tests.unit.test_stream_commands import NOW, b
+from tests.support.engine_harness import NOW, GroupHarness, b, entry, fill, ids, xclaim_effect
 from tidelog import errors
 from tidelog.engine import BLOCKED
 from tidelog.ids import StreamID

@@ -11,71 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
+from tests.support.engine_harness import NOW, U64, Harness, b, entry
 from tidelog import errors
-from tidelog.clock import FakeClock
 from tidelog.commands.table import COMMANDS, CommandSpec
-from tidelog.config import Config
-from tidelog.engine import BLOCKED, Engine
+from tidelog.engine import BLOCKED
 from tidelog.ids import MAX_ID, StreamID
-from tidelog.resp.replies import NULL_ARRAY, OK, ErrorReply, Map
-from tidelog.types.stream import Stream
-
-NOW = 1_700_000_000_000
-U64 = 2**64 - 1
-
-
-def b(arg) -> bytes:
-    return arg if isinstance(arg, bytes) else str(arg).encode()
-
-
-class Harness:
-    """An engine with a fake clock, one default client, and captured effects."""
-
-    def __init__(self, node_entries: int = 100, node_bytes: int = 0) -> None:
-        config = Config()
-        config.set("stream-node-max-entries", str(node_entries))
-        config.set("stream-node-max-bytes", str(node_bytes))
-        self.clock = FakeClock(NOW)
-        self.engine = Engine(config, clock=self.clock)
-        self.client = self.engine.new_client()
-        self.effects: list[list[tuple[int, list[bytes]]]] = []
-        self.engine.effect_listeners.append(self.effects.append)
-
-    def new_client(self, **attrs):
-        client = self.engine.new_client(**attrs)
-        client.inbox = []  # type: ignore[attr-defined]
-        client.send = client.inbox.append  # type: ignore[attr-defined]
-        return client
-
-    def __call__(self, *argv, client=None):
-        return self.engine.execute(client or self.client, [b(a) for a in argv])
-
-    def ok(self, *argv, client=None):
-        reply = self(*argv, client=client)
-        assert not isinstance(reply, ErrorReply), reply
-        return reply
-
-    def err(self, *argv, client=None) -> bytes:
-        reply = self(*argv, client=client)
-        assert isinstance(reply, ErrorReply), reply
-        return reply.message
-
-    def take_effects(self) -> list[list[bytes]]:
-        """Every effect argv since the last call, flattened."""
-        out = [argv for batch in self.effects for _, argv in batch]
-        self.effects.clear()
-        return out
-
-    def stream(self, key=b"s") -> Stream:
-        value = self.engine.dbs[0].data[b(key)]
-        assert isinstance(value, Stream)
-        value.check()
-        return value
-
-
-def entry(id, *fv):
-    return [b(id), [b(x) for x in fv]]
+from tidelog.resp.replies import NULL_ARRAY, OK, Map
 
 
 @pytest.fixture
