@@ -99,3 +99,63 @@ def setid_effect(last_id, entries_read, key=b"s", group=b"g"):
 def xclaim_effect(id, consumer, time, count, last_id, key=b"s", group=b"g"):
     return [b"XCLAIM", key, group, b(consumer), b"0", b(id), b"TIME", b(time),
             b"RETRYCOUNT", b(count), b"FORCE", b"JUSTID", b"LASTID", b(last_id)]
+
+
+# -- consumer groups: PEL, state and replay --------------------------------------------
+LLONG_MAX = 2**63 - 1
+
+
+def pel(h, group="g", key="s"):
+    """``[(id, owner or None, delivery time, count)]`` in ID order."""
+    g = h.group(group, key)
+    return [(bytes(e.id), None if e.consumer is None else e.consumer.name, e.delivery_time,
+             e.delivery_count) for e in g.pel.values()]
+
+
+def xrange_ids(h, key="s"):
+    return ids(h.ok("XRANGE", key, "-", "+"))
+
+
+def read_all(h, consumer, group="g", key="s", count=None):
+    extra = ["COUNT", count] if count else []
+    return h.ok("XREADGROUP", "GROUP", group, consumer, *extra, "STREAMS", key, ">")
+
+
+def state(h):
+    """Everything the effects must rebuild: entries and every group's PEL,
+    position, NACK zone order and consumers with something pending."""
+    out = {}
+    for key, value in sorted(h.engine.dbs[0].data.items()):
+        if not hasattr(value, "groups"):
+            continue
+        value.check()
+        groups = {}
+        for name, group in sorted(value.groups.items()):
+            group.check()
+            nack_order = [bytes(e.id) for e in group.claimable(0, 1 << 62)
+                          if e.consumer is None]
+            groups[name] = (group.last_id, group.entries_read,
+                            [(e.id, None if e.consumer is None else e.consumer.name,
+                              e.delivery_count) for e in group.pel.values()],
+                            nack_order)
+        out[key] = (ids(h.ok("XRANGE", key, "-", "+")), value.length, groups)
+    return out
+
+
+def replay(h) -> GroupHarness:
+    """A fresh engine fed everything ``h`` propagated, through an AOF client."""
+    replica = GroupHarness()
+    replica.clock.set_ms(h.clock.now_ms())
+    aof = replica.new_client(kind="aof")
+    for argv in h.take_effects():
+        replica.ok(*argv, client=aof)
+    return replica
+
+
+def two_groups_reading(h, n=2):
+    """Entries 1-0..n-0, groups g1 and g2 each having read all of them."""
+    for i in range(1, n + 1):
+        h.ok("XADD", "s", f"{i}-0", "f", "v")
+    for g, c in (("g1", "c1"), ("g2", "c2")):
+        h.ok("XGROUP", "CREATE", "s", g, "0")
+        read_all(h, c, group=g)
