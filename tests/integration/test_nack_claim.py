@@ -3,10 +3,7 @@ redis-py (RESP2 and RESP3): XNACK (Redis 8.8), XREADGROUP ... CLAIM (8.4; a
 raw-byte client checks that its delivery metadata are RESP integers,
 redis/redis#14524), MAXCOUNT (8.10).
 
-Commands go through ``execute_command`` with redis-py's reply callbacks
-replaced by the identity (``tests/support/redispy.py``), so what is asserted
-is the server's reply as redis-py's RESP parser reads it.  Each test names
-the redis.io page it follows.
+Replies are read raw, as in ``test_ref_policies.py``.
 """
 
 from __future__ import annotations

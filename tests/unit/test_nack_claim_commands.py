@@ -2,15 +2,9 @@
 ... CLAIM (8.4), and MAXCOUNT on XREAD and XREADGROUP (8.10), driven through
 Engine.execute with a FakeClock.
 
-redis-server 7.0.15 has none of these commands, so the authority is redis.io:
-each test names the command page it follows, and the cases Redis's own test
-suite pins (tests/unit/type/stream.tcl, stream-cgroups.tcl) are reproduced
-where the page is silent.  Choices made where both are silent are listed in
-docs/compatibility.md; the tests marked "choice" pin them.
-
-Effects are checked the way the other unit tests do: caught from
-``engine.effect_listeners`` and replayed into a fresh engine through an AOF
-client, which must end in the same state.
+The authority (redis.io, then Redis's own tests, then the choices listed in
+docs/compatibility.md) and the effect checks (replayed into a fresh engine
+through an AOF client) are those of ``test_ref_policy_commands.py``.
 """
 
 from __future__ import annotations

@@ -292,38 +292,34 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     min_idle = max(parse_int(argv[4], errors.XCLAIM_MIN_IDLE), 0)
 
     # IDs first; the first word that is no ID starts the options.
+    r = ArgReader(argv, 5)
     ids: list[tuple[bytes, StreamID]] = []
-    j = 5
-    while j < len(argv):
+    while (arg := r.peek()) is not None:
         try:
-            ids.append((argv[j], parse_strict_id_arg(argv[j])))
+            ids.append((arg, parse_strict_id_arg(arg)))
         except CommandError:
             break
-        j += 1
+        r.next_bytes()
     now = ctx.now_ms()
     opts = XClaimArgs()
-    while j < len(argv):
-        more = len(argv) - 1 - j
-        opt = argv[j].upper()
+    while r.more():
+        arg = r.next_bytes()
+        opt = arg.upper()
         if opt == b"FORCE":
             opts.force = True
         elif opt == b"JUSTID":
             opts.justid = True
-        elif opt == b"IDLE" and more:
-            j += 1
-            opts.delivery_time = now - parse_int(argv[j], errors.XCLAIM_IDLE)
-        elif opt == b"TIME" and more:
-            j += 1
-            opts.delivery_time = parse_int(argv[j], errors.XCLAIM_TIME)
-        elif opt == b"RETRYCOUNT" and more:
-            j += 1
-            opts.retry_count = parse_int(argv[j], errors.XCLAIM_RETRYCOUNT)
-        elif opt == b"LASTID" and more:
-            j += 1
-            opts.last_id = parse_strict_id_arg(argv[j])
+        elif opt == b"IDLE" and r.more():
+            opts.delivery_time = now - r.next_int(errors.XCLAIM_IDLE)
+        elif opt == b"TIME" and r.more():
+            opts.delivery_time = r.next_int(errors.XCLAIM_TIME)
+        elif opt == b"RETRYCOUNT" and r.more():
+            opts.retry_count = r.next_int(errors.XCLAIM_RETRYCOUNT)
+        elif opt == b"LASTID" and r.more():
+            opts.last_id = parse_strict_id_arg(r.next_bytes())
         else:
-            raise errors.xclaim_unrecognized(argv[j])
-        j += 1
+            raise errors.xclaim_unrecognized(arg)
+    r.finish()
 
     ctx.no_propagation()
     setid_pending = False
@@ -380,20 +376,18 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     start = range_start(argv[5])
     count = XAUTOCLAIM_DEFAULT_COUNT
     justid = False
-    j = 6
-    while j < len(argv):
-        more = len(argv) - 1 - j
-        opt = argv[j].upper()
-        if opt == b"COUNT" and more:
-            count = parse_int(argv[j + 1], errors.XAUTOCLAIM_COUNT)
+    r = ArgReader(argv, 6)
+    while r.more():
+        opt = r.next_upper()
+        if opt == b"COUNT" and r.more():
+            count = r.next_int(errors.XAUTOCLAIM_COUNT)
             if not 1 <= count <= XAUTOCLAIM_MAX_COUNT:
                 raise CommandError(errors.XAUTOCLAIM_COUNT)
-            j += 1
         elif opt == b"JUSTID":
             justid = True
         else:
             raise CommandError(errors.SYNTAX)
-        j += 1
+    r.finish()
 
     key, name = argv[1], argv[2]
     stream = ctx.db.get_stream(key)
