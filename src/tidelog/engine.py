@@ -17,7 +17,9 @@ that are about commands rather than about any one command:
   order they blocked;
 * effects: what a write command changed, in Redis's propagation forms, goes
   to every listener in ``effect_listeners`` (the AOF and replicas, later),
-  once per executed command or transaction.
+  once per executed command or transaction.  Handlers declare their effects
+  (``Ctx.propagate_argv``, ``Ctx.effect``, ``Ctx.no_propagation``); a write
+  that changed data and declared nothing is counted in ``internal_errors``.
 
 The handlers' side of the contract (:class:`Ctx`, :class:`Wait`,
 :class:`ClientState`) is :mod:`tidelog.commands.contract`; the engine imports
@@ -230,7 +232,13 @@ class Engine:
             self.dirty += ctx.changes
         effects = ctx.effects
         if effects is None:
-            effects = [ctx.argv] if ctx.changes and ctx.spec is not None and ctx.spec.is_write else []
+            effects = []
+            if ctx.changes and ctx.spec is not None and ctx.spec.is_write:
+                # A handler that changed data must say what it propagates.
+                # A bug: counted, and the argv goes out so no record is lost.
+                log.error("%s changed data and declared no propagation", ctx.spec.name)
+                self.internal_errors += 1
+                effects = [ctx.argv]
         if effects:
             batch = [(ctx.db.index, effect) for effect in effects]
             if len(batch) > 1 and self._tx_effects is None:

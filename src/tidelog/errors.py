@@ -24,7 +24,6 @@ class CommandError(Exception):
 SYNTAX = b"ERR syntax error"
 WRONGTYPE = b"WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = b"ERR value is not an integer or out of range"
-NOT_FLOAT = b"ERR value is not a valid float"
 NO_SUCH_KEY = b"ERR no such key"
 INVALID_DB_INDEX = b"ERR DB index is out of range"
 SELECT_INVALID = b"ERR value is not an integer or out of range"
@@ -37,9 +36,8 @@ INTERNAL = b"ERR internal error"
 TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
 TIMEOUT_NEGATIVE = b"ERR timeout is negative"
 INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
-OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
-MUST_BE_POSITIVE = b"ERR value is out of range, must be positive"
-PROTOCOL_PREFIX = b"ERR Protocol error: "
+PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
+MAX_CLIENTS_REACHED = b"ERR max number of clients reached"  # sent raw, then close
 NOPROTO = b"NOPROTO unsupported protocol version"
 NOAUTH_HELLO = (b"ERR AUTH <password> called without any password configured for the default user. "
                 b"Are you sure your configuration is correct?")
@@ -92,11 +90,16 @@ LFU_NOT_SELECTED = (b"ERR An LFU maxmemory policy is not selected, access freque
                     b"Please note that when switching between policies at runtime LRU and LFU "
                     b"data will take some time to adjust.")
 NO_CONFIG_FILE = b"ERR The server is running without a config file"
+CONFIG_IMMUTABLE = b"can't set immutable config"      # the why of config_set_failed
+CONFIG_DUPLICATE = b"duplicate parameter"
+CONFIG_AOF_FAILED = b"Unable to turn on AOF. Check server logs."
+CONFIG_NO_SUCH_DIR = "No such file or directory"       # a ConfigError's text
 NO_SHUTDOWN_IN_PROGRESS = b"ERR No shutdown in progress."
 SHUTDOWN_FAILED = b"ERR Errors trying to SHUTDOWN. Check logs."
 GETKEYS_INVALID_COMMAND = b"ERR Invalid command specified"
 GETKEYS_NO_KEYS = b"ERR The command has no key arguments"
 GETKEYS_BAD_ARITY = b"ERR Invalid number of arguments specified for command"
+GETKEYS_INVALID_ARGUMENTS = b"ERR Invalid arguments specified for command"
 
 
 def unsupported_option(option: bytes) -> CommandError:
@@ -123,6 +126,10 @@ def unknown_config(name: bytes) -> CommandError:
 def config_set_failed(name: bytes, why: bytes) -> CommandError:
     return CommandError(
         b"ERR CONFIG SET failed (possibly related to argument '%s') - %s" % (name, why))
+
+
+def config_rewrite_failed(why: str) -> CommandError:
+    return CommandError(b"ERR Rewriting config file: " + why.encode())
 
 
 def unknown_setinfo_option(option: bytes) -> CommandError:

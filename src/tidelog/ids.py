@@ -174,14 +174,3 @@ def parse_strict_id(text: bytes) -> tuple[StreamID, bool]:
             raise InvalidStreamID(text)
         return StreamID(ms, 0), False
     return parse_id(text), True
-
-
-def parse_interval_id(text: bytes, missing_seq: int) -> tuple[StreamID, bool]:
-    """Parse a range bound that may be exclusive: ``(<id>``.
-
-    Returns the ID and whether it was exclusive.  The caller moves an
-    exclusive bound inwards with :meth:`StreamID.incr` / :meth:`decr`.
-    """
-    if len(text) > 1 and text[:1] == b"(":
-        return parse_id(text[1:], missing_seq), True
-    return parse_id(text, missing_seq), False

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.differ_tools import parse
+
 pytestmark = pytest.mark.differential
 
 
@@ -33,39 +35,6 @@ def with_stream(differ):
         pytest.skip(f"XADD is not available yet in Tidelog ({reply!r})")
     assert differ.theirs.call("XADD", "s", "1-1", "f", "v") == reply
     return "s"
-
-
-# -- a small RESP reader, for replies whose element order is unspecified ---------
-def _parse(buf: bytes, pos: int = 0):
-    kind = buf[pos:pos + 1]
-    nl = buf.index(b"\r\n", pos)
-    head = buf[pos + 1:nl]
-    pos = nl + 2
-    if kind in (b"+", b"-", b":"):
-        return (kind + head), pos
-    if kind == b"_":
-        return None, pos
-    if kind in (b"$", b"="):
-        n = int(head)
-        if n < 0:
-            return None, pos
-        return buf[pos:pos + n], pos + n + 2
-    if kind in (b"*", b"~", b"%"):
-        n = int(head) * (2 if kind == b"%" else 1)
-        if n < 0:
-            return None, pos
-        items = []
-        for _ in range(n):
-            item, pos = _parse(buf, pos)
-            items.append(item)
-        return items, pos
-    raise AssertionError(f"unexpected reply {buf[pos - 1:pos + 40]!r}")
-
-
-def parse(reply: bytes):
-    value, end = _parse(reply)
-    assert end == len(reply), reply
-    return value
 
 
 def check_unordered(differ, *argv) -> list:

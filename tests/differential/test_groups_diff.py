@@ -26,8 +26,7 @@ import time
 import pytest
 
 from tests.differential.conftest import captured_effects
-from tests.differential.test_generic_diff import parse
-from tests.differential.test_streams_diff import Pair, _read_aof_commands, wait_blocked
+from tests.support.differ_tools import Pair, parse, read_aof_commands, wait_blocked
 from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER
@@ -950,7 +949,7 @@ def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
             assert client.call("FLUSHALL") == b"+OK\r\n"
             assert client.call("CONFIG", "SET", "stream-node-max-entries",
                                node_entries) == b"+OK\r\n"
-        before = len(_read_aof_commands(aof_oracle.dir))
+        before = len(read_aof_commands(aof_oracle.dir))
         with captured_effects(tidelog) as captured:
             norm = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r\n]*\r\n):\d+\r\n")
             for argv in EFFECT_SCRIPT:
@@ -976,7 +975,7 @@ def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
             finally:
                 for reader in readers:
                     reader.close()
-            written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
+            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
                        if argv[0].upper() != b"SELECT"]
             got = tidelog.call(lambda: list(captured))
         assert _blank_times(_without_7_4_setids(got)) == _blank_times(written)

@@ -17,16 +17,14 @@ last ID is ``<ms>-<max>``, where 7.0.15's text depends on a stale errno.
 
 from __future__ import annotations
 
-import glob
-import os
 import random
-import time
 
 import pytest
 
 from tests.differential.conftest import captured_effects
+from tests.support.differ_tools import Pair, read_aof_commands, wait_blocked
 from tests.support.processes import RedisServer
-from tests.support.rawclient import RawClient, encode_command
+from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
@@ -367,46 +365,6 @@ def test_xread_blocking_timeout(differ):
     differ.check("XREAD", "BLOCK", "30", "STREAMS", "s", "$")
 
 
-def _ports(differ):
-    return differ.ours.sock.getpeername()[1], differ.theirs.sock.getpeername()[1]
-
-
-class Pair:
-    """One extra connection to each server."""
-
-    def __init__(self, differ) -> None:
-        ours, theirs = _ports(differ)
-        self.ours, self.theirs = RawClient(ours), RawClient(theirs)
-
-    def send(self, *argv) -> None:
-        data = encode_command(list(argv))
-        self.ours.send_raw(data)
-        self.theirs.send_raw(data)
-
-    def replies(self, timeout: float = 5.0) -> tuple[bytes, bytes]:
-        return self.ours.read_reply(timeout), self.theirs.read_reply(timeout)
-
-    def call(self, *argv) -> tuple[bytes, bytes]:
-        self.send(*argv)
-        return self.replies()
-
-    def close(self) -> None:
-        self.ours.close()
-        self.theirs.close()
-
-
-def wait_blocked(differ, tidelog, n: int) -> None:
-    """Until both servers have n blocked clients."""
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        ours = tidelog.call(lambda: tidelog.engine.blocked_clients)
-        info = differ.theirs.call("INFO", "clients")
-        if ours == n and b"blocked_clients:%d\r\n" % n in info:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"not {n} blocked clients: ours {ours}, theirs {info!r}")
-
-
 def test_xread_block_is_served(d, tidelog):
     readers = [Pair(d) for _ in range(3)]
     try:
@@ -626,26 +584,6 @@ def aof_oracle():
     srv.stop()
 
 
-def _read_aof_commands(directory: str) -> list[list[bytes]]:
-    files = sorted(glob.glob(os.path.join(directory, "appendonlydir", "*.incr.aof")))
-    assert files, "no AOF written"
-    with open(files[-1], "rb") as f:
-        data = f.read()
-    out, pos = [], 0
-    while pos < len(data):
-        assert data[pos:pos + 1] == b"*", data[pos:pos + 40]
-        nl = data.index(b"\r\n", pos)
-        argc, pos = int(data[pos + 1:nl]), nl + 2
-        argv = []
-        for _ in range(argc):
-            nl = data.index(b"\r\n", pos)
-            size, pos = int(data[pos + 1:nl]), nl + 2
-            argv.append(data[pos:pos + size])
-            pos += size + 2
-        out.append(argv)
-    return out
-
-
 EFFECT_SCRIPT = [
     ["XADD", "s", "1-1", "f", "v"],
     ["XADD", "s", "1-*", "f", "v"],
@@ -692,11 +630,11 @@ def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
             assert client.call("CONFIG", "SET", "stream-node-max-entries",
                                node_entries) == b"+OK\r\n"
             assert client.call("CONFIG", "SET", "stream-node-max-bytes", 0) == b"+OK\r\n"
-        before = len(_read_aof_commands(aof_oracle.dir))
+        before = len(read_aof_commands(aof_oracle.dir))
         with captured_effects(tidelog) as captured:
             for argv in EFFECT_SCRIPT:
                 assert ours.call(*argv) == theirs.call(*argv), argv
-            written = [argv for argv in _read_aof_commands(aof_oracle.dir)[before:]
+            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
                        if argv[0].upper() != b"SELECT"]
             got = tidelog.call(lambda: list(captured))
         assert got == written

@@ -18,8 +18,8 @@ import pytest
 import redis
 import redis.asyncio
 
-from tests.integration.test_streams import async_wait_blocked, wait_blocked, wait_until
 from tests.support.rawclient import RawClient, encode_command
+from tests.support.waits import async_wait_blocked, wait_blocked, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,32 +17,9 @@ import redis
 import redis.asyncio
 
 from tests.support.rawclient import RawClient, encode_command
+from tests.support.waits import async_wait_blocked, blocked, wait_blocked, wait_until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def wait_until(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.005)
-
-
-def blocked(srv) -> int:
-    return srv.call(lambda: srv.engine.blocked_clients)
-
-
-def wait_blocked(srv, n: int) -> None:
-    wait_until(lambda: blocked(srv) == n)
-
-
-async def async_wait_blocked(srv, n: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while blocked(srv) != n:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never {n} blocked clients")
-        await asyncio.sleep(0.005)
 
 
 class Reader(threading.Thread):

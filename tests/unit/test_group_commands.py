@@ -16,51 +16,27 @@ import random
 import pytest
 
 import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
-from tests.unit.test_stream_commands import NOW, Harness, b, entry
+from tests.support.engine_harness import (
+    NOW,
+    GroupHarness,
+    b,
+    entry,
+    fill,
+    ids,
+    setid_effect,
+    xclaim_effect,
+)
 from tidelog import errors
 from tidelog.engine import BLOCKED
 from tidelog.ids import StreamID
 from tidelog.resp.replies import NULL_ARRAY, OK, ErrorReply, Map
-from tidelog.types.groups import ConsumerGroup
 
 HOUR = 3_600_000
-
-
-class GroupHarness(Harness):
-    def group(self, name=b"g", key=b"s") -> ConsumerGroup:
-        group = self.stream(key).groups[b(name)]
-        group.check()
-        return group
-
-    def info_groups(self, key="s") -> dict[bytes, dict[bytes, object]]:
-        return {dict(m.items)[b"name"]: dict(m.items) for m in self.ok("XINFO", "GROUPS", key)}
-
-    def consumers(self, key="s", group="g") -> dict[bytes, dict[bytes, object]]:
-        return {dict(m.items)[b"name"]: dict(m.items)
-                for m in self.ok("XINFO", "CONSUMERS", key, group)}
 
 
 @pytest.fixture
 def h():
     return GroupHarness()
-
-
-def fill(h, n, key="s", start=1):
-    for i in range(start, start + n):
-        h.ok("XADD", key, f"{i}-1", "f", str(i))
-
-
-def ids(entries) -> list[bytes]:
-    return [e[0] for e in entries]
-
-
-def setid_effect(last_id, entries_read, key=b"s", group=b"g"):
-    return [b"XGROUP", b"SETID", key, group, b(last_id), b"ENTRIESREAD", b(entries_read)]
-
-
-def xclaim_effect(id, consumer, time, count, last_id, key=b"s", group=b"g"):
-    return [b"XCLAIM", key, group, b(consumer), b"0", b(id), b"TIME", b(time),
-            b"RETRYCOUNT", b(count), b"FORCE", b"JUSTID", b"LASTID", b(last_id)]
 
 
 # -- XGROUP ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import tidelog.commands  # noqa: F401  (registers the commands)
-from tests.unit.test_stream_commands import Harness
+from tests.support.engine_harness import Harness
 from tidelog.resp.replies import NULL_ARRAY, ErrorReply
 
 CONSUMERS = ["alice", "bob", "carol"]

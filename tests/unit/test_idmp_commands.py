@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.test_stream_commands import NOW, Harness, b
+from tests.support.engine_harness import NOW, Harness, b
 from tidelog import errors
 from tidelog.engine import IDMP_EXPIRE_BUDGET
 from tidelog.ids import StreamID

@@ -16,13 +16,12 @@ from tidelog.ids import (
     InvalidStreamID,
     StreamID,
     parse_id,
-    parse_interval_id,
     parse_strict_id,
     parse_u64,
 )
 
-_NAMES = ["InvalidStreamID", "StreamID", "parse_id", "parse_interval_id",
-          "parse_strict_id", "parse_u64", "MAX_ID", "MIN_ID"]
+_NAMES = ["InvalidStreamID", "StreamID", "parse_id", "parse_strict_id", "parse_u64",
+          "MAX_ID", "MIN_ID"]
 _twin = twins.bind(globals(), "tidelog.ids", _NAMES, alias="ids")
 
 
@@ -50,18 +49,13 @@ def test_parse_id_forms():
     assert parse_id(b"1-" + b"0" * 125) == (1, 0)  # 127 bytes: still accepted
 
 
-def test_parse_strict_and_interval():
+def test_parse_strict():
     assert parse_strict_id(b"7-*") == (StreamID(7, 0), False)
     assert parse_strict_id(b"7-1") == (StreamID(7, 1), True)
     assert parse_strict_id(b"7") == (StreamID(7, 0), True)
     for bad in (b"-", b"+", b"x-*", b"-*"):
         with pytest.raises(InvalidStreamID):
             parse_strict_id(bad)
-    assert parse_interval_id(b"(5-1", 0) == (StreamID(5, 1), True)
-    assert parse_interval_id(b"(5", UINT64_MAX) == (StreamID(5, UINT64_MAX), True)
-    with pytest.raises(InvalidStreamID):
-        parse_interval_id(b"(", 0)
-    assert parse_interval_id(b"5", 0) == (StreamID(5, 0), False)
 
 
 def test_stream_id_format_and_steps():
@@ -102,7 +96,6 @@ def test_the_twins_parse_alike(text, missing):
     assert _outcome(ids.parse_u64, text) == _outcome(pure.parse_u64, text)
     assert _outcome(ids.parse_id, text, missing) == _outcome(pure.parse_id, text, missing)
     assert _outcome(ids.parse_strict_id, text) == _outcome(pure.parse_strict_id, text)
-    assert _outcome(ids.parse_interval_id, text, missing) == _outcome(pure.parse_interval_id, text, missing)
 
 
 @given(st.integers(0, UINT64_MAX), st.integers(0, UINT64_MAX))

@@ -11,70 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
+from tests.support.engine_harness import NOW, U64, Harness, b, entry
 from tidelog import errors
-from tidelog.clock import FakeClock
-from tidelog.config import Config
-from tidelog.engine import BLOCKED, Engine
+from tidelog.commands.table import COMMANDS, CommandSpec
+from tidelog.engine import BLOCKED
 from tidelog.ids import MAX_ID, StreamID
-from tidelog.resp.replies import NULL_ARRAY, OK, ErrorReply, Map
-from tidelog.types.stream import Stream
-
-NOW = 1_700_000_000_000
-U64 = 2**64 - 1
-
-
-def b(arg) -> bytes:
-    return arg if isinstance(arg, bytes) else str(arg).encode()
-
-
-class Harness:
-    """An engine with a fake clock, one default client, and captured effects."""
-
-    def __init__(self, node_entries: int = 100, node_bytes: int = 0) -> None:
-        config = Config()
-        config.set("stream-node-max-entries", str(node_entries))
-        config.set("stream-node-max-bytes", str(node_bytes))
-        self.clock = FakeClock(NOW)
-        self.engine = Engine(config, clock=self.clock)
-        self.client = self.engine.new_client()
-        self.effects: list[list[tuple[int, list[bytes]]]] = []
-        self.engine.effect_listeners.append(self.effects.append)
-
-    def new_client(self, **attrs):
-        client = self.engine.new_client(**attrs)
-        client.inbox = []  # type: ignore[attr-defined]
-        client.send = client.inbox.append  # type: ignore[attr-defined]
-        return client
-
-    def __call__(self, *argv, client=None):
-        return self.engine.execute(client or self.client, [b(a) for a in argv])
-
-    def ok(self, *argv, client=None):
-        reply = self(*argv, client=client)
-        assert not isinstance(reply, ErrorReply), reply
-        return reply
-
-    def err(self, *argv, client=None) -> bytes:
-        reply = self(*argv, client=client)
-        assert isinstance(reply, ErrorReply), reply
-        return reply.message
-
-    def take_effects(self) -> list[list[bytes]]:
-        """Every effect argv since the last call, flattened."""
-        out = [argv for batch in self.effects for _, argv in batch]
-        self.effects.clear()
-        return out
-
-    def stream(self, key=b"s") -> Stream:
-        value = self.engine.dbs[0].data[b(key)]
-        assert isinstance(value, Stream)
-        value.check()
-        return value
-
-
-def entry(id, *fv):
-    return [b(id), [b(x) for x in fv]]
+from tidelog.resp.replies import NULL_ARRAY, OK, Map
 
 
 @pytest.fixture
@@ -687,6 +629,38 @@ def test_block_keeps_waiting_through_wrong_types_and_lower_ids(h):
     h.ok("XADD", "s", "3-1", "f", "v")
     assert reader.inbox == [[[b"s", [entry("3-1", "f", "v")]]]]
     assert h.engine.internal_errors == 0
+
+
+def test_a_write_that_declares_no_propagation_is_an_internal_error(h, monkeypatch):
+    def forgetful(ctx, argv):
+        """FORGETFUL key"""
+        ctx.db.set(argv[1], b"v")
+        ctx.modified(argv[1])  # and no propagate_argv(), effect() or no_propagation()
+        return OK
+
+    spec = CommandSpec(name="forgetful", handler=forgetful, arity=2,
+                       flags=frozenset({"write"}), first_key=1, last_key=1, key_step=1)
+    monkeypatch.setitem(COMMANDS, "forgetful", spec)
+    assert h.ok("FORGETFUL", "k") == OK
+    assert h.engine.internal_errors == 1
+    assert h.take_effects() == [[b"FORGETFUL", b"k"]]  # nothing lost meanwhile
+    h.engine.internal_errors = 0
+
+
+def test_every_write_declares_what_it_propagates(h):
+    h.ok("XADD", "s", "1-1", "f", "v")
+    h.ok("XGROUP", "CREATE", "s", "g", "0")
+    h.ok("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    h.ok("XACK", "s", "g", "1-1")
+    h.ok("XDEL", "s", "1-1")
+    h.ok("SET", "k", "1")
+    h.ok("INCR", "k")
+    h.ok("EXPIRE", "k", "100")
+    h.ok("PERSIST", "k")
+    h.ok("RENAME", "k", "k2")
+    h.ok("DEL", "k2")
+    assert h.engine.internal_errors == 0
+    assert len(h.take_effects()) == 14  # XREADGROUP: MULTI, XCLAIM, SETID, EXEC
 
 
 def test_closing_a_blocked_client_cleans_up(h):

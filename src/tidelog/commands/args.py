@@ -39,33 +39,39 @@ def parse_int(arg: bytes, error: bytes = NOT_INTEGER) -> int:
 
 
 class ArgReader:
-    __slots__ = ("argv", "pos")
+    __slots__ = ("argv", "argc", "pos")
 
     def __init__(self, argv: list[bytes], start: int = 1) -> None:
         self.argv = argv
+        self.argc = len(argv)
         self.pos = start
 
     def more(self) -> bool:
-        return self.pos < len(self.argv)
+        return self.pos < self.argc
 
     def remaining(self) -> int:
-        return len(self.argv) - self.pos
+        return self.argc - self.pos
 
-    def peek_upper(self) -> bytes | None:
-        return self.argv[self.pos].upper() if self.pos < len(self.argv) else None
+    def peek(self) -> bytes | None:
+        """The next argument, not consumed; None when none is left."""
+        return self.argv[self.pos] if self.pos < self.argc else None
 
     def next_bytes(self) -> bytes:
-        if self.pos >= len(self.argv):
+        pos = self.pos
+        if pos >= self.argc:
             raise CommandError(SYNTAX)
-        arg = self.argv[self.pos]
-        self.pos += 1
-        return arg
+        self.pos = pos + 1
+        return self.argv[pos]
 
     def next_upper(self) -> bytes:
         return self.next_bytes().upper()
 
     def next_int(self, error: bytes = NOT_INTEGER) -> int:
-        return parse_int(self.next_bytes(), error)
+        pos = self.pos
+        if pos >= self.argc:
+            raise CommandError(SYNTAX)
+        self.pos = pos + 1
+        return parse_int(self.argv[pos], error)
 
     def take(self, n: int) -> list[bytes]:
         """The next ``n`` arguments (the caller checked that many are left)."""
@@ -73,12 +79,7 @@ class ArgReader:
         self.pos += n
         return out
 
-    def rest(self) -> list[bytes]:
-        rest = self.argv[self.pos:]
-        self.pos = len(self.argv)
-        return rest
-
     def finish(self) -> None:
         """Leftover arguments are a syntax error."""
-        if self.pos < len(self.argv):
+        if self.pos < self.argc:
             raise CommandError(SYNTAX)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import (
     GETKEYS_BAD_ARITY,
+    GETKEYS_INVALID_ARGUMENTS,
     GETKEYS_INVALID_COMMAND,
     GETKEYS_NO_KEYS,
     SYNTAX,
@@ -178,10 +179,10 @@ def _key_spec_reply(ks: KeySpec) -> Map:
     return Map(items)
 
 
-def command_info(spec: CommandSpec) -> list[Any]:
+def info_reply(spec: CommandSpec) -> list[Any]:
     """COMMAND INFO's ten-element description of one command."""
     tips = COMMAND_EXTRAS.get(spec.name, ((), None))[0]
-    subs = [command_info(sub) for sub in spec.subcommands.values()]
+    subs = [info_reply(sub) for sub in spec.subcommands.values()]
     return [
         spec.name.encode(),
         spec.arity,
@@ -196,7 +197,7 @@ def command_info(spec: CommandSpec) -> list[Any]:
     ]
 
 
-def command_docs(spec: CommandSpec) -> Map:
+def docs_reply(spec: CommandSpec) -> Map:
     items: list[tuple[Any, Any]] = [
         (b"summary", spec.summary.encode()),
         (b"since", spec.since.encode()),
@@ -205,7 +206,7 @@ def command_docs(spec: CommandSpec) -> Map:
     ]
     if spec.subcommands:
         items.append((b"subcommands", Map([
-            (sub.name.encode(), command_docs(sub)) for sub in spec.subcommands.values()])))
+            (sub.name.encode(), docs_reply(sub)) for sub in spec.subcommands.values()])))
     return Map(items)
 
 
@@ -232,7 +233,7 @@ def command_(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND [subcommand [argument ...]]"""
     if len(argv) > 1:  # a subcommand we do not have
         raise unknown_subcommand(argv[1], argv[0])
-    return [command_info(spec) for spec in COMMANDS.values()]
+    return [info_reply(spec) for spec in COMMANDS.values()]
 
 
 @command("command|count", arity=2, flags="loading stale", group="server", since="2.8.13",
@@ -247,11 +248,11 @@ def command_count(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(N) where N is the number of commands to look up",
          summary="Get array of specific Redis command details, or all when no argument is given.",
          categories=("@connection",))
-def command_info_(ctx: Ctx, argv: list[bytes]) -> object:
+def command_info(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND INFO [command-name [command-name ...]]"""
     if len(argv) == 2:
-        return [command_info(spec) for spec in COMMANDS.values()]
-    return [None if (spec := find_command(name)) is None else command_info(spec)
+        return [info_reply(spec) for spec in COMMANDS.values()]
+    return [None if (spec := find_command(name)) is None else info_reply(spec)
             for name in argv[2:]]
 
 
@@ -259,13 +260,13 @@ def command_info_(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(N) where N is the number of commands to look up",
          summary="Get array of specific Redis command documentation",
          categories=("@connection",))
-def command_docs_(ctx: Ctx, argv: list[bytes]) -> object:
+def command_docs(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND DOCS [command-name [command-name ...]]"""
     if len(argv) == 2:
         specs = list(COMMANDS.values())
     else:
         specs = [spec for name in argv[2:] if (spec := find_command(name)) is not None]
-    return Map([(spec.name.encode(), command_docs(spec)) for spec in specs])
+    return Map([(spec.name.encode(), docs_reply(spec)) for spec in specs])
 
 
 @command("command|list", arity=-2, flags="loading stale", group="server", since="7.0.0",
@@ -329,7 +330,7 @@ def _getkeys(argv: list[bytes]) -> list[tuple[bytes, KeySpec]]:
         raise CommandError(GETKEYS_BAD_ARITY)
     keys = [(target[i], ks) for i, ks in command_key_positions(spec, target)]
     if not keys:
-        raise CommandError(b"ERR Invalid arguments specified for command")
+        raise CommandError(GETKEYS_INVALID_ARGUMENTS)
     return keys
 
 

@@ -11,6 +11,7 @@ import os
 import shlex
 import tempfile
 
+from .. import errors
 from ..config import OPTIONS, ConfigError
 from ..errors import (
     NO_CONFIG_FILE,
@@ -45,8 +46,7 @@ def _apply_config(ctx: Ctx, name: str) -> None:
         except OSError as exc:
             logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)
             ctx.config.set("appendonly", "no")
-            raise config_set_failed(b"appendonly",
-                                    b"Unable to turn on AOF. Check server logs.") from None
+            raise config_set_failed(b"appendonly", errors.CONFIG_AOF_FAILED) from None
 
 
 @command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",
@@ -55,7 +55,7 @@ def config_(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG subcommand [argument ...]"""
 
 
-def config_get(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
+def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
     """(name, value) for every option matching one of the patterns, each once.
 
     A pattern without glob characters is an exact, case-insensitive name and
@@ -76,9 +76,9 @@ def config_get(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
 @command("config|get", arity=-3, flags="admin noscript loading stale", group="server",
          since="2.0.0", complexity="O(N) when N is the number of configuration parameters provided",
          summary="Get the values of configuration parameters")
-def config_get_(ctx: Ctx, argv: list[bytes]) -> object:
+def config_get(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG GET parameter [parameter ...]"""
-    return Map(config_get(ctx, argv[2:]))
+    return Map(matching_options(ctx, argv[2:]))
 
 
 @command("config|set", arity=-4, flags="admin noscript loading stale", group="server",
@@ -96,9 +96,9 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
         if option is None:
             raise unknown_config(given)
         if not option.mutable:
-            raise config_set_failed(given, b"can't set immutable config")
+            raise config_set_failed(given, errors.CONFIG_IMMUTABLE)
         if name in names:
-            raise config_set_failed(given, b"duplicate parameter")
+            raise config_set_failed(given, errors.CONFIG_DUPLICATE)
         names.append(name)
     values = []
     for name, (_, text) in zip(names, pairs):  # then every value, before applying any
@@ -106,7 +106,7 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
             value = text.decode("utf-8", "surrogateescape")
             OPTIONS[name].parse(value)
             if name == "dir" and not os.path.isdir(value):
-                raise ConfigError("No such file or directory")
+                raise ConfigError(errors.CONFIG_NO_SUCH_DIR)
         except ConfigError as exc:
             raise config_set_failed(name.encode(), str(exc).encode()) from None
         values.append(value)
@@ -191,7 +191,7 @@ def config_rewrite(ctx: Ctx, argv: list[bytes]) -> object:
     except FileNotFoundError:
         text = ""
     except OSError as exc:
-        raise CommandError(b"ERR Rewriting config file: " + str(exc.strerror).encode()) from None
+        raise errors.config_rewrite_failed(str(exc.strerror)) from None
     new_text = rewrite_config_text(ctx, text)
     directory = os.path.dirname(os.path.abspath(path))
     try:  # write a sibling file and rename it over the old one: never half a file
@@ -203,7 +203,7 @@ def config_rewrite(ctx: Ctx, argv: list[bytes]) -> object:
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("CONFIG REWRITE failed: %s", exc)
-        raise CommandError(b"ERR Rewriting config file: " + str(exc.strerror).encode()) from None
+        raise errors.config_rewrite_failed(str(exc.strerror)) from None
     log.info("CONFIG REWRITE executed with success.")
     return OK
 

@@ -152,8 +152,18 @@ class Ctx:
     """What a handler sees: the engine, the client, the database, and a
     place to record effects.  One per executed command.
 
-    A write command that counted a change (:meth:`modified`, ``changes``)
-    and recorded no effect is propagated as its own argv.
+    A handler declares what it propagates (to the AOF and to replicas):
+
+    * :meth:`propagate_argv` -- its own argv, as it came;
+    * :meth:`effect` -- a rewritten form (``XADD *`` with the ID it made,
+      ``XREADGROUP`` as the ``XCLAIM`` of each delivered entry ...), once
+      per effect;
+    * :meth:`no_propagation` -- nothing (a retry that added nothing; the
+      per-entry effects of XCLAIM are then recorded with :meth:`effect`).
+
+    Nothing is inferred: a write command that counted a change
+    (:meth:`modified`, ``changes``) and declared none of these is a bug
+    the engine logs and counts in ``internal_errors``.
     """
 
     __slots__ = ("engine", "client", "db", "argv", "spec", "effects", "changes", "may_block",
@@ -166,7 +176,7 @@ class Ctx:
         self.db: Database = engine.dbs[client.db]
         self.argv = argv
         self.spec = spec
-        self.effects: list[Effect] | None = None  # None: propagate argv if changed
+        self.effects: list[Effect] | None = None  # None: nothing declared yet
         self.changes = 0
         self.may_block = may_block
         # When a blocked command is retried: the key whose readiness woke it
@@ -189,15 +199,19 @@ class Ctx:
         """A key got data (or went away): serve its blocked clients afterwards."""
         self.engine.signal_ready(self.db.index, key)
 
-    def propagate(self, argv: Effect) -> None:
-        """Record one effect (in place of the command's own argv)."""
+    def propagate_argv(self) -> None:
+        """Propagate the command's own argv, as it came."""
+        self.effect(self.argv)
+
+    def effect(self, argv: Effect) -> None:
+        """Propagate ``argv``, a rewritten form of the command (one per call,
+        in order)."""
         if self.effects is None:
             self.effects = [argv]
         else:
             self.effects.append(argv)
 
     def no_propagation(self) -> None:
-        """Never propagate the command's own argv; only the effects recorded
-        with :meth:`propagate`, if any, go out."""
+        """Propagate nothing but the effects recorded with :meth:`effect`, if any."""
         if self.effects is None:
             self.effects = []

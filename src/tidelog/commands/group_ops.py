@@ -92,7 +92,7 @@ def drop_gone(ctx: Ctx, key: bytes, group: ConsumerGroup, id_arg: bytes,
               entry: PendingEntry) -> None:
     """A pending entry whose stream entry is gone: drop it from the PEL, and
     tell replicas (:func:`gone_effect`)."""
-    ctx.propagate(gone_effect(key, group, id_arg, entry))
+    ctx.effect(gone_effect(key, group, id_arg, entry))
     group.ack(entry.id)
     ctx.changes += 1
 
@@ -103,6 +103,6 @@ def claim(ctx: Ctx, key: bytes, group: ConsumerGroup, consumer: Consumer, id: St
     count (the consumer is active now), and propagate its XCLAIM form."""
     entry = group.claim(id, consumer, delivery_time, count)
     consumer.active_time = now
-    ctx.propagate(xclaim_effect(key, group, id_arg, entry))
+    ctx.effect(xclaim_effect(key, group, id_arg, entry))
     ctx.changes += 1
     return entry

@@ -52,7 +52,7 @@ from ..types.idmp import (
     auto_iid,
 )
 from ..types.stream import Stream
-from .args import parse_int
+from .args import ArgReader
 from .table import command
 
 if TYPE_CHECKING:
@@ -157,13 +157,12 @@ def info_fields(ctx: Ctx, stream: Stream) -> list[tuple[bytes, Any]]:
 def xcfgset(ctx: Ctx, argv: list[bytes]) -> Any:
     """XCFGSET key [IDMP-DURATION duration] [IDMP-MAXSIZE maxsize]"""
     duration = maxsize = None
-    argc = len(argv)
-    i = 2
-    while i < argc:
-        opt = argv[i].upper()
-        if i + 1 >= argc or opt not in (IDMP_DURATION, IDMP_MAXSIZE):
+    r = ArgReader(argv, 2)
+    while r.more():
+        opt = r.next_upper()
+        if not r.more() or opt not in (IDMP_DURATION, IDMP_MAXSIZE):
             raise CommandError(errors.SYNTAX)
-        value = parse_int(argv[i + 1])
+        value = r.next_int()
         if opt == IDMP_DURATION:
             if not DURATION_MIN <= value <= DURATION_MAX:
                 raise CommandError(errors.XCFGSET_DURATION_RANGE)
@@ -172,7 +171,7 @@ def xcfgset(ctx: Ctx, argv: list[bytes]) -> Any:
             if not MAXSIZE_MIN <= value <= MAXSIZE_MAX:
                 raise CommandError(errors.XCFGSET_MAXSIZE_RANGE)
             maxsize = value
-        i += 2
+    r.finish()
     if duration is None and maxsize is None:
         raise CommandError(errors.XCFGSET_NO_PARAMETER)
 
@@ -183,7 +182,8 @@ def xcfgset(ctx: Ctx, argv: list[bytes]) -> Any:
     created = stream.idmp is None
     # A changed setting clears every producer's pairs; the same values keep them.
     if state_of(ctx, stream).configure(duration, maxsize) or created:
-        ctx.modified(key)  # propagated verbatim
+        ctx.modified(key)
+        ctx.propagate_argv()
     return OK
 
 
@@ -219,4 +219,5 @@ def xidmprecord(ctx: Ctx, argv: list[bytes]) -> Any:
         raise CommandError(errors.XIDMPRECORD_CONFLICT)
     _record(ctx, stream, pid, iid, id)
     ctx.modified(key)
+    ctx.propagate_argv()
     return OK

@@ -155,6 +155,8 @@ def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
             ctx.modified(key)
             ctx.ready(key)
             deleted += 1
+    if deleted:
+        ctx.propagate_argv()
     return deleted
 
 
@@ -286,6 +288,7 @@ def _rename(ctx: Ctx, argv: list[bytes], nx: bool) -> object:
             return 0
     db.rename(src, dst)
     ctx.modified(src)
+    ctx.propagate_argv()
     ctx.db.touch(dst)
     ctx.ready(src)
     ctx.ready(dst)
@@ -350,11 +353,11 @@ def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
         db.delete(key)
         ctx.modified(key)
         ctx.ready(key)
-        ctx.propagate([b"DEL", key])
+        ctx.effect([b"DEL", key])
         return 1
     db.set_expire(key, when)
     ctx.modified(key)
-    ctx.propagate([b"PEXPIREAT", key, str(when).encode(), *argv[3:]])
+    ctx.effect([b"PEXPIREAT", key, str(when).encode(), *argv[3:]])
     return 1
 
 
@@ -443,6 +446,7 @@ def persist(ctx: Ctx, argv: list[bytes]) -> object:
     if ctx.db.get(key) is None or not ctx.db.persist(key):
         return 0
     ctx.modified(key)
+    ctx.propagate_argv()
     return 1
 
 

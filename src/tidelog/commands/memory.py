@@ -46,7 +46,7 @@ def _sds_size(length: int, embedded: bool = False) -> int:
     return header + length + 1
 
 
-def memory_usage(key: bytes, value: Any) -> int:
+def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
@@ -71,7 +71,7 @@ def memory_(ctx: Ctx, argv: list[bytes]) -> object:
 @command("memory|usage", arity=-3, flags="readonly", keys=(2, 2, 1), group="server",
          since="4.0.0", complexity="O(N) where N is the number of samples.",
          summary="Estimate the memory usage of a key")
-def memory_usage_(ctx: Ctx, argv: list[bytes]) -> object:
+def memory_usage(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY USAGE key [SAMPLES count]"""
     i = 3
     while i < len(argv):
@@ -82,7 +82,7 @@ def memory_usage_(ctx: Ctx, argv: list[bytes]) -> object:
         else:
             raise CommandError(SYNTAX)
     value = ctx.db.peek(argv[2])
-    return None if value is None else memory_usage(argv[2], value)
+    return None if value is None else key_memory(argv[2], value)
 
 
 _MEMORY_HELP = [

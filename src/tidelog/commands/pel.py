@@ -28,7 +28,7 @@ from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..resp.replies import NULL_ARRAY
 from ..types.groups import referenced_by
-from .args import INT64_MAX, parse_int
+from .args import INT64_MAX, ArgReader, parse_int
 from .contract import Ctx
 from .group_ops import (
     claim,
@@ -50,6 +50,7 @@ from .stream_args import (
     parse_strict_id_arg,
     range_end,
     range_start,
+    read_ids_block,
 )
 from .table import command
 
@@ -71,7 +72,9 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0  # before the IDs are even parsed, as Redis
     ids = [parse_strict_id_arg(arg) for arg in argv[3:]]  # all or nothing
     acked = sum(1 for id in ids if group.ack(id))
-    ctx.changes += acked  # propagated verbatim when something was acked
+    if acked:
+        ctx.changes += acked
+        ctx.propagate_argv()
     return acked
 
 
@@ -112,6 +115,8 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
         out.append(1)
     if deleted:
         ctx.modified(key, deleted)
+    if ctx.changes:
+        ctx.propagate_argv()
     return out
 
 
@@ -148,32 +153,21 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
     retry_count = -1
     force = False
     id_args: list[bytes] | None = None
-    argc = len(argv)
-    i = 4
-    while i < argc:
-        more = argc - 1 - i
-        opt = argv[i].upper()
-        if opt == b"IDS" and id_args is None and more:
-            numids = parse_int(argv[i + 1], errors.XNACK_IDS_NOT_POSITIVE)
-            if numids < 1:
-                raise CommandError(errors.XNACK_IDS_NOT_POSITIVE)
-            first = i + 2
-            if numids > argc - first:
-                raise CommandError(errors.XNACK_IDS_MISMATCH)
-            id_args = argv[first:first + numids]
-            i = first + numids
-            continue
-        if opt == b"RETRYCOUNT" and more:
-            retry_count = parse_int(argv[i + 1])
+    r = ArgReader(argv, 4)
+    while r.more():
+        arg = r.next_bytes()
+        opt = arg.upper()
+        if opt == b"IDS" and id_args is None and r.more():
+            id_args = read_ids_block(r, errors.XNACK_IDS_NOT_POSITIVE, errors.XNACK_IDS_MISMATCH)
+        elif opt == b"RETRYCOUNT" and r.more():
+            retry_count = r.next_int()
             if retry_count < 0:
                 raise CommandError(errors.XNACK_RETRYCOUNT_NEGATIVE)
-            i += 2
-            continue
-        if opt == b"FORCE":
+        elif opt == b"FORCE":
             force = True
         else:
-            raise errors.xnack_unrecognized(argv[i])
-        i += 1
+            raise errors.xnack_unrecognized(arg)
+    r.finish()
     if id_args is None:
         raise CommandError(errors.XNACK_NO_IDS)
     ids = [parse_strict_id_arg(arg) for arg in id_args]
@@ -199,7 +193,7 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
             count = retry_count
         entry.delivery_count = count
         released += 1
-        ctx.propagate([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
+        ctx.effect([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
                        b"RETRYCOUNT", b"%d" % count, b"FORCE"])
     if released:
         ctx.changes += released
@@ -298,38 +292,34 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     min_idle = max(parse_int(argv[4], errors.XCLAIM_MIN_IDLE), 0)
 
     # IDs first; the first word that is no ID starts the options.
+    r = ArgReader(argv, 5)
     ids: list[tuple[bytes, StreamID]] = []
-    j = 5
-    while j < len(argv):
+    while (arg := r.peek()) is not None:
         try:
-            ids.append((argv[j], parse_strict_id_arg(argv[j])))
+            ids.append((arg, parse_strict_id_arg(arg)))
         except CommandError:
             break
-        j += 1
+        r.next_bytes()
     now = ctx.now_ms()
     opts = XClaimArgs()
-    while j < len(argv):
-        more = len(argv) - 1 - j
-        opt = argv[j].upper()
+    while r.more():
+        arg = r.next_bytes()
+        opt = arg.upper()
         if opt == b"FORCE":
             opts.force = True
         elif opt == b"JUSTID":
             opts.justid = True
-        elif opt == b"IDLE" and more:
-            j += 1
-            opts.delivery_time = now - parse_int(argv[j], errors.XCLAIM_IDLE)
-        elif opt == b"TIME" and more:
-            j += 1
-            opts.delivery_time = parse_int(argv[j], errors.XCLAIM_TIME)
-        elif opt == b"RETRYCOUNT" and more:
-            j += 1
-            opts.retry_count = parse_int(argv[j], errors.XCLAIM_RETRYCOUNT)
-        elif opt == b"LASTID" and more:
-            j += 1
-            opts.last_id = parse_strict_id_arg(argv[j])
+        elif opt == b"IDLE" and r.more():
+            opts.delivery_time = now - r.next_int(errors.XCLAIM_IDLE)
+        elif opt == b"TIME" and r.more():
+            opts.delivery_time = r.next_int(errors.XCLAIM_TIME)
+        elif opt == b"RETRYCOUNT" and r.more():
+            opts.retry_count = r.next_int(errors.XCLAIM_RETRYCOUNT)
+        elif opt == b"LASTID" and r.more():
+            opts.last_id = parse_strict_id_arg(r.next_bytes())
         else:
-            raise errors.xclaim_unrecognized(argv[j])
-        j += 1
+            raise errors.xclaim_unrecognized(arg)
+    r.finish()
 
     ctx.no_propagation()
     setid_pending = False
@@ -370,7 +360,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         out.append(bytes(id) if opts.justid else entry_reply(id, fields))
         setid_pending = False
     if setid_pending:  # LASTID moved the group and no XCLAIM carried it
-        ctx.propagate(setid_effect(key, group))
+        ctx.effect(setid_effect(key, group))
         ctx.changes += 1
     return out
 
@@ -386,20 +376,18 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     start = range_start(argv[5])
     count = XAUTOCLAIM_DEFAULT_COUNT
     justid = False
-    j = 6
-    while j < len(argv):
-        more = len(argv) - 1 - j
-        opt = argv[j].upper()
-        if opt == b"COUNT" and more:
-            count = parse_int(argv[j + 1], errors.XAUTOCLAIM_COUNT)
+    r = ArgReader(argv, 6)
+    while r.more():
+        opt = r.next_upper()
+        if opt == b"COUNT" and r.more():
+            count = r.next_int(errors.XAUTOCLAIM_COUNT)
             if not 1 <= count <= XAUTOCLAIM_MAX_COUNT:
                 raise CommandError(errors.XAUTOCLAIM_COUNT)
-            j += 1
         elif opt == b"JUSTID":
             justid = True
         else:
             raise CommandError(errors.SYNTAX)
-        j += 1
+    r.finish()
 
     key, name = argv[1], argv[2]
     stream = ctx.db.get_stream(key)

@@ -44,7 +44,7 @@ def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     # now that its key is gone (Redis 7.2+).
     ctx.engine.signal_all_waited(ctx.db.index)
     ctx.changes += ctx.db.flush()
-    ctx.propagate(list(argv))  # always, even when nothing was there (as Redis)
+    ctx.effect(list(argv))  # always, even when nothing was there (as Redis)
     return OK
 
 
@@ -57,7 +57,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     for db in ctx.engine.dbs:
         ctx.engine.signal_all_waited(db.index)
         ctx.changes += db.flush()
-    ctx.propagate(list(argv))
+    ctx.effect(list(argv))
     return OK
 
 

@@ -104,7 +104,9 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
     ctx.modified(key)
     ctx.ready(key)  # a stream replaced by a string: its blocked XREADGROUPs fail
     if when is not None and expire_option != b"PXAT":
-        ctx.propagate([b"SET", key, value, b"PXAT", str(when).encode()])
+        ctx.effect([b"SET", key, value, b"PXAT", str(when).encode()])
+    else:
+        ctx.propagate_argv()
     return reply
 
 
@@ -119,6 +121,7 @@ def _incr(ctx: Ctx, key: bytes, by: int) -> int:
         raise CommandError(INCR_OVERFLOW)
     ctx.db.set(key, str(new).encode(), keep_ttl=True)
     ctx.modified(key)
+    ctx.propagate_argv()
     return new
 
 

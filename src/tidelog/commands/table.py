@@ -57,13 +57,6 @@ class CommandSpec:
     def is_write(self) -> bool:
         return "write" in self.flags
 
-    def key_positions(self, argc: int) -> range:
-        """Indexes of the key arguments in an argv of length argc."""
-        if self.first_key == 0:
-            return range(0)
-        last = self.last_key if self.last_key >= 0 else argc + self.last_key
-        return range(self.first_key, min(last, argc - 1) + 1, self.key_step or 1)
-
     def acl_categories(self) -> list[str]:
         cats = []
         if "write" in self.flags:

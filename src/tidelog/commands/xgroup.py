@@ -126,7 +126,8 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
     if name in stream.groups:
         raise CommandError(errors.BUSYGROUP)
     stream.groups[name] = ConsumerGroup(name, last_id, target.entries_read)
-    ctx.changes += 1  # propagated verbatim
+    ctx.changes += 1
+    ctx.propagate_argv()
     return OK
 
 
@@ -144,6 +145,7 @@ def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
     entries_read = None if target.entries_read == UNKNOWN else target.entries_read
     group.set_id(new_id, entries_read, stream)
     ctx.changes += 1
+    ctx.propagate_argv()
     return OK
 
 
@@ -159,6 +161,7 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
     assert target.stream is not None
     del target.stream.groups[argv[3]]
     ctx.changes += 1
+    ctx.propagate_argv()
     ctx.ready(target.key)  # blocked XREADGROUP clients of the group fail now
     return 1
 
@@ -174,6 +177,7 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     if not created:
         return 0
     ctx.changes += 1
+    ctx.propagate_argv()
     return 1
 
 
@@ -189,6 +193,7 @@ def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     pending = group.delete_consumer(argv[4])
     ctx.changes += 1
+    ctx.propagate_argv()
     return pending
 
 

@@ -154,7 +154,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
             if created:
                 ctx.changes += 1
                 if args.noack:
-                    ctx.propagate([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
+                    ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
                                    consumer.name])
         else:
             # Redis 7.0 creates the consumer only when it serves the key; an
@@ -252,11 +252,11 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
         out.append([bytes(id), fields, 0, 0] if claim_form else entry_reply(id, fields))
         if not args.noack:
             entry = group.deliver(id, consumer, now)
-            ctx.propagate(xclaim_effect(key, group, bytes(id), entry))
+            ctx.effect(xclaim_effect(key, group, bytes(id), entry))
         if count and len(out) >= count:
             break
     if moved:
-        ctx.propagate(setid_effect(key, group))
+        ctx.effect(setid_effect(key, group))
     if out:
         ctx.changes += 1
     return out

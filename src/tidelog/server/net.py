@@ -21,6 +21,7 @@ import os
 import socket
 from typing import Any
 
+from .. import errors
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
@@ -28,7 +29,7 @@ from ..resp import ProtocolError, RequestParser, encode_into
 
 log = logging.getLogger("tidelog")
 
-_MAX_CLIENTS_REACHED = b"-ERR max number of clients reached\r\n"
+_MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 
 
 class Connection(asyncio.Protocol):
@@ -149,7 +150,7 @@ class Connection(asyncio.Protocol):
 
     def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
         message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
-        out += b"-ERR Protocol error: " + message + b"\r\n"
+        out += b"-" + errors.PROTOCOL_PREFIX + message + b"\r\n"
         log.info("Protocol error (%s) from client: %s", exc,
                  self.client.addr if self.client else "?")
         assert self.transport is not None

@@ -379,14 +379,6 @@ class ConsumerGroup:
         """
         return len(self._nack_seq)
 
-    def oldest_delivery_time(self) -> int | None:
-        """The earliest delivery time of any pending record, or None when none is.
-
-        Blocked XREADGROUP ... CLAIM readers use it to know when the next
-        record becomes idle enough.  Cost: O(1).
-        """
-        return self._by_time[0][0] if self._by_time else None
-
     # -- scans ------------------------------------------------------------------
 
     def pending_range(

@@ -237,23 +237,12 @@ def pack(values: Iterable[bytes | int]) -> bytes:
     return header(HEADER_SIZE + len(body) + 1, len(elements)) + body + b"\xff"
 
 
-def pack_elements(elements: list[bytes]) -> bytes:
-    """A whole listpack from already encoded elements."""
-    body = b"".join(elements)
-    return header(HEADER_SIZE + len(body) + 1, len(elements)) + body + b"\xff"
-
-
 def read_header(buf: bytes | bytearray) -> tuple[int, int]:
     """``(total bytes, element count or 65535)`` from the header."""
     if len(buf) < HEADER_SIZE + 1:
         raise ListpackError("listpack shorter than its header")
     total, count = _HEADER.unpack_from(buf, 0)
     return total, count
-
-
-def set_header(buf: bytearray, total: int, count: int) -> None:
-    """Rewrite the header of ``buf`` in place."""
-    _HEADER.pack_into(buf, 0, total, min(count, NUMELE_UNKNOWN))
 
 
 # -- decoding ------------------------------------------------------------------
