@@ -46,6 +46,11 @@ class _Loader:
         self.started = time.monotonic()
         self.last_report = self.started
         self.fast = 0  # commands applied by the fast path (see _fast_xadd)
+        # (db, key, stream) of the last fast XADD; forgotten whenever the
+        # engine runs a command, which could replace or delete that key.
+        self.last_stream: tuple[int, bytes, Stream] | None = None
+        self.node_entries = engine.config["stream-node-max-entries"]
+        self.node_bytes = engine.config["stream-node-max-bytes"]
 
     def replay_file(self, path: str, last: bool) -> None:
         with open(path, "rb") as fh:
@@ -70,6 +75,7 @@ class _Loader:
                 ):
                     self.commands += 1
                     continue
+                self.last_stream = None
                 reply = engine.execute(client, argv)
                 if isinstance(reply, ErrorReply):
                     if reply.message.startswith(b"ERR unknown command"):
@@ -119,25 +125,33 @@ class _Loader:
         if not seq_given or (new_id[0] == 0 and new_id[1] == 0):
             return False
         engine = self.engine
-        db = engine.dbs[self.client.db]
         key = argv[1]
-        stream = db.get(key)
-        created = stream is None
-        if created:
-            stream = Stream()
-        elif type(stream) is not Stream:
-            return False
+        index = self.client.db
+        last = self.last_stream
+        if last is not None and last[0] == index and last[1] == key:
+            stream = last[2]  # the key the previous fast XADD wrote, unchanged since
+            created = False
+        else:
+            db = engine.dbs[index]
+            stream = db.get(key)
+            created = stream is None
+            if created:
+                stream = Stream()
+            elif type(stream) is not Stream:
+                return False
         if new_id <= stream.last_id:
             return False
         if type(new_id) is not StreamID:
             new_id = StreamID(*new_id)
-        config = engine.config
-        stream.append(new_id, argv[3:], config["stream-node-max-entries"],
-                      config["stream-node-max-bytes"])
-        if created:
-            db.set(key, stream)
-        else:
-            db.touch(key)
+        stream.append(new_id, argv[3:], self.node_entries, self.node_bytes)
+        if last is None or last[2] is not stream:
+            if created:
+                db.set(key, stream)
+            else:
+                db.touch(key)
+            # A key with a TTL is looked up each time, so that it expires as
+            # the engine would expire it.
+            self.last_stream = None if key in db.expires else (index, key, stream)
         engine.dirty += 1
         engine.stats["total_commands_processed"] += 1
         calls = engine.command_calls
