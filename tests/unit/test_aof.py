@@ -484,3 +484,36 @@ def test_fast_replay_equals_the_engine(tmp_path, monkeypatch, node_entries):
             for key, value in db_f.data.items():
                 if hasattr(value, "nodes"):
                     assert list(value.nodes()) == list(db_p.data[key].nodes())
+
+
+def _walk(fn, data: bytes) -> list:
+    """Every item, then the error that ended the walk (its type and offset)."""
+    out: list = []
+    try:
+        for item in fn(data):
+            out.append(item)
+    except (aof_format.Truncated, aof_format.Corrupt) as exc:
+        out.append((type(exc).__name__, exc.offset))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_fast_command_walk_equals_the_exact_one(monkeypatch, chunk):
+    monkeypatch.setattr(aof_format, "FAST_CHUNK", chunk)
+    enc = aof_format.encode_command
+    cmds = [enc([b"XADD", b"k", b"%d-0" % i, b"f", b"v" * (i * 7 % 30), b"bin\r\n\x00"])
+            for i in range(40)]
+    good = b"".join(cmds)
+    cases = [
+        good,
+        good + b"#TS:123\r\n" + enc([b"PING"]) + cmds[3],  # an annotation line
+        good[:-5],  # a torn tail
+        b"#TS:1\r\n" + good,
+        good[:100] + b"*2\r\n$03\r\nGET\r\n$1\r\nk\r\n" + good[100:],  # a leading zero
+        good + b"PING\r\n" + cmds[0],  # an inline command: corrupt
+        good + b"*1\r\n$-1\r\n",
+        good.replace(b"$4\r\nXADD", b"$4\r\nXADDX", 1),  # damage
+        enc([b"SET", b"big", b"x" * 300]) + good,  # longer than a small chunk
+    ]
+    for data in cases:
+        assert _walk(aof_format.iter_commands_fast, data) == _walk(aof_format.iter_commands, data)

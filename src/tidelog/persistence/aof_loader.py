@@ -18,7 +18,7 @@ from ..ids import InvalidStreamID, StreamID, parse_strict_id
 from ..resp.replies import ErrorReply
 from ..types.stream import Stream
 from . import rdb
-from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands
+from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands_fast
 from .aof_manifest import INCR, Manifest
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class _Loader:
         multi_start = -1
         listeners = engine.effect_listeners
         try:
-            for argv, start, _end in iter_commands(data):
+            for argv, start, _end in iter_commands_fast(data):
                 name = argv[0].lower()
                 if name == b"multi":
                     multi_start = start
