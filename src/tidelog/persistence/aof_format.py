@@ -115,6 +115,7 @@ def iter_commands(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int,
 
 
 FAST_CHUNK = 1 << 20  # bytes handed to the request parser at a time
+_BULK_FRAMING = [len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + "\r\n")
 
 
 def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
@@ -148,10 +149,12 @@ def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes],
                 if data[off] != 0x2A:
                     ok = False
                     break
-                end = off + 3 + len(str(len(argv)))
-                for arg in argv:
-                    n = len(arg)
-                    end += n + 5 + (1 if n < 10 else len(str(n)))
+                sizes = list(map(len, argv))
+                try:  # $<len>\r\n...\r\n around each argument, from a table
+                    framing = sum(map(_BULK_FRAMING.__getitem__, sizes))
+                except IndexError:
+                    framing = sum(len(str(n)) + 5 for n in sizes)
+                end = off + 3 + len(str(len(argv))) + sum(sizes) + framing
                 if data[end - 2:end] != b"\r\n":
                     ok = False
                     break
