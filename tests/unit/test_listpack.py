@@ -392,3 +392,19 @@ def test_the_twins_append_and_read_stream_entries_alike(entries):
         assert lp.stream_entry_fields(a, at, master) == pure.stream_entry_fields(a, at, master)
         assert lp.stream_entry_fields(a, at, master) == expected
     lp.unpack(a)
+
+
+def test_the_twins_read_cut_entries_alike() -> None:
+    pure = twins.pure("tidelog.types.listpack")
+    buf = bytearray(lp.pack([1, 0, 2, b"a", b"b", 0, 2, 0, 0, b"1", b"x", 5]))
+    at = lp.append_stream_entry(buf, 1, 0, [b"a", b"value", b"b", b"w" * 70], True)
+
+    def outcome(module, data):
+        try:
+            return module.stream_entry_fields(data, at, [b"a", b"b"])
+        except Exception as exc:  # noqa: BLE001 - the twins must fail alike
+            return type(exc)
+
+    for cut in range(at + 4, len(buf) + 1):
+        for data in (bytes(buf[:cut]), bytearray(buf[:cut])):
+            assert outcome(lp, data) == outcome(pure, data), cut

@@ -526,6 +526,46 @@ def stream_entry_id(lp: bytes | bytearray, p: cython.Py_ssize_t, kms: int, kseq:
     return (ms, seq)
 
 
+@cython.cfunc
+@cython.inline
+def _data(lp: object) -> cython.p_const_uchar:
+    """The bytes of a ``bytes`` or ``bytearray`` (compiled twin only)."""
+    if type(lp) is bytes:
+        return cython.cast(cython.p_const_uchar, PyBytes_AS_STRING(lp))
+    return cython.cast(cython.p_const_uchar, PyByteArray_AS_STRING(lp))
+
+
+@cython.cfunc
+@cython.locals(buf=cython.p_const_uchar, size=cython.Py_ssize_t, q=cython.Py_ssize_t,
+               b=cython.int, n=cython.Py_ssize_t)
+def _samefields_c(lp: object, p: cython.Py_ssize_t, fields: list) -> object:
+    """The values of a SAMEFIELDS entry whose values start at ``p``, read
+    through a C pointer (compiled twin); None when an element would reach
+    past the buffer, for the Python path to handle."""
+    buf = _data(lp)
+    size = len(lp)
+    out: list = []
+    for field in fields:
+        if p >= size:
+            return None
+        b = buf[p]
+        if 0x80 <= b < 0xC0:  # short string: the common case
+            n = b & 0x3F
+            q = p + 1 + n
+            if q >= size:
+                return None
+            value = PyBytes_FromStringAndSize(cython.cast(cython.p_char, buf + p + 1), n)
+            p = q + 1
+        elif b < 0x80:  # small integer
+            value = _SMALL_INT_TEXT[b]
+            p += 2
+        else:
+            value, p = read_bytes(lp, p)
+        out.append(field)
+        out.append(value)
+    return out
+
+
 @cython.locals(q=cython.Py_ssize_t, b=cython.int, n=cython.Py_ssize_t, _i=cython.Py_ssize_t)
 def stream_entry_fields(lp: bytes | bytearray, p: cython.Py_ssize_t, fields: list) -> list:
     """The ``[f1, v1, ...]`` of the stream entry at ``p`` (its flags element);
@@ -537,6 +577,10 @@ def stream_entry_fields(lp: bytes | bytearray, p: cython.Py_ssize_t, fields: lis
     p = p + 2 if b < 0x80 else skip(lp, p)
     out: list = []
     if flags & _SAMEFIELDS:
+        if cython.compiled and (type(lp) is bytes or type(lp) is bytearray):
+            values = _samefields_c(lp, p, fields)
+            if values is not None:
+                return values
         for field in fields:
             b = lp[p]
             if 0x80 <= b < 0xC0:  # short string: the common case
