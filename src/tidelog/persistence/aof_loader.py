@@ -14,11 +14,13 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from .. import kernels
 from ..ids import InvalidStreamID, StreamID, parse_strict_id
+from ..resp import parser as request_parser
 from ..resp.replies import ErrorReply
 from ..types.stream import Stream
 from . import rdb
-from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands_fast
+from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands, iter_commands_fast
 from .aof_manifest import INCR, Manifest
 
 if TYPE_CHECKING:
@@ -62,8 +64,10 @@ class _Loader:
         client.db = 0
         multi_start = -1
         listeners = engine.effect_listeners
+        # The request parser decodes faster than the plain walk only compiled.
+        walk = iter_commands_fast if kernels.is_compiled(request_parser) else iter_commands
         try:
-            for argv, start, _end in iter_commands_fast(data):
+            for argv, start, _end in walk(data):
                 name = argv[0].lower()
                 if name == b"multi":
                     multi_start = start
