@@ -412,3 +412,108 @@ def test_rdb_preamble_base_round_trip(tmp_path):
     restored = make_engine(tmp_path, now=engine.clock.now_ms())
     assert aof_loader.load(restored)
     assert_same(snapshot(restored, rewritten=True), snapshot(engine, rewritten=True))
+
+
+def _pending(engine: Engine) -> dict:
+    """XPENDING - + of every group of every stream, consumer by consumer."""
+    client = engine.new_client()
+    out = {}
+    try:
+        for db in engine.dbs:
+            run(engine, client, "SELECT", db.index)
+            for key in sorted(db.data):
+                if run(engine, client, "TYPE", key).text != b"stream":
+                    continue
+                for group in db.data[key].groups:
+                    out[(db.index, key, group)] = (
+                        run(engine, client, "XPENDING", key, group),
+                        run(engine, client, "XPENDING", key, group, "-", "+", "1000"),
+                    )
+    finally:
+        engine.client_closed(client)
+    return out
+
+
+@pytest.mark.parametrize("node_entries", ["1", "2", "4", "100"])
+def test_fast_replay_equals_the_engine(tmp_path, monkeypatch, node_entries):
+    engine = make_engine(tmp_path, stream_node_max_entries=node_entries)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    workload(engine)
+    for i in range(60):
+        engine.clock.advance(i % 3)
+        run(engine, c, "XADD", "s", "*", "f", i, "g", "y" * (i % 5))
+        run(engine, c, "XADD", "t%d" % (i % 3), "*", "a", i)
+        if i % 7 == 0:
+            run(engine, c, "XADD", "s", "*", "other", "fields", "n", -i)
+        if i % 11 == 0:
+            run(engine, c, "XREADGROUP", "GROUP", "g1", "dave", "COUNT", "2", "STREAMS", "s", ">")
+            run(engine, c, "XDEL", "t0", run(engine, c, "XRANGE", "t0", "-", "+")[0][0])
+    run(engine, c, "XADD", "s", "MAXLEN", "=", "40", "*", "f", "last")
+    run(engine, c, "SELECT", "2")
+    run(engine, c, "XADD", "s", "7-1", "in", "db2")
+    run(engine, c, "SET", "str2", "v")
+    engine.client_closed(c)
+    writer.close()
+    now = engine.clock.now_ms()
+
+    fast = make_engine(tmp_path, now=now, stream_node_max_entries=node_entries)
+    applied = []
+    real = aof_loader._Loader._fast_xadd
+    with monkeypatch.context() as m:
+        m.setattr(aof_loader._Loader, "_fast_xadd",
+                  lambda self, argv: real(self, argv) and not applied.append(argv))
+        assert aof_loader.load(fast)
+    assert len(applied) > 130  # the XADDs outside MULTI took the fast path
+    with monkeypatch.context() as m:
+        m.setattr(aof_loader._Loader, "_fast_xadd", lambda self, argv: False)
+        plain = make_engine(tmp_path, now=now, stream_node_max_entries=node_entries)
+        assert aof_loader.load(plain)
+    assert fast.dirty == plain.dirty
+    assert fast.command_calls == plain.command_calls
+    assert fast.stats["total_commands_processed"] == plain.stats["total_commands_processed"]
+    assert_same(snapshot(fast), snapshot(plain))
+    assert snapshot(fast) == snapshot(engine)
+    assert _pending(fast) == _pending(plain)
+    for restored in (fast, plain):
+        for db in restored.dbs:
+            for value in db.data.values():
+                if hasattr(value, "check"):
+                    value.check()
+        for db_f, db_p in zip(fast.dbs, plain.dbs):
+            for key, value in db_f.data.items():
+                if hasattr(value, "nodes"):
+                    assert list(value.nodes()) == list(db_p.data[key].nodes())
+
+
+def _walk(fn, data: bytes) -> list:
+    """Every item, then the error that ended the walk (its type and offset)."""
+    out: list = []
+    try:
+        for item in fn(data):
+            out.append(item)
+    except (aof_format.Truncated, aof_format.Corrupt) as exc:
+        out.append((type(exc).__name__, exc.offset))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_fast_command_walk_equals_the_exact_one(monkeypatch, chunk):
+    monkeypatch.setattr(aof_format, "FAST_CHUNK", chunk)
+    enc = aof_format.encode_command
+    cmds = [enc([b"XADD", b"k", b"%d-0" % i, b"f", b"v" * (i * 7 % 30), b"bin\r\n\x00"])
+            for i in range(40)]
+    good = b"".join(cmds)
+    cases = [
+        good,
+        good + b"#TS:123\r\n" + enc([b"PING"]) + cmds[3],  # an annotation line
+        good[:-5],  # a torn tail
+        b"#TS:1\r\n" + good,
+        good[:100] + b"*2\r\n$03\r\nGET\r\n$1\r\nk\r\n" + good[100:],  # a leading zero
+        good + b"PING\r\n" + cmds[0],  # an inline command: corrupt
+        good + b"*1\r\n$-1\r\n",
+        good.replace(b"$4\r\nXADD", b"$4\r\nXADDX", 1),  # damage
+        enc([b"SET", b"big", b"x" * 300]) + good,  # longer than a small chunk
+    ]
+    for data in cases:
+        assert _walk(aof_format.iter_commands_fast, data) == _walk(aof_format.iter_commands, data)

@@ -325,3 +325,86 @@ def test_the_twins_encode_strings_alike(text):
     element = lp.encode_string(text)
     assert element == pure.encode_string(text)
     assert lp.read_bytes(element, 0)[0] == text == pure.read_bytes(element, 0)[0]
+
+
+# -- stream node entries ---------------------------------------------------------------
+
+
+def _entry_offset(buf: bytes | bytearray, index: int) -> int:
+    p = lp.HEADER_SIZE
+    for _ in range(index):
+        p = lp.skip(buf, p)
+    return p
+
+
+def test_stream_entries_append_and_read_back() -> None:
+    # A node whose master fields are a, b and whose first entry is 0-0 from the master ID.
+    elements: list = [1, 0, 2, b"a", b"b", 0, 2, 0, 0, b"1", b"x", 5]
+    buf = bytearray(lp.pack(elements))
+    first = _entry_offset(buf, 6)
+    end = len(buf) - 1
+    at = lp.append_stream_entry(buf, 3, 200, [b"a", b"v", b"b", b"-7"], True)
+    assert at == end
+    elements += [2, 3, 200, b"v", -7, 5]
+    long = b"long" * 40
+    at2 = lp.append_stream_entry(buf, 5000, -1, [b"c", long], False)
+    elements += [0, 5000, -1, 1, b"c", long, 6]
+    assert bytes(buf) == lp.pack(elements)
+    fields = [b"a", b"b"]
+    assert lp.stream_entry_id(buf, first, 10, 20) == (10, 20)
+    assert lp.stream_entry_fields(buf, first, fields) == [b"a", b"1", b"b", b"x"]
+    assert lp.stream_entry_id(buf, at, 10, 20) == (13, 220)
+    assert lp.stream_entry_fields(buf, at, fields) == [b"a", b"v", b"b", b"-7"]
+    assert lp.stream_entry_id(buf, at2, 10, 20) == (5010, 19)
+    assert lp.stream_entry_id(buf, at2, 10, 0) == (5010, (1 << 64) - 1)  # uint64 wrap
+    assert lp.stream_entry_fields(buf, at2, fields) == [b"c", long]
+
+
+def test_stream_append_saturates_the_element_count() -> None:
+    buf = bytearray(lp.pack([1, 0, 1, b"f", 0, 2, 0, 0, b"v", 4]))
+    lp.set_header(buf, len(buf), 65533)
+    lp.append_stream_entry(buf, 1, 0, [b"f", b"w"], True)
+    assert lp.read_header(buf) == (len(buf), 65535)
+    lp.append_stream_entry(buf, 2, 0, [b"f", b"w"], True)
+    assert lp.read_header(buf) == (len(buf), 65535)
+
+
+_fvs = st.lists(st.tuples(_texts, _texts), min_size=1, max_size=4).map(
+    lambda pairs: [x for pair in pairs for x in pair])
+
+
+@given(st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**63), 2**63 - 1),
+                          _fvs, st.booleans()), max_size=6))
+def test_the_twins_append_and_read_stream_entries_alike(entries):
+    pure = twins.pure("tidelog.types.listpack")
+    master = [b"f"]
+    a = bytearray(lp.pack([1, 0, 1, b"f", 0, 2, 0, 0, b"v", 4]))
+    b_ = bytearray(a)
+    for msd, seqd, fv, same in entries:
+        fv = master + fv[1:2] if same else fv
+        at = lp.append_stream_entry(a, msd, seqd, fv, same)
+        assert pure.append_stream_entry(b_, msd, seqd, fv, same) == at
+        assert a == b_
+        assert lp.stream_entry_id(a, at, 5, 7) == pure.stream_entry_id(a, at, 5, 7) == (
+            (5 + msd) % 2**64, (7 + seqd) % 2**64)
+        expected = [b"%d" % v if isinstance(v, int) else v
+                    for v in lp.unpack(lp.pack(fv))]  # integer-looking text reads back as is
+        assert lp.stream_entry_fields(a, at, master) == pure.stream_entry_fields(a, at, master)
+        assert lp.stream_entry_fields(a, at, master) == expected
+    lp.unpack(a)
+
+
+def test_the_twins_read_cut_entries_alike() -> None:
+    pure = twins.pure("tidelog.types.listpack")
+    buf = bytearray(lp.pack([1, 0, 2, b"a", b"b", 0, 2, 0, 0, b"1", b"x", 5]))
+    at = lp.append_stream_entry(buf, 1, 0, [b"a", b"value", b"b", b"w" * 70], True)
+
+    def outcome(module, data):
+        try:
+            return module.stream_entry_fields(data, at, [b"a", b"b"])
+        except Exception as exc:  # noqa: BLE001 - the twins must fail alike
+            return type(exc)
+
+    for cut in range(at + 4, len(buf) + 1):
+        for data in (bytes(buf[:cut]), bytearray(buf[:cut])):
+            assert outcome(lp, data) == outcome(pure, data), cut

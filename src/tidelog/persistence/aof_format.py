@@ -12,6 +12,8 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..resp.parser import ProtocolError, RequestParser
+
 if TYPE_CHECKING:
     pass
 
@@ -110,3 +112,76 @@ def iter_commands(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int,
             pos = end + 2
         yield argv, start, pos
 
+
+
+FAST_CHUNK = 1 << 20  # bytes handed to the request parser at a time
+_BULK_FRAMING = [len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + "\r\n")
+
+
+def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
+    """:func:`iter_commands`, the same items and errors, mostly decoded by
+    the request parser kernel (``resp/parser.py``, compiled when built).
+
+    The data goes to the parser a chunk at a time.  A chunk's commands are
+    used only once they check out: each starts with ``*`` and ends with
+    CRLF at the offsets their canonical encoding (``*<n>``, ``$<len>``
+    without leading zeros) gives, and the bytes up to the last one's end
+    parse again into exactly as many commands with nothing left over (any
+    other encoding is longer, so the sizes would not add up).  Otherwise
+    (an annotation line, another encoding, damage, the end of the data, a
+    command longer than a chunk) :func:`iter_commands` walks that stretch,
+    with its exact offsets and errors.
+    """
+    size = len(data)
+    while pos < size:
+        stop = min(pos + FAST_CHUNK, size)
+        chunk = data[pos:stop]
+        parser = RequestParser(max_query_buffer=len(chunk) + 1)
+        parser.feed(chunk)
+        items: list[tuple[list[bytes], int, int]] = []
+        off = pos
+        ok = True
+        try:
+            while True:
+                argv = parser.next_command()
+                if argv is None:
+                    break
+                if data[off] != 0x2A:
+                    ok = False
+                    break
+                sizes = list(map(len, argv))
+                try:  # $<len>\r\n...\r\n around each argument, from a table
+                    framing = sum(map(_BULK_FRAMING.__getitem__, sizes))
+                except IndexError:
+                    framing = sum(len(str(n)) + 5 for n in sizes)
+                end = off + 3 + len(str(len(argv))) + sum(sizes) + framing
+                if data[end - 2:end] != b"\r\n":
+                    ok = False
+                    break
+                items.append((argv, off, end))
+                off = end
+        except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
+            ok = False
+        if ok and items and _whole(data[pos:off], len(items)):
+            yield from items
+            pos = off
+            continue
+        for item in iter_commands(data, pos):
+            yield item
+            pos = item[2]
+            if pos >= stop:
+                break
+        else:
+            return
+
+
+def _whole(stretch: bytes, count: int) -> bool:
+    """Does ``stretch`` parse into exactly ``count`` commands, with no byte left?"""
+    parser = RequestParser(max_query_buffer=len(stretch) + 1)
+    parser.feed(stretch)
+    try:
+        while count and parser.next_command() is not None:
+            count -= 1
+        return count == 0 and parser.next_command() is None and parser.buffered == 0
+    except ProtocolError:
+        return False

@@ -427,3 +427,165 @@ def _unpack_elements(buf: bytes | bytearray, strict: bool) -> list[int | bytes]:
     if p != last:
         raise ListpackError("elements overrun the terminator")
     return values
+
+
+# -- stream node entries ---------------------------------------------------------
+#
+# The per-entry work of a stream macro node (types/stream.py describes the
+# layout): appending an entry to the tail node, and reading an entry's ID
+# deltas and fields.  Plain interfaces (bytes/bytearray, ints, lists), so the
+# stream layer does not know which twin runs.
+
+_SAMEFIELDS = 2
+
+
+@cython.cfunc
+@cython.inline
+def _small_or_int(v: object) -> object:
+    if type(v) is int and 0 <= v < 128:
+        return _SMALL_INT_ELEMENT[v]
+    return encode_int(v)
+
+
+@cython.locals(count=cython.Py_ssize_t, rel=cython.Py_ssize_t, numele=cython.Py_ssize_t,
+               n=cython.Py_ssize_t, total=cython.Py_ssize_t, i=cython.Py_ssize_t)
+def append_stream_entry(lp: bytearray, msd: int, seqd: int, fv: list, same: cython.bint) -> int:
+    """Append one stream entry to the node ``lp`` in place; return its offset.
+
+    ``msd``/``seqd`` are the entry's ID deltas from the node's master ID (as
+    int64), ``fv`` the flat ``[f1, v1, ...]``; with ``same`` the fields equal
+    the master fields and only the values are written (SAMEFIELDS).  The
+    entry replaces the terminator, which is written again after it, and the
+    header's total and element count are patched.  Returns the offset of
+    the entry's first element (where the terminator was).
+    """
+    n = len(fv)
+    if same:
+        count = (n >> 1) + 3
+        parts = [_SMALL_INT_ELEMENT[_SAMEFIELDS], _small_or_int(msd), _small_or_int(seqd)]
+        i = 1
+        while i < n:
+            parts.append(encode_string(fv[i]))
+            i += 2
+    else:
+        count = n + 4
+        parts = [_SMALL_INT_ELEMENT[0], _small_or_int(msd), _small_or_int(seqd),
+                 _small_or_int(n >> 1)]
+        for x in fv:
+            parts.append(encode_string(x))
+    parts.append(_SMALL_INT_ELEMENT[count] if count < 128 else encode_int(count))
+    parts.append(b"\xff")
+    rel = len(lp) - 1
+    lp[rel:] = b"".join(parts)
+    numele = lp[4] | (lp[5] << 8)
+    if numele != NUMELE_UNKNOWN:
+        numele += count + 1
+        if numele > NUMELE_UNKNOWN:
+            numele = NUMELE_UNKNOWN
+    total = len(lp)
+    lp[0] = total & 0xFF
+    lp[1] = (total >> 8) & 0xFF
+    lp[2] = (total >> 16) & 0xFF
+    lp[3] = (total >> 24) & 0xFF
+    lp[4] = numele & 0xFF
+    lp[5] = numele >> 8
+    return rel
+
+
+@cython.locals(b=cython.int)
+def stream_entry_id(lp: bytes | bytearray, p: cython.Py_ssize_t, kms: int, kseq: int) -> tuple:
+    """``(ms, seq)`` of the stream entry at ``p`` in a node whose master ID is
+    ``kms-kseq``: its deltas added as uint64 (wrapping)."""
+    b = lp[p + 2]
+    if b < 0x80:  # small deltas: the common case
+        ms = kms + b
+        p += 4
+    else:
+        d, p = read_int(lp, p + 2)
+        ms = kms + d
+    b = lp[p]
+    if b < 0x80:
+        seq = kseq + b
+    else:
+        seq = kseq + read_int(lp, p)[0]
+    if ms < 0 or ms > 0xFFFFFFFFFFFFFFFF:
+        ms &= 0xFFFFFFFFFFFFFFFF
+    if seq < 0 or seq > 0xFFFFFFFFFFFFFFFF:
+        seq &= 0xFFFFFFFFFFFFFFFF
+    return (ms, seq)
+
+
+@cython.cfunc
+@cython.inline
+def _data(lp: object) -> cython.p_const_uchar:
+    """The bytes of a ``bytes`` or ``bytearray`` (compiled twin only)."""
+    if type(lp) is bytes:
+        return cython.cast(cython.p_const_uchar, PyBytes_AS_STRING(lp))
+    return cython.cast(cython.p_const_uchar, PyByteArray_AS_STRING(lp))
+
+
+@cython.cfunc
+@cython.locals(buf=cython.p_const_uchar, size=cython.Py_ssize_t, q=cython.Py_ssize_t,
+               b=cython.int, n=cython.Py_ssize_t)
+def _samefields_c(lp: object, p: cython.Py_ssize_t, fields: list) -> object:
+    """The values of a SAMEFIELDS entry whose values start at ``p``, read
+    through a C pointer (compiled twin); None when an element would reach
+    past the buffer, for the Python path to handle."""
+    buf = _data(lp)
+    size = len(lp)
+    out: list = []
+    for field in fields:
+        if p >= size:
+            return None
+        b = buf[p]
+        if 0x80 <= b < 0xC0:  # short string: the common case
+            n = b & 0x3F
+            q = p + 1 + n
+            if q >= size:
+                return None
+            value = PyBytes_FromStringAndSize(cython.cast(cython.p_char, buf + p + 1), n)
+            p = q + 1
+        elif b < 0x80:  # small integer
+            value = _SMALL_INT_TEXT[b]
+            p += 2
+        else:
+            value, p = read_bytes(lp, p)
+        out.append(field)
+        out.append(value)
+    return out
+
+
+@cython.locals(q=cython.Py_ssize_t, b=cython.int, n=cython.Py_ssize_t, _i=cython.Py_ssize_t)
+def stream_entry_fields(lp: bytes | bytearray, p: cython.Py_ssize_t, fields: list) -> list:
+    """The ``[f1, v1, ...]`` of the stream entry at ``p`` (its flags element);
+    ``fields`` are the node's master fields, for a SAMEFIELDS entry."""
+    flags = lp[p]
+    b = lp[p + 2]
+    p = p + 4 if b < 0x80 else skip(lp, p + 2)
+    b = lp[p]
+    p = p + 2 if b < 0x80 else skip(lp, p)
+    out: list = []
+    if flags & _SAMEFIELDS:
+        if cython.compiled and (type(lp) is bytes or type(lp) is bytearray):
+            values = _samefields_c(lp, p, fields)
+            if values is not None:
+                return values
+        for field in fields:
+            b = lp[p]
+            if 0x80 <= b < 0xC0:  # short string: the common case
+                q = p + 1 + (b & 0x3F)
+                value = bytes(lp[p + 1 : q])
+                p = q + 1
+            elif b < 0x80:  # small integer
+                value = _SMALL_INT_TEXT[b]
+                p += 2
+            else:
+                value, p = read_bytes(lp, p)
+            out.append(field)
+            out.append(value)
+        return out
+    n, p = read_int(lp, p)
+    for _i in range(2 * n):
+        value, p = read_bytes(lp, p)
+        out.append(value)
+    return out

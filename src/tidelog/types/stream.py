@@ -69,7 +69,6 @@ Invariants that :meth:`Stream.check` asserts:
 
 from __future__ import annotations
 
-import struct
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
@@ -80,13 +79,15 @@ from tidelog.types import listpack
 from tidelog.types.idmp import IdmpState
 from tidelog.types.listpack import (
     HEADER_SIZE,
-    NUMELE_UNKNOWN,
     ListpackError,
+    append_stream_entry,
     encode_int,
     encode_string,
     read_bytes,
     read_int,
     skip,
+    stream_entry_fields,
+    stream_entry_id,
 )
 
 FLAG_NONE = 0
@@ -98,9 +99,7 @@ _M64 = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
 _TWO64 = 1 << 64
 _SMALL = [encode_int(v) for v in range(128)]  # whole elements for 0..127
-_SMALL_TEXT = [b"%d" % v for v in range(128)]
 _EOF = b"\xff"
-_HEADER = struct.Struct("<IH")  # listpack header: total bytes, element count
 _new_id = tuple.__new__  # StreamID(ms, seq) without the NamedTuple __new__ call
 
 
@@ -249,38 +248,11 @@ class Stream:
         seqd = id[1] - key[1]
         if not -_INT64_MAX <= seqd <= _INT64_MAX:
             seqd = _delta(id[1], key[1])
-        fields = fv[0::2]
-        if fields == tail.fields:
-            count = len(fields) + 3
-            parts = [
-                _SMALL[FLAG_SAMEFIELDS],
-                _SMALL[msd] if 0 <= msd < 128 else encode_int(msd),
-                _SMALL[seqd] if 0 <= seqd < 128 else encode_int(seqd),
-            ]
-            parts += map(encode_string, fv[1::2])
-        else:
-            count = len(fv) + 4
-            parts = [
-                _SMALL[FLAG_NONE],
-                _SMALL[msd] if 0 <= msd < 128 else encode_int(msd),
-                _SMALL[seqd] if 0 <= seqd < 128 else encode_int(seqd),
-                encode_int(len(fields)),
-            ]
-            parts += map(encode_string, fv)
-        parts.append(_SMALL[count] if count < 128 else encode_int(count))
-        parts.append(_EOF)
-        rel = len(lp) - 1 - tail.base
-        lp[-1:] = b"".join(parts)  # replaces the old terminator
+        rel = append_stream_entry(lp, msd, seqd, fv, fv[0::2] == tail.fields) - tail.base
         offs = tail.offs
         if rel > 65535 and offs.typecode == "H":
             offs = tail.offs = array("I", offs)
         offs.append(rel)
-        numele = lp[4] | (lp[5] << 8)
-        if numele != NUMELE_UNKNOWN:
-            numele += count + 1
-            if numele > NUMELE_UNKNOWN:
-                numele = NUMELE_UNKNOWN
-        _HEADER.pack_into(lp, 0, len(lp), numele)
         live = tail.live + 1
         if live < 128:  # the count element stays one byte: patch it in place
             lp[HEADER_SIZE] = live
@@ -310,6 +282,7 @@ class Stream:
         return self._iter_fwd(_as_int(start), _as_int(end))
 
     def _iter_fwd(self, lo: int, hi: int) -> Iterator[tuple[StreamID, list[bytes]]]:
+        hi_t = (hi >> 64, hi & _M64)
         keys = self._keys
         nodes = self._nodes
         i = bisect_right(keys, lo) - 1
@@ -329,32 +302,19 @@ class Stream:
             while k < len(offs):
                 p = base + offs[k]
                 k += 1
-                flags = lp[p]
-                b = lp[p + 2]
-                if b < 0x80:  # small deltas: the common case, decoded inline
-                    ms = (kms + b) & _M64
-                    p += 4
-                else:
-                    d, p = read_int(lp, p + 2)
-                    ms = (kms + d) & _M64
-                b = lp[p]
-                if b < 0x80:
-                    seq = (kseq + b) & _M64
-                    p += 2
-                else:
-                    d, p = read_int(lp, p)
-                    seq = (kseq + d) & _M64
-                if ((ms << 64) | seq) > hi:
+                t = stream_entry_id(lp, p, kms, kseq)
+                if t > hi_t:
                     return
-                if flags & FLAG_DELETED:
+                if lp[p] & FLAG_DELETED:
                     continue
-                yield _new_id(StreamID, (ms, seq)), _read_fields(lp, p, flags, node.fields)
+                yield _new_id(StreamID, t), stream_entry_fields(lp, p, node.fields)
                 lp = node.lp  # a delete may have replaced or shifted the bytes
                 base = node.base
                 offs = node.offs
             i = bisect_right(keys, node.ikey)
 
     def _iter_rev(self, lo: int, hi: int) -> Iterator[tuple[StreamID, list[bytes]]]:
+        lo_t = (lo >> 64, lo & _M64)
         keys = self._keys
         nodes = self._nodes
         i = bisect_right(keys, hi) - 1
@@ -370,16 +330,12 @@ class Stream:
             while k >= 0:
                 p = base + offs[k]
                 k -= 1
-                flags = lp[p]
-                ms, p = read_int(lp, p + 2)
-                seq, p = read_int(lp, p)
-                ms = (kms + ms) & _M64
-                seq = (kseq + seq) & _M64
-                if ((ms << 64) | seq) < lo:
+                t = stream_entry_id(lp, p, kms, kseq)
+                if t < lo_t:
                     return
-                if flags & FLAG_DELETED:
+                if lp[p] & FLAG_DELETED:
                     continue
-                yield _new_id(StreamID, (ms, seq)), _read_fields(lp, p, flags, node.fields)
+                yield _new_id(StreamID, t), stream_entry_fields(lp, p, node.fields)
                 lp = node.lp
                 base = node.base
                 offs = node.offs
@@ -400,9 +356,7 @@ class Stream:
         node, p, flags = found
         if flags & FLAG_DELETED:
             return None
-        _, p = read_int(node.lp, p + 2)
-        _, p = read_int(node.lp, p)
-        return _read_fields(node.lp, p, flags, node.fields)
+        return stream_entry_fields(node.lp, p, node.fields)
 
     def first_entry(self) -> tuple[StreamID, list[bytes]] | None:
         """The oldest live entry, or None.  Cost: O(log N + D), D deleted entries skipped."""
@@ -882,40 +836,13 @@ class Stream:
             at = node.base + node.offs[k]
             assert lp[at] == flags, f"node {node.key}: offset of entry {k}"
             assert self._entry_int(node, k) == _as_int(eid)
-            _, q = read_int(lp, at + 2)
-            _, q = read_int(lp, q)
-            assert _read_fields(lp, q, flags, node.fields) == fv
+            assert stream_entry_fields(lp, at, node.fields) == fv
 
 
 def _drop(node: _Node) -> None:
     """Empty a node taken out of the stream, so open iterators skip what it held."""
     node.offs = array("H")
     node.live = 0
-
-
-def _read_fields(lp: bytes | bytearray, p: int, flags: int, fields: list[bytes]) -> list[bytes]:
-    """An entry's ``[f1, v1, ...]``, reading from just after its seq-delta at ``p``."""
-    out: list[bytes] = []
-    if flags & FLAG_SAMEFIELDS:
-        for field in fields:
-            b = lp[p]
-            if 0x80 <= b < 0xC0:  # short string: the common case
-                q = p + 1 + (b & 0x3F)
-                value = bytes(lp[p + 1 : q])
-                p = q + 1
-            elif b < 0x80:  # small integer
-                value = _SMALL_TEXT[b]
-                p += 2
-            else:
-                value, p = read_bytes(lp, p)
-            out.append(field)
-            out.append(value)
-        return out
-    n, p = read_int(lp, p)
-    for _ in range(2 * n):
-        value, p = read_bytes(lp, p)
-        out.append(value)
-    return out
 
 
 def _parse_node(key: StreamID, elements: list) -> list[tuple[int, StreamID, list[bytes]]]:
