@@ -362,7 +362,7 @@ def test_stream_entries_append_and_read_back() -> None:
 
 def test_stream_append_saturates_the_element_count() -> None:
     buf = bytearray(lp.pack([1, 0, 1, b"f", 0, 2, 0, 0, b"v", 4]))
-    lp.set_header(buf, len(buf), 65533)
+    buf[4:6] = (65533).to_bytes(2, "little")   # the header's element count
     lp.append_stream_entry(buf, 1, 0, [b"f", b"w"], True)
     assert lp.read_header(buf) == (len(buf), 65535)
     lp.append_stream_entry(buf, 2, 0, [b"f", b"w"], True)
