@@ -162,7 +162,7 @@ class Ctx:
       per-entry effects of XCLAIM are then recorded with :meth:`effect`).
 
     Nothing is inferred: a write command that counted a change
-    (:meth:`modified`, ``changes``) and declared none of these is a bug
+    (:meth:`modified` or :meth:`changed`) and declared none of these is a bug
     the engine logs and counts in ``internal_errors``.
     """
 
@@ -193,6 +193,12 @@ class Ctx:
     def modified(self, key: bytes, count: int = 1) -> None:
         """A key's value changed: WATCH fails, and the change counts."""
         self.db.touch(key)
+        self.changes += count
+
+    def changed(self, count: int = 1) -> None:
+        """Data changed without touching a key's WATCH (consumer-group
+        state, PELs, a flush that touches keys itself): the change counts
+        toward save points and the propagation check."""
         self.changes += count
 
     def ready(self, key: bytes) -> None:

@@ -73,7 +73,7 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
     ids = [parse_strict_id_arg(arg) for arg in argv[3:]]  # all or nothing
     acked = sum(1 for id in ids if group.ack(id))
     if acked:
-        ctx.changes += acked
+        ctx.changed(acked)
         ctx.propagate_argv()
     return acked
 
@@ -104,14 +104,14 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
         if not group.ack(id):
             out.append(-1)
             continue
-        ctx.changes += 1
+        ctx.changed()
         if needed is not None and needed(id):
             out.append(2)
             continue
         if stream.delete(id):
             deleted += 1
         if policy == DELREF:
-            ctx.changes += drop_references(stream, id)
+            ctx.changed(drop_references(stream, id))
         out.append(1)
     if deleted:
         ctx.modified(key, deleted)
@@ -196,7 +196,7 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
         ctx.effect([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
                        b"RETRYCOUNT", b"%d" % count, b"FORCE"])
     if released:
-        ctx.changes += released
+        ctx.changed(released)
         ctx.ready(key)  # blocked XREADGROUP ... CLAIM readers can take them now
     return released
 
@@ -361,7 +361,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         setid_pending = False
     if setid_pending:  # LASTID moved the group and no XCLAIM carried it
         ctx.effect(setid_effect(key, group))
-        ctx.changes += 1
+        ctx.changed()
     return out
 
 

@@ -43,7 +43,7 @@ def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     # Clients blocked on its keys are retried: a blocked XREADGROUP fails
     # now that its key is gone (Redis 7.2+).
     ctx.engine.signal_all_waited(ctx.db.index)
-    ctx.changes += ctx.db.flush()
+    ctx.changed(ctx.db.flush())
     ctx.effect(list(argv))  # always, even when nothing was there (as Redis)
     return OK
 
@@ -56,7 +56,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     _flush_mode(argv)
     for db in ctx.engine.dbs:
         ctx.engine.signal_all_waited(db.index)
-        ctx.changes += db.flush()
+        ctx.changed(db.flush())
     ctx.effect(list(argv))
     return OK
 

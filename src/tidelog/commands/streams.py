@@ -444,7 +444,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
             dropped += drop_references(stream, id)
     if deleted:
         ctx.modified(key, deleted)
-    ctx.changes += dropped  # PEL changes alone do not touch WATCH, as XACK
+    ctx.changed(dropped)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
         ctx.propagate_argv()
     return out

@@ -126,7 +126,7 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
     if name in stream.groups:
         raise CommandError(errors.BUSYGROUP)
     stream.groups[name] = ConsumerGroup(name, last_id, target.entries_read)
-    ctx.changes += 1
+    ctx.changed()
     ctx.propagate_argv()
     return OK
 
@@ -144,7 +144,7 @@ def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
     new_id = stream.last_id if argv[4] == b"$" else parse_id_arg(argv[4])
     entries_read = None if target.entries_read == UNKNOWN else target.entries_read
     group.set_id(new_id, entries_read, stream)
-    ctx.changes += 1
+    ctx.changed()
     ctx.propagate_argv()
     return OK
 
@@ -160,7 +160,7 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     assert target.stream is not None
     del target.stream.groups[argv[3]]
-    ctx.changes += 1
+    ctx.changed()
     ctx.propagate_argv()
     ctx.ready(target.key)  # blocked XREADGROUP clients of the group fail now
     return 1
@@ -176,7 +176,7 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     _, created = group.create_consumer(argv[4], ctx.now_ms())
     if not created:
         return 0
-    ctx.changes += 1
+    ctx.changed()
     ctx.propagate_argv()
     return 1
 
@@ -192,7 +192,7 @@ def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     if group.consumer(argv[4]) is None:
         return 0
     pending = group.delete_consumer(argv[4])
-    ctx.changes += 1
+    ctx.changed()
     ctx.propagate_argv()
     return pending
 

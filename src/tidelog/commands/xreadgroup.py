@@ -152,7 +152,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
         if serve:
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
-                ctx.changes += 1
+                ctx.changed()
                 if args.noack:
                     ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
                                    consumer.name])
@@ -258,7 +258,7 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
     if moved:
         ctx.effect(setid_effect(key, group))
     if out:
-        ctx.changes += 1
+        ctx.changed()
     return out
 
 
