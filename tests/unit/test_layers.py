@@ -7,6 +7,12 @@ independent of each other, the handlers' contract below every command
 family, and ``spark`` (a client of the server) importing nothing else of
 Tidelog.  The second test shows the contracts can fail: on a copy of the
 package where one command module imports the persistence layer.
+
+Layers allow two modules of one layer to import each other; no module may
+take part in an import circle, even one made only of imports for type
+annotations (a circle is a seam drawn in the wrong place).  That is checked
+on import-linter's graph (grimp), and shown to fail on a copy with one
+annotation-only import added.
 """
 
 from __future__ import annotations
@@ -30,6 +36,24 @@ def lint_imports(cwd: Path, src: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+FIND_CYCLES = """
+import grimp
+graph = grimp.build_graph("tidelog", cache_dir=None)
+for module in sorted(graph.modules):
+    for imported in sorted(graph.find_modules_directly_imported_by(module)):
+        if graph.chain_exists(importer=imported, imported=module):
+            print(module, "->", " -> ".join(graph.find_shortest_chain(importer=imported, imported=module)))
+"""
+
+
+def import_cycles(src: Path) -> list[str]:
+    """Every import circle in the package under ``src``, one line per module in one."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    result = subprocess.run([sys.executable, "-c", FIND_CYCLES], env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    return result.stdout.splitlines()
+
+
 def test_the_layer_contracts_hold():
     result = lint_imports(ROOT, ROOT / "src")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -47,3 +71,18 @@ def test_a_command_module_importing_persistence_breaks_the_layers(tmp_path):
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout
     assert "tidelog.commands.streams -> tidelog.persistence.snapshot" in result.stdout
+
+
+def test_no_module_is_part_of_an_import_circle():
+    assert import_cycles(ROOT / "src") == []
+
+
+def test_an_annotation_only_import_circle_is_found(tmp_path):
+    copy = tmp_path / "src" / "tidelog"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
+    args = copy / "commands" / "args.py"
+    args.write_text(args.read_text() + "\nfrom typing import TYPE_CHECKING\n"
+                    "if TYPE_CHECKING:\n    from .streams import xadd  # noqa\n")
+
+    cycles = import_cycles(tmp_path / "src")
+    assert any(line.startswith("tidelog.commands.args -> ") for line in cycles), cycles

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ..clock import Clock
     from ..config import Config
     from ..keyspace import Database
-    from .table import CommandSpec
 
 Reply = Any
 Effect = list[bytes]
@@ -93,6 +92,16 @@ AOF_OFF_INFO = (
     "aof_rewrites:0",
     "aof_last_write_status:ok",
 )
+
+
+class CommandInfo(Protocol):
+    """What the engine reads of the executing command's table entry
+    (:class:`tidelog.commands.table.CommandSpec` implements it)."""
+
+    name: str
+
+    @property
+    def is_write(self) -> bool: ...
 
 
 class Persistence(Protocol):
@@ -170,7 +179,7 @@ class Ctx:
                  "ready_key")
 
     def __init__(self, engine: EngineAPI, client: ClientState, argv: list[bytes],
-                 spec: CommandSpec | None, may_block: bool) -> None:
+                 spec: CommandInfo | None, may_block: bool) -> None:
         self.engine = engine
         self.client = client
         self.db: Database = engine.dbs[client.db]

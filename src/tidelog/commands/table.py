@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .contract import Ctx
+from .contract import Ctx
 
-Handler = Callable[["Ctx", list[bytes]], Any]
+Handler = Callable[[Ctx, list[bytes]], Any]
 
 
 # ACL categories derived from flags and group, as Redis shows them in COMMAND INFO.

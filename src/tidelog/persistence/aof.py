@@ -55,8 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import rdb
 from .aof_format import encode_command
-from .aof_loader import aof_dir
-from .aof_manifest import BASE, INCR, AofFile, Manifest, fsync_dir, write_atomically
+from .aof_manifest import BASE, INCR, AofFile, Manifest, aof_dir, fsync_dir, write_atomically
 from .aof_rewrite import rdb_can_hold, write_commands_file
 
 if TYPE_CHECKING:

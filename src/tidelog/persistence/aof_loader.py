@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import kernels
 from ..ids import InvalidStreamID, StreamID, parse_strict_id
@@ -21,7 +21,7 @@ from ..resp.replies import ErrorReply
 from ..types.stream import Stream
 from . import rdb
 from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands, iter_commands_fast
-from .aof_manifest import INCR, Manifest
+from .aof_manifest import INCR, Manifest, aof_dir
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -192,10 +192,6 @@ class _Loader:
 
     def close(self) -> None:
         self.engine.client_closed(self.client)
-
-
-def aof_dir(config: Any) -> str:
-    return os.path.join(config["dir"], config["appenddirname"])
 
 
 def load(engine: Engine) -> bool:

@@ -11,17 +11,19 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .aof_format import AofLoadError
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("tidelog")
 
 
 BASE, HISTORY, INCR = "b", "h", "i"
+
+
+def aof_dir(config: Any) -> str:
+    """The directory that holds the manifest and its files (``appenddirname`` under ``dir``)."""
+    return os.path.join(config["dir"], config["appenddirname"])
 
 
 @dataclass

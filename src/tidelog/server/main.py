@@ -94,9 +94,9 @@ def start_aof(engine: Engine, server: Server) -> Any:
     Replies wait for the AOF (``server.write_gate``) as ``appendfsync``
     says; the engine's persistence keeps it (``Durability.aof``) for
     BGREWRITEAOF, INFO persistence and DEBUG LOADAOF.  Raises AofLoadError."""
-    from ..persistence import aof, aof_loader
+    from ..persistence import aof, aof_loader, aof_manifest
 
-    log.info("Reading the append only file from %s", aof_loader.aof_dir(engine.config))
+    log.info("Reading the append only file from %s", aof_manifest.aof_dir(engine.config))
     aof_loader.load(engine)
     writer = aof.Aof(engine)
     writer.open()
