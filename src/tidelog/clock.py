@@ -3,6 +3,11 @@
 ``Clock.now_ms()`` is wall-clock Unix time in milliseconds (stream IDs, idle
 times, expiry deadlines).  ``Clock.monotonic()`` is seconds from an arbitrary
 origin (timeouts).  Tests use :class:`FakeClock` to move time by hand.
+
+The server reads the wall clock once per batch of commands it runs from one
+read of a socket (:meth:`Clock.begin_turn` ... :meth:`Clock.end_turn`): the
+commands of that batch see one ``now_ms()``, as Redis's commands see the
+time cached when they started.
 """
 
 from __future__ import annotations
@@ -13,8 +18,19 @@ import time
 class Clock:
     """The real clock."""
 
+    def __init__(self) -> None:
+        self._turn_ms = -1  # >= 0 between begin_turn() and end_turn()
+
+    def begin_turn(self) -> None:
+        """Hold ``now_ms()`` at this moment until :meth:`end_turn`."""
+        self._turn_ms = time.time_ns() // 1_000_000
+
+    def end_turn(self) -> None:
+        self._turn_ms = -1
+
     def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000
+        held = self._turn_ms
+        return held if held >= 0 else time.time_ns() // 1_000_000
 
     def now_us(self) -> int:
         return time.time_ns() // 1_000
@@ -27,6 +43,7 @@ class FakeClock(Clock):
     """A clock that only moves when told to."""
 
     def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
+        super().__init__()
         self._us = start_ms * 1000
 
     def now_ms(self) -> int:

@@ -73,6 +73,30 @@ IDMP_EXPIRE_BUDGET = 1000
 _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
+# Most raw command names (b"XADD", b"xadd", ...) the dispatch remembers; a
+# client sending names in ever new letter cases cannot grow it further.
+DISPATCH_CACHE_MAX = 1024
+
+
+class Entry:
+    """One command as this engine runs it: the table's spec, its handler and
+    arity read once, and its call count (INFO commandstats).  The dispatch
+    maps raw name bytes to entries; each increment is an attribute add."""
+
+    __slots__ = ("spec", "name", "handler", "arity", "is_write", "queued_in_multi",
+                 "refused_in_multi", "calls")
+
+    def __init__(self, spec: table.CommandSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.handler = spec.handler
+        self.arity = spec.arity
+        self.is_write = spec.is_write
+        self.refused_in_multi = "no_multi" in spec.flags
+        self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
+        self.calls = 0
+
+
 @dataclass(eq=False)
 class Waiter:
     """A client parked on keys by a handler's :class:`Wait`."""
@@ -139,11 +163,14 @@ class Engine:
         self.run_id = os.urandom(20).hex()
         self.dirty = 0
         self.stats: dict[str, int] = {
-            "total_commands_processed": 0, "total_connections_received": 0,
+            "total_connections_received": 0,
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "total_error_replies": 0, "unexpected_error_replies": 0,
         }
-        self.command_calls: dict[str, int] = {}
+        # Every command this engine has resolved, by table name (the order
+        # of first use is INFO commandstats' order), and by raw name bytes.
+        self._entries: dict[str, Entry] = {}
+        self._dispatch: dict[bytes, Entry] = {}
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
@@ -170,27 +197,50 @@ class Engine:
 
     # -- executing ------------------------------------------------------------------
     def execute(self, client: ClientState, argv: list[bytes]) -> Reply:
-        """Run one command for a client: a reply, or BLOCKED."""
-        client.last_interaction = self.clock.monotonic()
+        """Run one command for a client: a reply, or BLOCKED.
+
+        The common case costs one dict lookup on the raw name bytes and an
+        arity check; unknown names, subcommands and MULTI take
+        :meth:`_execute_checked`."""
+        entry = self._dispatch.get(argv[0])
+        if entry is not None and client.multi is None:
+            arity = entry.arity
+            argc = len(argv)
+            if argc == arity or (arity < 0 and argc >= -arity):
+                client.last_command = entry.name
+                reply = self._call(client, entry, argv, True)
+                if self._ready and not self._executing:
+                    self.serve_ready()
+                return reply
+        return self._execute_checked(client, argv)
+
+    def _execute_checked(self, client: ClientState, argv: list[bytes]) -> Reply:
         try:
-            spec = self._resolve(argv)
+            entry = self._resolve(argv)
         except CommandError as exc:
             if client.multi is not None:
                 client.multi_error = True
             return self._error(exc.message)
-        client.last_command = spec.name
-        if client.multi is not None and "no_multi" in spec.flags:
-            client.multi_error = True
-            return self._error(errors.NOT_IN_MULTI)
-        if client.multi is not None and spec.name.partition("|")[0] not in _MULTI_CONTROL:
-            client.multi.append(argv)
-            return QUEUED
-        reply = self._call(client, spec, argv, may_block=True)
+        client.last_command = entry.name
+        if client.multi is not None:
+            if entry.refused_in_multi:
+                client.multi_error = True
+                return self._error(errors.NOT_IN_MULTI)
+            if entry.queued_in_multi:
+                client.multi.append(argv)
+                return QUEUED
+        reply = self._call(client, entry, argv, may_block=True)
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
 
-    def _resolve(self, argv: list[bytes]) -> table.CommandSpec:
+    def _entry(self, spec: table.CommandSpec) -> Entry:
+        entry = self._entries.get(spec.name)
+        if entry is None:
+            entry = self._entries[spec.name] = Entry(spec)
+        return entry
+
+    def _resolve(self, argv: list[bytes]) -> Entry:
         """Find the command and check its arity, with Redis's errors."""
         spec = table.lookup(argv)
         if spec is None:
@@ -202,17 +252,22 @@ class Engine:
         argc = len(argv)
         if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
             raise errors.wrong_arity(spec.name.encode())
-        return spec
+        entry = self._entry(spec)
+        if not spec.subcommands and "|" not in spec.name and \
+                len(self._dispatch) < DISPATCH_CACHE_MAX:
+            self._dispatch[argv[0]] = entry
+        return entry
 
-    def _call(self, client: ClientState, spec: table.CommandSpec, argv: list[bytes],
+    def _call(self, client: ClientState, entry: Entry, argv: list[bytes],
               may_block: bool) -> Reply:
         """Run a resolved command; errors become error replies."""
-        ctx = Ctx(self, client, argv, spec, may_block)
-        self.stats["total_commands_processed"] += 1
-        self.command_calls[spec.name] = self.command_calls.get(spec.name, 0) + 1
-        ctx.db.no_touch = client.no_touch
+        ctx = Ctx(self, client, argv, entry, may_block)
+        entry.calls += 1
+        no_touch = client.no_touch
+        if no_touch:
+            ctx.db.no_touch = True
         try:
-            reply = spec.handler(ctx, argv)  # type: ignore[misc]
+            reply = entry.handler(ctx, argv)  # type: ignore[misc]
         except CommandError as exc:
             reply = self._error(exc.message)
         except Exception:
@@ -221,11 +276,35 @@ class Engine:
             self.stats["unexpected_error_replies"] += 1
             reply = self._error(errors.INTERNAL)
         finally:
-            ctx.db.no_touch = False
-        if isinstance(reply, Wait):
+            if no_touch:
+                ctx.db.no_touch = False
+        if reply.__class__ is Wait:
             reply = self._block(ctx, reply)
-        self._finish(ctx)
+        if ctx.changes or ctx.effects:
+            self._finish(ctx)
         return reply
+
+    # -- statistics -----------------------------------------------------------------
+    @property
+    def command_calls(self) -> dict[str, int]:
+        """Calls per command name (subcommands as ``container|sub``), in the
+        order of first use; commands never called are left out."""
+        return {name: entry.calls for name, entry in self._entries.items() if entry.calls}
+
+    @property
+    def total_commands_processed(self) -> int:
+        return sum(entry.calls for entry in self._entries.values())
+
+    def count_calls(self, name: str, calls: int = 1) -> None:
+        """Count calls made without the dispatcher (the AOF loader's fast path)."""
+        self._entry(table.COMMANDS[name]).calls += calls
+
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
+        for name in self.stats:
+            self.stats[name] = 0
+        for entry in self._entries.values():
+            entry.calls = 0
 
     def _finish(self, ctx: Ctx) -> None:
         if ctx.changes:
@@ -239,7 +318,7 @@ class Engine:
                 log.error("%s changed data and declared no propagation", ctx.spec.name)
                 self.internal_errors += 1
                 effects = [ctx.argv]
-        if effects:
+        if effects and (self.effect_listeners or self._tx_effects is not None):
             batch = [(ctx.db.index, effect) for effect in effects]
             if len(batch) > 1 and self._tx_effects is None:
                 # One command, several effects (XREADGROUP's XCLAIMs): Redis
@@ -283,8 +362,8 @@ class Engine:
         self._tx_effects = []
         try:
             for argv in queued:
-                spec = self._resolve(argv)
-                replies.append(self._call(client, spec, argv, may_block=False))
+                entry = self._resolve(argv)
+                replies.append(self._call(client, entry, argv, may_block=False))
         finally:
             self._executing = False
             effects, self._tx_effects = self._tx_effects, None
@@ -403,7 +482,7 @@ class Engine:
                         continue
                     client = request.client
                     saved_db, client.db = client.db, request.db
-                    ctx = Ctx(self, client, request.argv, table.lookup(request.argv), False)
+                    ctx = Ctx(self, client, request.argv, self._resolve(request.argv), False)
                     ctx.ready_key = db_key[1]
                     try:
                         reply = request.wait.retry(ctx)

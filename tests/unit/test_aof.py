@@ -471,7 +471,7 @@ def test_fast_replay_equals_the_engine(tmp_path, monkeypatch, node_entries):
         assert aof_loader.load(plain)
     assert fast.dirty == plain.dirty
     assert fast.command_calls == plain.command_calls
-    assert fast.stats["total_commands_processed"] == plain.stats["total_commands_processed"]
+    assert fast.total_commands_processed == plain.total_commands_processed
     assert_same(snapshot(fast), snapshot(plain))
     assert snapshot(fast) == snapshot(engine)
     assert _pending(fast) == _pending(plain)

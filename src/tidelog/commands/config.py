@@ -120,10 +120,7 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.0.0", complexity="O(1)", summary="Reset the stats returned by INFO")
 def config_resetstat(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG RESETSTAT"""
-    engine = ctx.engine
-    for name in engine.stats:
-        engine.stats[name] = 0
-    engine.command_calls.clear()
+    ctx.engine.reset_stats()
     return OK
 
 

@@ -134,7 +134,6 @@ class EngineAPI(Protocol):
     clients: dict[int, ClientState]
     persistence: Persistence
     stats: dict[str, int]
-    command_calls: dict[str, int]
     dirty: int
     run_id: str
     started: float
@@ -153,8 +152,16 @@ class EngineAPI(Protocol):
     def blocked_with_timeout(self) -> int: ...
     def track_idmp(self, state: Any) -> None: ...
 
+    def reset_stats(self) -> None: ...
+
     @property
     def blocked_clients(self) -> int: ...
+
+    @property
+    def command_calls(self) -> dict[str, int]: ...
+
+    @property
+    def total_commands_processed(self) -> int: ...
 
 
 class Ctx:

@@ -126,7 +126,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
     stats = ctx.engine.stats
     return [
         f"total_connections_received:{stats['total_connections_received']}",
-        f"total_commands_processed:{stats['total_commands_processed']}",
+        f"total_commands_processed:{ctx.engine.total_commands_processed}",
         f"rejected_connections:{stats['rejected_connections']}",
         f"expired_keys:{stats['expired_keys']}",
         "evicted_keys:0",

@@ -157,9 +157,7 @@ class _Loader:
             # the engine would expire it.
             self.last_stream = None if key in db.expires else (index, key, stream)
         engine.dirty += 1
-        engine.stats["total_commands_processed"] += 1
-        calls = engine.command_calls
-        calls["xadd"] = calls.get("xadd", 0) + 1
+        engine.count_calls("xadd")
         self.fast += 1
         return True
 

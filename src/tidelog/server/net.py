@@ -101,22 +101,28 @@ class Connection(asyncio.Protocol):
         """Run every complete command buffered, unless the client is blocked."""
         client, parser, engine = self.client, self.parser, self.engine
         assert client is not None and parser is not None and self.transport is not None
+        clock = engine.clock
+        client.last_interaction = clock.monotonic()
         out = bytearray()
-        while client.blocked is None and not self.closing:
-            try:
-                argv = parser.next_command()
-            except ProtocolError as exc:
-                self._protocol_error(out, exc)
-                return
-            if argv is None:
-                break
-            reply = engine.execute(client, argv)
-            if reply is BLOCKED:
-                break
-            encode_into(out, reply, client.protocol)
-            if client.close_after_reply:
-                self._write(out, close=True)
-                return
+        clock.begin_turn()  # the commands of this batch read the wall clock once
+        try:
+            while client.blocked is None and not self.closing:
+                try:
+                    argv = parser.next_command()
+                except ProtocolError as exc:
+                    self._protocol_error(out, exc)
+                    return
+                if argv is None:
+                    break
+                reply = engine.execute(client, argv)
+                if reply is BLOCKED:
+                    break
+                encode_into(out, reply, client.protocol)
+                if client.close_after_reply:
+                    self._write(out, close=True)
+                    return
+        finally:
+            clock.end_turn()
         if out:
             self._write(out)
 
