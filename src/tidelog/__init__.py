@@ -16,6 +16,7 @@ Layout (imports point down only):
     types/        pure data types (the stream: listpack macro nodes + node index)
     resp/         sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config     leaves used by everything above
+    kernels       picks the compiled twin of resp, listpack and ids, or the pure one
 
     spark/        the PySpark data source and archive job: a client of the server
                   (redis-py only), importing nothing of the above
