@@ -95,7 +95,7 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
     protocol = client.protocol
     r = ArgReader(argv)
     if r.more():
-        protocol = parse_int(r.next_bytes(), HELLO_BAD_PROTOVER)
+        protocol = r.next_int(HELLO_BAD_PROTOVER)
         if protocol not in (2, 3):
             raise CommandError(NOPROTO)
     credentials = name = None
