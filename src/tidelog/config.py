@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import REDIS_VERSION
+from . import REDIS_VERSION, errors
 
 _MEMORY_UNITS = {
     "": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000**2, "mb": 1024**2,
@@ -37,7 +37,7 @@ def parse_memory(text: str) -> int:
     digits = lower.rstrip("kmgb")
     unit = lower[len(digits):]
     if unit not in _MEMORY_UNITS or (digits and not (digits.isascii() and digits.isdigit())):
-        raise ConfigError("argument must be a memory value")
+        raise ConfigError(errors.CONFIG_NOT_MEMORY)
     value = min(int(digits or "0"), 2**64 - 1) * _MEMORY_UNITS[unit] % 2**64
     return value - 2**64 if value >= 2**63 else value
 
@@ -47,10 +47,10 @@ def _strict_int(text: str) -> int:
     ``+``, no leading zeros."""
     digits = text[1:] if text.startswith("-") else text
     if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0" and text != "0"):
-        raise ConfigError("argument couldn't be parsed into an integer")
+        raise ConfigError(errors.CONFIG_NOT_INTEGER)
     value = int(text)
     if not -(2**63) <= value < 2**63:
-        raise ConfigError("argument couldn't be parsed into an integer")
+        raise ConfigError(errors.CONFIG_NOT_INTEGER)
     return value
 
 
@@ -58,7 +58,7 @@ def _parse_int(lo: int, hi: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = _strict_int(text)
         if not lo <= value <= hi:
-            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
+            raise ConfigError(errors.config_out_of_range(lo, hi))
         return value
     return parse
 
@@ -67,7 +67,7 @@ def _parse_memory_bounded(lo: int, hi: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = parse_memory(text)
         if not lo <= value <= hi:
-            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
+            raise ConfigError(errors.config_out_of_range(lo, hi))
         return value
     return parse
 
@@ -75,10 +75,10 @@ def _parse_memory_bounded(lo: int, hi: int) -> Callable[[str], int]:
 def _parse_octal(text: str) -> int:
     """``unixsocketperm 700``: an octal number, 0..0o777."""
     if not text or not all(c in "01234567" for c in text):
-        raise ConfigError("argument couldn't be parsed as an octal number")
+        raise ConfigError(errors.CONFIG_NOT_OCTAL)
     value = int(text, 8)
     if value > 0o777:
-        raise ConfigError("argument must be between 0 and 777 inclusive")
+        raise ConfigError(errors.config_out_of_range(0, 777))  # 0o777, shown in octal
     return value
 
 
@@ -93,13 +93,13 @@ def _parse_bool(text: str) -> bool:
         return True
     if lower == "no":
         return False
-    raise ConfigError("argument must be 'yes' or 'no'")
+    raise ConfigError(errors.CONFIG_NOT_YES_NO)
 
 
 def _parse_enum(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text.lower() not in choices:
-            raise ConfigError("argument(s) must be one of the following: " + ", ".join(choices))
+            raise ConfigError(errors.config_not_one_of(choices))
         return text.lower()
     return parse
 
@@ -115,7 +115,7 @@ def _parse_words(text: str) -> str:
 
 def _parse_dbfilename(text: str) -> str:
     if "/" in text or not text:
-        raise ConfigError("dbfilename can't be a path, just a filename")
+        raise ConfigError(errors.CONFIG_DBFILENAME_PATH)
     return text
 
 
@@ -124,10 +124,10 @@ def _parse_save(text: str) -> str:
     kept as the normalised text (``save_points`` reads it)."""
     words = text.split()
     if len(words) % 2:
-        raise ConfigError("Invalid save parameters")
+        raise ConfigError(errors.CONFIG_BAD_SAVE)
     for word in words:
         if not (word.isascii() and word.isdigit()) or int(word) > LONG_MAX:
-            raise ConfigError("Invalid save parameters")
+            raise ConfigError(errors.CONFIG_BAD_SAVE)
     return " ".join(str(int(w)) for w in words)
 
 
@@ -220,7 +220,7 @@ class Config:
         """Parse and store one value; raises ConfigError (or KeyError if unknown)."""
         opt = OPTIONS[name.lower()]
         if not at_startup and not opt.mutable:
-            raise ConfigError("can't set immutable config")
+            raise ConfigError(errors.CONFIG_IMMUTABLE.decode())
         self._values[opt.name] = opt.parse(text)
 
     def show(self, name: str) -> str:
@@ -244,7 +244,7 @@ class Config:
             try:
                 words = shlex.split(line, posix=True)
             except ValueError:
-                raise _bad_line(number, raw, "Unbalanced quotes in configuration line") from None
+                raise _bad_line(number, raw, errors.CONFIG_UNBALANCED_QUOTES) from None
             name, args = words[0].lower(), words[1:]
             try:
                 self.apply_directive(name, args)
@@ -254,9 +254,9 @@ class Config:
     def apply_directive(self, name: str, args: list[str]) -> None:
         opt = OPTIONS.get(name)
         if opt is None:
-            raise ConfigError("Bad directive or wrong number of arguments")
+            raise ConfigError(errors.CONFIG_BAD_DIRECTIVE)
         if not args or (len(args) > 1 and not opt.multi_arg):
-            raise ConfigError("wrong number of arguments")
+            raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
         if opt.name == "save":  # as Redis: the first line replaces the default, others add
             text = " ".join(args)
             if self._save_lines and text.strip():
@@ -268,7 +268,4 @@ class Config:
 
 
 def _bad_line(number: int, raw: str, why: str) -> ConfigError:
-    return ConfigError(
-        f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
-        f"Reading the configuration file, at line {number}\n>>> '{raw.strip()}'\n{why}"
-    )
+    return ConfigError(errors.config_file_error(REDIS_VERSION, number, raw.strip(), why))

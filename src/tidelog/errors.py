@@ -1,4 +1,6 @@
 """Every error text Tidelog sends on the wire, and the exception that carries it.
+Also the texts of configuration errors (:class:`tidelog.config.ConfigError`),
+which CONFIG SET sends and a bad config file or command line prints.
 
 Handlers raise :class:`CommandError`; the engine turns it into an error reply
 and the connection stays open.  The texts are Redis's, byte for byte (the
@@ -39,6 +41,7 @@ INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
 PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
 MAX_CLIENTS_REACHED = b"ERR max number of clients reached"  # sent raw, then close
 NOPROTO = b"NOPROTO unsupported protocol version"
+UNKNOWN_COMMAND_PREFIX = b"ERR unknown command '"  # unknown_command's text starts so
 NOAUTH_HELLO = (b"ERR AUTH <password> called without any password configured for the default user. "
                 b"Are you sure your configuration is correct?")
 
@@ -51,7 +54,7 @@ def unknown_command(name: bytes, args: list[bytes]) -> CommandError:
             break
         shown += b"'%s' " % arg[: 128 - len(shown)]
     return CommandError(
-        b"ERR unknown command '%s', with args beginning with: %s" % (_clip(name), shown)
+        UNKNOWN_COMMAND_PREFIX + b"%s', with args beginning with: %s" % (_clip(name), shown)
     )
 
 
@@ -147,6 +150,45 @@ def debug_unknown_subcommand(sub: bytes) -> CommandError:
 
 def no_such_user(name: bytes) -> CommandError:
     return CommandError(b"ERR No such user '%s'" % name)
+
+
+# -- configuration values (tidelog/config.py) --------------------------------------
+# A ConfigError's text (str).  CONFIG SET sends it after config_set_failed's
+# "... - "; a config file or command line error prints it after the line.
+CONFIG_NOT_MEMORY = "argument must be a memory value"
+CONFIG_NOT_INTEGER = "argument couldn't be parsed into an integer"
+CONFIG_NOT_OCTAL = "argument couldn't be parsed as an octal number"
+CONFIG_NOT_YES_NO = "argument must be 'yes' or 'no'"
+CONFIG_DBFILENAME_PATH = "dbfilename can't be a path, just a filename"
+CONFIG_BAD_SAVE = "Invalid save parameters"
+CONFIG_UNBALANCED_QUOTES = "Unbalanced quotes in configuration line"
+CONFIG_BAD_DIRECTIVE = "Bad directive or wrong number of arguments"
+CONFIG_WRONG_ARGUMENTS = "wrong number of arguments"
+
+
+def config_out_of_range(low: int, high: int) -> str:
+    return f"argument must be between {low} and {high} inclusive"
+
+
+def config_not_one_of(choices: tuple[str, ...]) -> str:
+    return "argument(s) must be one of the following: " + ", ".join(choices)
+
+
+def config_file_error(version: str, number: int, line: str, why: str) -> str:
+    """Redis's report of a bad config file line (``line`` as read, stripped)."""
+    return (f"\n*** FATAL CONFIG FILE ERROR (Redis {version}) ***\n"
+            f"Reading the configuration file, at line {number}\n>>> '{line}'\n{why}")
+
+
+def command_line_unexpected(arg: str) -> str:
+    """tidelog-server's own text: a word before the first ``--name``."""
+    return (f"tidelog-server: unexpected argument '{arg}' "
+            "(options are --name value; see tidelog-server --help)")
+
+
+def command_line_bad_option(given: str, why: str) -> str:
+    """tidelog-server's own text: ``--name value`` refused (``why``: the ConfigError)."""
+    return f"tidelog-server: bad option '{given}': {why} (see tidelog-server --help)"
 
 
 # -- streams (Redis 7.0's texts unless noted) -----------------------------------

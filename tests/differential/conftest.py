@@ -13,49 +13,20 @@ changes them).
 XINFO STREAM: Tidelog shows Redis 8.6's six IDMP fields after
 ``recorded-first-entry-id``; 7.0.15 has none.  ``check`` asserts that every
 XINFO STREAM map of ours carries them and 7.0's reply does not, then drops
-them (and their count in the map's size) from ours before comparing.
+them (and their count in the map's size) from ours before comparing
+(:func:`tests.support.differ_tools.without_idmp_fields`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
+from tests.support.differ_tools import without_idmp_fields
 from tests.support.rawclient import RawClient
 
 pytestmark = pytest.mark.differential
-
-
-# An XINFO STREAM map up to recorded-first-entry-id (RESP2 array or RESP3
-# map): its size, "length", then the 18 lines of the six fields after it.
-_STREAM_HEAD = (rb"([*%])(\d+)(\r\n\$6\r\nlength\r\n(?:[^\r\n]*\r\n){18}"
-                rb"\$23\r\nrecorded-first-entry-id\r\n\$\d+\r\n\d+-\d+\r\n)")
-_IDMP_FIELDS = (b"idmp-duration", b"idmp-maxsize", b"pids-tracked", b"iids-tracked",
-                b"iids-added", b"iids-duplicates")
-_IDMP_BLOCK = b"".join(rb"\$%d\r\n%s\r\n:\d+\r\n" % (len(name), re.escape(name))
-                       for name in _IDMP_FIELDS)
-_STREAM_HEAD_RE = re.compile(_STREAM_HEAD)
-_STREAM_HEAD_IDMP_RE = re.compile(_STREAM_HEAD + _IDMP_BLOCK)
-
-
-def without_idmp_fields(ours: bytes, theirs: bytes) -> bytes:
-    """Our reply without XINFO STREAM's Redis 8.6 IDMP fields, after asserting
-    that each of our stream maps has them and redis-server 7.0's reply has none."""
-    heads = len(_STREAM_HEAD_RE.findall(ours))
-    if not heads:
-        return ours
-
-    def drop(m: re.Match[bytes]) -> bytes:
-        size = int(m[2]) - (len(_IDMP_FIELDS) * 2 if m[1] == b"*" else len(_IDMP_FIELDS))
-        return m[1] + b"%d" % size + m[3]
-
-    stripped, found = _STREAM_HEAD_IDMP_RE.subn(drop, ours)
-    assert found == heads, f"an XINFO STREAM reply without the IDMP fields: {ours!r}"
-    assert b"idmp-duration" not in theirs, f"redis-server shows IDMP fields: {theirs!r}"
-    return stripped
 
 
 class Differ:
@@ -102,25 +73,6 @@ class Differ:
     def close(self) -> None:
         self.ours.close()
         self.theirs.close()
-
-
-@contextmanager
-def captured_effects(tidelog) -> Iterator[list[list[bytes]]]:
-    """Collect the effect argvs Tidelog records while the block runs.
-
-    Read the list through ``tidelog.call(lambda: list(captured))``: it is
-    filled on the server's thread."""
-    captured: list[list[bytes]] = []
-
-    def listen(effects):
-        captured.extend(argv for _, argv in effects)
-
-    tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
-    try:
-        yield captured
-    finally:
-        tidelog.call(lambda: listen in tidelog.engine.effect_listeners
-                     and tidelog.engine.effect_listeners.remove(listen))
 
 
 @pytest.fixture

@@ -153,6 +153,8 @@ def test_client_kill_and_unblock_errors(d):
         ["CLIENT", "UNBLOCK", "999999"], ["CLIENT", "UNBLOCK", "x"],
         ["CLIENT", "UNBLOCK", "999999", "TIMEOUT"], ["CLIENT", "UNBLOCK", "999999", "error"],
         ["CLIENT", "UNBLOCK", "999999", "foo"], ["CLIENT", "UNBLOCK", "1.5"],
+        # too many arguments: refused before the id is read
+        ["CLIENT", "UNBLOCK", "999999", "TIMEOUT", "x"], ["client", "unblock", "x", "TIMEOUT", "x"],
     ])
 
 

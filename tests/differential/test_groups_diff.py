@@ -25,8 +25,13 @@ import time
 
 import pytest
 
-from tests.differential.conftest import captured_effects
-from tests.support.differ_tools import Pair, parse, read_aof_commands, wait_blocked
+from tests.support.differ_tools import (
+    Pair,
+    captured_effects,
+    parse,
+    read_aof_commands,
+    wait_blocked,
+)
 from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER

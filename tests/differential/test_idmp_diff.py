@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.differential.conftest import without_idmp_fields
+from tests.support.differ_tools import without_idmp_fields
 
 pytestmark = pytest.mark.differential
 

@@ -21,8 +21,7 @@ import random
 
 import pytest
 
-from tests.differential.conftest import captured_effects
-from tests.support.differ_tools import Pair, read_aof_commands, wait_blocked
+from tests.support.differ_tools import Pair, captured_effects, read_aof_commands, wait_blocked
 from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER

@@ -8,7 +8,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
-from tests.spark.data import fill
+from tests.support.spark_data import fill
 
 
 def xrange_rows(client, key: str) -> list[tuple]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.data import checkpoint_state, fill
+from tests.support.spark_data import checkpoint_state, fill
 
 
 def stream(spark, target, **options):

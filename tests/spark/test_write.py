@@ -9,7 +9,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
-from tests.spark.data import checkpoint_state, fill
+from tests.support.spark_data import checkpoint_state, fill
 
 
 def entries(client, key: str) -> list[tuple[str, list[tuple[str, str]]]]:

@@ -24,6 +24,7 @@ from ..errors import (
     unknown_subcommand,
 )
 from ..resp.replies import Map, SetReply, SimpleString
+from .args import ArgReader
 from .contract import Ctx
 from .keys import glob_match
 from .replies import help_reply
@@ -231,8 +232,10 @@ def all_commands() -> Iterable[CommandSpec]:
          summary="Get array of Redis command details", categories=("@connection",))
 def command_(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND [subcommand [argument ...]]"""
-    if len(argv) > 1:  # a subcommand we do not have
-        raise unknown_subcommand(argv[1], argv[0])
+    r = ArgReader(argv)
+    if r.more():  # a subcommand we do not have
+        raise unknown_subcommand(r.next_bytes(), argv[0])
+    r.finish()
     return [info_reply(spec) for spec in COMMANDS.values()]
 
 
@@ -250,10 +253,13 @@ def command_count(ctx: Ctx, argv: list[bytes]) -> object:
          categories=("@connection",))
 def command_info(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND INFO [command-name [command-name ...]]"""
-    if len(argv) == 2:
+    r = ArgReader(argv, 2)
+    if not r.more():
         return [info_reply(spec) for spec in COMMANDS.values()]
+    names = r.take(r.remaining())
+    r.finish()
     return [None if (spec := find_command(name)) is None else info_reply(spec)
-            for name in argv[2:]]
+            for name in names]
 
 
 @command("command|docs", arity=-2, flags="loading stale", group="server", since="7.0.0",
@@ -262,10 +268,13 @@ def command_info(ctx: Ctx, argv: list[bytes]) -> object:
          categories=("@connection",))
 def command_docs(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND DOCS [command-name [command-name ...]]"""
-    if len(argv) == 2:
+    r = ArgReader(argv, 2)
+    if not r.more():
         specs = list(COMMANDS.values())
     else:
-        specs = [spec for name in argv[2:] if (spec := find_command(name)) is not None]
+        names = r.take(r.remaining())
+        specs = [spec for name in names if (spec := find_command(name)) is not None]
+    r.finish()
     return Map([(spec.name.encode(), docs_reply(spec)) for spec in specs])
 
 
@@ -275,8 +284,11 @@ def command_docs(ctx: Ctx, argv: list[bytes]) -> object:
 def command_list(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
     specs = list(all_commands())
-    if len(argv) == 5 and argv[2].upper() == b"FILTERBY":
-        kind, value = argv[3].upper(), argv[4]
+    r = ArgReader(argv, 2)
+    if r.more():
+        if r.next_upper() != b"FILTERBY" or r.remaining() != 2:
+            raise CommandError(SYNTAX)
+        kind, value = r.next_upper(), r.next_bytes()
         if kind == b"MODULE":
             specs = []  # no modules
         elif kind == b"ACLCAT":
@@ -286,8 +298,7 @@ def command_list(ctx: Ctx, argv: list[bytes]) -> object:
             specs = [s for s in specs if glob_match(value, s.name.encode(), nocase=True)]
         else:
             raise CommandError(SYNTAX)
-    elif len(argv) != 2:
-        raise CommandError(SYNTAX)
+    r.finish()
     return [spec.name.encode() for spec in specs]
 
 
@@ -316,8 +327,16 @@ def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[in
     return found
 
 
-def _getkeys(argv: list[bytes]) -> list[tuple[bytes, KeySpec]]:
-    target = argv[2:]
+def _target_command(argv: list[bytes]) -> list[bytes]:
+    """GETKEYS' ``command [arg [arg ...]]``: the full command to look into."""
+    r = ArgReader(argv, 2)
+    target = r.take(r.remaining())
+    r.finish()
+    return target
+
+
+def _getkeys(target: list[bytes]) -> list[tuple[bytes, KeySpec]]:
+    """(key, key spec) of every key in a full command, or Redis's GETKEYS errors."""
     spec = COMMANDS.get(target[0].decode("latin-1").lower())
     if spec is not None and spec.subcommands and len(target) > 1:
         spec = spec.subcommands.get(target[1].decode("latin-1").lower())
@@ -339,7 +358,7 @@ def _getkeys(argv: list[bytes]) -> list[tuple[bytes, KeySpec]]:
          summary="Extract keys given a full Redis command", categories=("@connection",))
 def command_getkeys(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND GETKEYS command [arg [arg ...]]"""
-    return [key for key, _ in _getkeys(argv)]
+    return [key for key, _ in _getkeys(_target_command(argv))]
 
 
 @command("command|getkeysandflags", arity=-4, flags="loading stale", group="server",
@@ -348,12 +367,13 @@ def command_getkeys(ctx: Ctx, argv: list[bytes]) -> object:
          categories=("@connection",))
 def command_getkeysandflags(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]"""
+    target = _target_command(argv)
     out = []
-    for key, ks in _getkeys(argv):
+    for key, ks in _getkeys(target):
         flags = ks.flags
-        if argv[2].lower() == b"set" and "variable_flags" in flags:
-            # SET only reads the old value with GET; otherwise it overwrites.
-            get = any(a.upper() == b"GET" for a in argv[5:])
+        if target[0].lower() == b"set" and "variable_flags" in flags:
+            # SET only reads the old value with GET (an option after key and value).
+            get = any(a.upper() == b"GET" for a in target[3:])
             flags = ("RW", "access", "update") if get else ("OW", "update")
         out.append([key, SetReply([SimpleString(f.encode()) for f in flags])])
     return out

@@ -21,6 +21,7 @@ from ..errors import (
     unknown_config,
 )
 from ..resp.replies import OK, Map
+from .args import ArgReader
 from .contract import Ctx
 from .keys import glob_match
 from .replies import help_reply
@@ -78,7 +79,10 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
          summary="Get the values of configuration parameters")
 def config_get(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG GET parameter [parameter ...]"""
-    return Map(matching_options(ctx, argv[2:]))
+    r = ArgReader(argv, 2)
+    patterns = r.take(r.remaining())
+    r.finish()
+    return Map(matching_options(ctx, patterns))
 
 
 @command("config|set", arity=-4, flags="admin noscript loading stale", group="server",
@@ -86,9 +90,13 @@ def config_get(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Set configuration parameters to the given values")
 def config_set(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
-    if len(argv) % 2:
+    r = ArgReader(argv, 2)
+    if r.remaining() % 2:  # parameter value pairs
         raise CommandError(SYNTAX)
-    pairs = [(argv[i], argv[i + 1]) for i in range(2, len(argv), 2)]
+    pairs = []
+    while r.more():
+        pairs.append((r.next_bytes(), r.next_bytes()))
+    r.finish()
     names: list[str] = []
     for given, _ in pairs:  # names first: unknown, immutable, duplicate
         name = given.decode("latin-1").lower()

@@ -35,6 +35,7 @@ from ..errors import (
     bad_setinfo_value,
     hello_syntax,
     no_such_user,
+    subcommand_syntax,
     unknown_client_type,
     unknown_setinfo_option,
     wrong_arity,
@@ -94,7 +95,7 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
     protocol = client.protocol
     r = ArgReader(argv)
     if r.more():
-        protocol = parse_int(r.next_bytes(), HELLO_BAD_PROTOVER)
+        protocol = r.next_int(HELLO_BAD_PROTOVER)
         if protocol not in (2, 3):
             raise CommandError(NOPROTO)
     credentials = name = None
@@ -107,6 +108,7 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
             name = r.next_bytes()
         else:
             raise hello_syntax(option)
+    r.finish()
     if credentials is not None:
         _check_credentials(*credentials)
     if name is not None:
@@ -129,11 +131,13 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Authenticate to the server")
 def auth(ctx: Ctx, argv: list[bytes]) -> object:
     """AUTH [username] password"""
-    if len(argv) > 3:
-        raise CommandError(SYNTAX)
-    if len(argv) == 2:
+    r = ArgReader(argv)
+    username = r.next_bytes()
+    if not r.more():  # AUTH password: the default user has none
         raise CommandError(NOAUTH_HELLO)
-    _check_credentials(argv[1], argv[2])
+    password = r.next_bytes()
+    r.finish()
+    _check_credentials(username, password)
     return OK
 
 
@@ -279,14 +283,21 @@ def client_info(ctx: Ctx, argv: list[bytes]) -> object:
 def client_list(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
     clients = list(ctx.engine.clients.values())
-    if len(argv) == 4 and argv[2].upper() == b"TYPE":
-        kind = _client_type(argv[3])
-        clients = [c for c in clients if c.kind == kind]
-    elif len(argv) > 3 and argv[2].upper() == b"ID":
-        wanted = [parse_int(arg, INVALID_CLIENT_ID) for arg in argv[3:]]
-        clients = [ctx.engine.clients[i] for i in dict.fromkeys(wanted) if i in ctx.engine.clients]
-    elif len(argv) != 2:
-        raise CommandError(SYNTAX)
+    r = ArgReader(argv, 2)
+    if r.more():
+        option = r.next_upper()
+        if option == b"TYPE" and r.remaining() == 1:
+            kind = _client_type(r.next_bytes())
+            clients = [c for c in clients if c.kind == kind]
+        elif option == b"ID" and r.more():
+            wanted: list[int] = []
+            while r.more():
+                wanted.append(r.next_int(INVALID_CLIENT_ID))
+            clients = [ctx.engine.clients[i] for i in dict.fromkeys(wanted)
+                       if i in ctx.engine.clients]
+        else:
+            raise CommandError(SYNTAX)
+    r.finish()
     return Verbatim(b"".join(client_line(ctx, c) + b"\n" for c in clients))
 
 
@@ -295,19 +306,17 @@ def client_list(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Kill the connection of a client")
 def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [...]>"""  # noqa: E501 (the syntax line, whole)
-    old_style = len(argv) == 3
+    r = ArgReader(argv, 2)
+    old_style = r.remaining() == 1  # CLIENT KILL ip:port
     addr = laddr = kind = None
     client_id = None
     skipme = not old_style
     if old_style:
-        addr = argv[2]
+        addr = r.next_bytes()
     else:
-        r = ArgReader(argv, 2)
         while r.more():
             option = r.next_upper()
-            if not r.more():
-                raise CommandError(SYNTAX)
-            value = r.next_bytes()
+            value = r.next_bytes()  # a missing value is a syntax error
             if option == b"ID":
                 client_id = parse_int(value, CLIENT_ID_POSITIVE)
                 if client_id < 1:
@@ -330,6 +339,7 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
                     raise CommandError(SYNTAX)
             else:
                 raise CommandError(SYNTAX)
+    r.finish()
     killed = 0
     for client in list(ctx.engine.clients.values()):
         if addr is not None and client.addr.encode() != addr:
@@ -359,14 +369,18 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Unblock a client blocked in a blocking command from a different connection")
 def client_unblock(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT UNBLOCK client-id [TIMEOUT | ERROR]"""
-    target_id = parse_int(argv[2])
+    r = ArgReader(argv, 2)
+    if r.remaining() > 2:  # Redis refuses this before reading the id
+        raise subcommand_syntax(argv[1], argv[0])
+    target_id = r.next_int()
     as_error = False
-    if len(argv) == 4:
-        reason = argv[3].upper()
+    if r.more():
+        reason = r.next_upper()
         if reason == b"ERROR":
             as_error = True
         elif reason != b"TIMEOUT":
             raise CommandError(UNBLOCK_REASON)
+    r.finish()
     target = ctx.engine.clients.get(target_id)
     if target is None:
         return 0

@@ -15,6 +15,7 @@ import sys
 
 from .. import REDIS_VERSION, __version__, kernels
 from ..resp.replies import Verbatim
+from .args import ArgReader
 from .contract import Ctx
 from .table import command
 
@@ -239,4 +240,7 @@ def info_text(ctx: Ctx, wanted: list[bytes]) -> bytes:
          categories=("@dangerous",))
 def info(ctx: Ctx, argv: list[bytes]) -> object:
     """INFO [section [section ...]]"""
-    return Verbatim(info_text(ctx, argv[1:]))
+    r = ArgReader(argv)
+    sections = r.take(r.remaining())
+    r.finish()
+    return Verbatim(info_text(ctx, sections))

@@ -148,6 +148,14 @@ def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
 
 
 # -- DEL, UNLINK, EXISTS, TYPE -------------------------------------------------------
+def key_arguments(argv: list[bytes]) -> list[bytes]:
+    """``key [key ...]``: every argument after the command name."""
+    r = ArgReader(argv)
+    keys = r.take(r.remaining())
+    r.finish()
+    return keys
+
+
 def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
     deleted = 0
     for key in keys:
@@ -168,7 +176,7 @@ def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
          summary="Delete a key")
 def del_(ctx: Ctx, argv: list[bytes]) -> object:
     """DEL key [key ...]"""
-    return _delete_keys(ctx, argv[1:])
+    return _delete_keys(ctx, key_arguments(argv))
 
 
 @command("unlink", arity=-2, flags="write fast", keys=(1, -1, 1), group="generic",
@@ -181,7 +189,7 @@ def del_(ctx: Ctx, argv: list[bytes]) -> object:
 def unlink(ctx: Ctx, argv: list[bytes]) -> object:
     """UNLINK key [key ...]"""
     # Freeing is Python's business (reference counting); removal is O(1) per key.
-    return _delete_keys(ctx, argv[1:])
+    return _delete_keys(ctx, key_arguments(argv))
 
 
 @command("exists", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="generic",
@@ -189,7 +197,7 @@ def unlink(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Determine if a key exists")
 def exists(ctx: Ctx, argv: list[bytes]) -> object:
     """EXISTS key [key ...]"""
-    return sum(1 for key in argv[1:] if lookup_read(ctx, key, touch=False) is not None)
+    return sum(1 for key in key_arguments(argv) if lookup_read(ctx, key, touch=False) is not None)
 
 
 @command("type", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
@@ -241,9 +249,9 @@ def parse_cursor(arg: bytes) -> int:
          summary="Incrementally iterate the keys space")
 def scan(ctx: Ctx, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    cursor = parse_cursor(argv[1])
+    r = ArgReader(argv)
+    cursor = parse_cursor(r.next_bytes())
     count, pattern, type_filter = 10, None, None
-    r = ArgReader(argv, 2)
     while r.more():
         option = r.next_upper()
         if not r.more():
@@ -260,6 +268,7 @@ def scan(ctx: Ctx, argv: list[bytes]) -> object:
             type_filter = r.next_bytes().lower()
         else:
             raise CommandError(SYNTAX)
+    r.finish()
     db = ctx.db
     cursor, found = db.scan(cursor, count)
     keys = []
@@ -310,9 +319,10 @@ def renamenx(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # -- EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT ------------------------------------------------
-def _expire_flags(argv: list[bytes]) -> set[bytes]:
+def _expire_flags(options: list[bytes]) -> set[bytes]:
+    """The options after ``key time`` (NX, XX, GT, LT), as a set of upper-case names."""
     flags: set[bytes] = set()
-    for option in argv[3:]:
+    for option in options:
         upper = option.upper()
         if upper not in (b"NX", b"XX", b"GT", b"LT"):
             raise unsupported_option(option)
@@ -326,9 +336,12 @@ def _expire_flags(argv: list[bytes]) -> set[bytes]:
 
 def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
     """The EXPIRE family.  Cost: O(1) (plus O(log N) to file the deadline)."""
-    key = argv[1]
-    flags = _expire_flags(argv)
-    when = parse_int(argv[2])
+    r = ArgReader(argv)
+    key, when_arg = r.next_bytes(), r.next_bytes()
+    options = r.take(r.remaining())
+    r.finish()
+    flags = _expire_flags(options)  # checked before the time, as Redis does
+    when = parse_int(when_arg)
     if seconds:
         if when > INT64_MAX // 1000 or when < -(-INT64_MIN // 1000):
             raise invalid_expire(argv[0])
@@ -357,7 +370,7 @@ def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
         return 1
     db.set_expire(key, when)
     ctx.modified(key)
-    ctx.effect([b"PEXPIREAT", key, str(when).encode(), *argv[3:]])
+    ctx.effect([b"PEXPIREAT", key, str(when).encode(), *options])
     return 1
 
 

@@ -10,7 +10,7 @@ from ..errors import (
     CommandError,
 )
 from ..types.stream import Stream
-from .args import parse_int
+from .args import ArgReader
 from .contract import Ctx
 from .keys import object_encoding
 from .replies import help_reply
@@ -73,16 +73,18 @@ def memory_(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Estimate the memory usage of a key")
 def memory_usage(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY USAGE key [SAMPLES count]"""
-    i = 3
-    while i < len(argv):
-        if argv[i].upper() == b"SAMPLES" and i + 1 < len(argv):
-            if parse_int(argv[i + 1]) < 0:
+    r = ArgReader(argv, 2)
+    key = r.next_bytes()
+    while r.more():
+        if r.next_upper() == b"SAMPLES" and r.more():
+            if r.next_int() < 0:
                 raise CommandError(SYNTAX)
-            i += 2  # every entry is counted exactly: sampling changes nothing
+            # every entry is counted exactly: sampling changes nothing
         else:
             raise CommandError(SYNTAX)
-    value = ctx.db.peek(argv[2])
-    return None if value is None else key_memory(argv[2], value)
+    r.finish()
+    value = ctx.db.peek(key)
+    return None if value is None else key_memory(key, value)
 
 
 _MEMORY_HELP = [

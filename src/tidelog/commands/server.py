@@ -11,6 +11,7 @@ from ..errors import (
     CommandError,
 )
 from ..resp.replies import OK, RawReply
+from .args import ArgReader
 from .contract import Ctx
 from .table import command
 
@@ -29,8 +30,11 @@ def dbsize(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _flush_mode(argv: list[bytes]) -> None:
-    if len(argv) > 2 or (len(argv) == 2 and argv[1].upper() not in (b"ASYNC", b"SYNC")):
+    """FLUSHDB's and FLUSHALL's optional ASYNC or SYNC (both flush at once)."""
+    r = ArgReader(argv)
+    if r.more() and r.next_upper() not in (b"ASYNC", b"SYNC"):
         raise CommandError(SYNTAX)
+    r.finish()
 
 
 @command("flushdb", arity=-1, flags="write", group="server", since="1.0.0",
@@ -81,11 +85,13 @@ def time_(ctx: Ctx, argv: list[bytes]) -> object:
 def shutdown(ctx: Ctx, argv: list[bytes]) -> object:
     """SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"""
     flags = set()
-    for arg in argv[1:]:
-        upper = arg.upper()
+    r = ArgReader(argv)
+    while r.more():
+        upper = r.next_upper()
         if upper not in (b"NOSAVE", b"SAVE", b"NOW", b"FORCE", b"ABORT"):
             raise CommandError(SYNTAX)
         flags.add(upper)
+    r.finish()
     if (b"ABORT" in flags and len(flags) > 1) or {b"NOSAVE", b"SAVE"} <= flags:
         raise CommandError(SYNTAX)
     if b"ABORT" in flags:

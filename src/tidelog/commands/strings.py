@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import DECR_OVERFLOW, INCR_OVERFLOW, SYNTAX, WRONGTYPE, CommandError, invalid_expire
 from ..resp.replies import OK
-from .args import INT64_MAX, INT64_MIN, parse_int
-from .keys import lookup_read
+from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
+from .keys import key_arguments, lookup_read
 from .table import command
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def get(ctx: Ctx, argv: list[bytes]) -> object:
 def mget(ctx: Ctx, argv: list[bytes]) -> object:
     """MGET key [key ...]"""
     values = []
-    for key in argv[1:]:
+    for key in key_arguments(argv):
         value = lookup_read(ctx, key)
         values.append(value if type(value) is bytes else None)
     return values
@@ -54,6 +54,7 @@ _EXCLUDES = {
     b"KEEPTTL": set(_EXPIRE_OPTIONS),
     **{opt: {b"KEEPTTL", *(o for o in _EXPIRE_OPTIONS if o != opt)} for opt in _EXPIRE_OPTIONS},
 }
+_NO_OPTIONS: frozenset[bytes] = frozenset()
 
 
 @command("set", arity=-3, flags="write denyoom", keys=(1, 1, 1), group="string",
@@ -62,20 +63,19 @@ _EXCLUDES = {
 def set_(ctx: Ctx, argv: list[bytes]) -> object:
     """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
     key, value = argv[1], argv[2]
-    given: set[bytes] = set()
+    given: set[bytes] | frozenset[bytes] = _NO_OPTIONS
     expire_option = expire_arg = None
-    i = 3
-    while i < len(argv):
-        option = argv[i].upper()
-        if option not in _EXCLUDES or given & _EXCLUDES[option]:
-            raise CommandError(SYNTAX)
-        if option in _EXPIRE_OPTIONS:
-            if i + 1 >= len(argv):
+    if len(argv) > 3:  # the plain SET key value skips the cursor
+        given = set()
+        r = ArgReader(argv, 3)
+        while r.more():
+            option = r.next_upper()
+            if option not in _EXCLUDES or given & _EXCLUDES[option]:
                 raise CommandError(SYNTAX)
-            expire_option, expire_arg = option, argv[i + 1]
-            i += 1
-        given.add(option)
-        i += 1
+            if option in _EXPIRE_OPTIONS:
+                expire_option, expire_arg = option, r.next_bytes()
+            given.add(option)
+        r.finish()
     when = None
     if expire_option is not None:
         when = parse_int(expire_arg)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import DISCARD_WITHOUT_MULTI, EXEC_WITHOUT_MULTI, NESTED_MULTI, WATCH_INSIDE_MULTI, CommandError
 from ..resp.replies import OK
+from .keys import key_arguments
 from .table import command
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def watch(ctx: Ctx, argv: list[bytes]) -> object:
     """WATCH key [key ...]"""
     if ctx.client.multi is not None:
         raise CommandError(WATCH_INSIDE_MULTI)
-    for key in argv[1:]:
+    for key in key_arguments(argv):
         ctx.engine.watch(ctx.client, key)
     return OK
 

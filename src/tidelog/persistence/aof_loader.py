@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import kernels
+from ..errors import UNKNOWN_COMMAND_PREFIX
 from ..ids import InvalidStreamID, StreamID, parse_strict_id
 from ..resp import parser as request_parser
 from ..resp.replies import ErrorReply
@@ -82,7 +83,7 @@ class _Loader:
                 self.last_stream = None
                 reply = engine.execute(client, argv)
                 if isinstance(reply, ErrorReply):
-                    if reply.message.startswith(b"ERR unknown command"):
+                    if reply.message.startswith(UNKNOWN_COMMAND_PREFIX):
                         raise AofLoadError(
                             f"Unknown command '{argv[0].decode(errors='replace')}' reading the "
                             f"append only file {path} at offset {start}")

@@ -47,12 +47,13 @@ def save(ctx: Ctx, argv: list[bytes]) -> Reply:
          since="1.0.0", complexity="O(1)", summary="Asynchronously save the dataset to disk")
 def bgsave(ctx: Ctx, argv: list[bytes]) -> Reply:
     """BGSAVE [SCHEDULE]"""
+    r = ArgReader(argv)
     schedule = False
-    if len(argv) > 1:
-        if len(argv) == 2 and argv[1].lower() == b"schedule":
-            schedule = True
-        else:
+    if r.more():
+        if r.next_upper() != b"SCHEDULE":
             raise CommandError(errors.SYNTAX)
+        schedule = True
+    r.finish()
     snap = attach(ctx.engine).snapshots
     if snap.in_progress:
         raise CommandError(errors.BGSAVE_IN_PROGRESS)
@@ -103,6 +104,7 @@ def debug_reload(ctx: Ctx, argv: list[bytes]) -> Reply:
     options = set()
     while r.more():
         options.add(r.next_upper())
+    r.finish()
     if options - {b"NOSAVE", b"MERGE", b"NOFLUSH"}:
         raise CommandError(errors.DEBUG_RELOAD_OPTIONS)
     if options & {b"MERGE", b"NOFLUSH"}:

@@ -15,7 +15,7 @@ import signal
 import sys
 from typing import Any
 
-from .. import REDIS_VERSION, __version__
+from .. import REDIS_VERSION, __version__, errors
 from ..config import Config, ConfigError
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
@@ -65,15 +65,13 @@ def parse_command_line(argv: list[str]) -> Config:
         elif directives:
             directives[-1].append(arg)
         else:
-            raise ConfigError(f"tidelog-server: unexpected argument '{arg}' "
-                              "(options are --name value; see tidelog-server --help)")
+            raise ConfigError(errors.command_line_unexpected(arg))
     for name, *values in directives:
         try:
             config.apply_directive(name.lower(), values)
         except ConfigError as exc:
             given = " ".join(["--" + name, *values])
-            raise ConfigError(f"tidelog-server: bad option '{given}': {exc} "
-                              "(see tidelog-server --help)") from None
+            raise ConfigError(errors.command_line_bad_option(given, str(exc))) from None
     return config
 
 
