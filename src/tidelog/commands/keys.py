@@ -149,11 +149,10 @@ def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
 
 # -- DEL, UNLINK, EXISTS, TYPE -------------------------------------------------------
 def key_arguments(argv: list[bytes]) -> list[bytes]:
-    """``key [key ...]``: every argument after the command name."""
-    r = ArgReader(argv)
-    keys = r.take(r.remaining())
-    r.finish()
-    return keys
+    """``key [key ...]``: every argument after the command name (the table's
+    arity asks for one at least; nothing can be left over, so no cursor: a
+    slice costs a fifth of one)."""
+    return argv[1:]
 
 
 def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
