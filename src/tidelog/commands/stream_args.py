@@ -2,7 +2,9 @@
 
 One place for each: concrete IDs, range bounds (``-``, ``+``, ``(`` for
 exclusive), the ``IDS numids id ...`` block with a reference policy (XDELEX,
-XACKDEL; XNACK's IDS block), and the option loop of XREAD and XREADGROUP.
+XACKDEL; XNACK's IDS block), and the arguments of XREAD and XREADGROUP
+(read with :class:`~tidelog.commands.args.ArgReader`, but for XREADGROUP's
+commonest form).
 Every parser raises Redis's error text (:mod:`tidelog.errors`) and checks
 everything before the command changes anything.
 """

@@ -6,6 +6,10 @@ then calls the :class:`~tidelog.types.stream.Stream` API and returns a reply
 value.  Argument errors come before key lookups (so a bad option on a string
 key is a syntax error, not WRONGTYPE) except where Redis looks the key up
 first (XDEL, XREAD); the tests pin each order against redis-server.
+Arguments past the fixed ones are read with
+:class:`~tidelog.commands.args.ArgReader`, except the commonest option
+forms of XADD (``MAXLEN ~ n *``) and XRANGE (``COUNT n``), read by hand for
+speed into the same values.
 
 Effects (REFERENCE §4.1): what goes to the AOF and to replicas is what the
 command did, not what it was asked:
