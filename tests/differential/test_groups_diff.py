@@ -214,6 +214,9 @@ def test_xreadgroup_errors(d):
         ["GROUP", "g", "c", "STREAMS", "k1", "k2", ">"], ["GROUP", "g", "c", "COUNT", "1", "BLOCK"],
         ["GROUP", "g", "c", "NOACK", "NOACK", "NOACK"], ["GROUP", "g", "c", "COUNT", "1", "GROUP", "g"],
         ["GROUP", "g", "c", "STREAMS", "k", "$"], ["GROUP", "g", "c", "STREAMS", "k", "bad"],
+        ["GROUP", "g", "c", "COUNT", "1", "STREAMS", "k1", "k2", ">"],
+        ["group", "g", "c", "count", "1", "streams", "k", ">"],
+        ["GROUP", "g", "c", "COUNT", "x", "STREAMS", "k1", "k2", ">"],
     ):
         d.check("XREADGROUP", *argv)
     fill(d, "k", 2)

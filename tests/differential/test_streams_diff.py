@@ -153,6 +153,20 @@ def test_xadd_star_is_normalised(differ):
     assert differ.check("XRANGE", "t", "(9999999999999-5", "+").count(b"9999999999999-6") == 1
 
 
+def test_xadd_capped_form(differ):
+    # XADD key MAXLEN ~ n * ..., its commonest form with options, has its own parse.
+    differ.normalise(rb"\$\d+\r\n\d{10,}-\d+\r\n", b"<ID>")
+    differ.check("SET", "str", "x")
+    for argv in (["MAXLEN", "~", "-1", "*", "f", "v"], ["MAXLEN", "~", "x", "*", "f", "v"],
+                 ["MAXLEN", "~", "01", "*", "f", "v"], ["MAXLEN", "~", "2", "*"],
+                 ["MAXLEN", "~", "2", "*", "f"], ["MAXLEN", "~", "2", "*", "f", "v", "g"],
+                 ["maxlen", "~", "2", "*", "f", "v"], ["MAXLEN", "~", "2", "*", "f", "v"],
+                 ["MAXLEN", "~", "0", "*", "f", "v"]):
+        differ.check("XADD", "s", *argv)
+        differ.check("XADD", "str", *argv)
+    differ.check("XLEN", "s")
+
+
 @pytest.mark.parametrize("how", ["=", "~", None])
 def test_xadd_maxlen(d, how):
     approx = [how] if how else []

@@ -70,7 +70,9 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
     group = group_of(ctx.db.get_stream(argv[1]), argv[2])
     if group is None:
         return 0  # before the IDs are even parsed, as Redis
-    ids = [parse_strict_id_arg(arg) for arg in argv[3:]]  # all or nothing
+    r = ArgReader(argv, 3)
+    ids = [parse_strict_id_arg(arg) for arg in r.take(r.remaining())]  # all or nothing
+    r.finish()
     acked = sum(1 for id in ids if group.ack(id))
     if acked:
         ctx.changed(acked)
@@ -90,7 +92,9 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
     # then nothing happens), 1 acknowledged and deleted (or already gone from
     # the stream), 2 acknowledged but kept because a group still needs it
     # (ACKED).  Propagated verbatim when it changed anything.
-    policy, ids = parse_ref_ids(argv, 3)
+    r = ArgReader(argv, 3)
+    policy, ids = parse_ref_ids(r)
+    r.finish()
     key = argv[1]
     stream = ctx.db.get_stream(key)
     group = group_of(stream, argv[2])
@@ -214,18 +218,21 @@ def xpending(ctx: Ctx, argv: list[bytes]) -> Any:
     min_idle = count = 0
     start, end = MIN_ID, MAX_ID
     consumer_name: bytes | None = None
-    if argc >= 6:
-        pos = 3
-        if argv[3].upper() == b"IDLE":
-            min_idle = parse_int(argv[4])
+    r = ArgReader(argv, 3)
+    if r.more():  # the extended form: at least start, end and count are there
+        start_arg = r.next_bytes()
+        if start_arg.upper() == b"IDLE":
+            min_idle = r.next_int()
             if argc < 8:
                 raise CommandError(errors.SYNTAX)
-            pos = 5
-        count = max(parse_int(argv[pos + 2]), 0)
-        start = range_start(argv[pos])
-        end = range_end(argv[pos + 1])
-        if pos + 3 < argc:
-            consumer_name = argv[pos + 3]  # anything after it is ignored, as Redis
+            start_arg = r.next_bytes()
+        end_arg = r.next_bytes()
+        count = max(r.next_int(), 0)  # before the bounds are checked, as Redis
+        start = range_start(start_arg)
+        end = range_end(end_arg)
+        if r.more():
+            consumer_name = r.next_bytes()
+        # Anything after the consumer is ignored, as Redis does: no finish().
 
     key, name = argv[1], argv[2]
     group = group_of(ctx.db.get_stream(key), name)

@@ -6,6 +6,10 @@ then calls the :class:`~tidelog.types.stream.Stream` API and returns a reply
 value.  Argument errors come before key lookups (so a bad option on a string
 key is a syntax error, not WRONGTYPE) except where Redis looks the key up
 first (XDEL, XREAD); the tests pin each order against redis-server.
+Arguments past the fixed ones are read with
+:class:`~tidelog.commands.args.ArgReader`, except the commonest option
+forms of XADD (``MAXLEN ~ n *``) and XRANGE (``COUNT n``), read by hand for
+speed into the same values.
 
 Effects (REFERENCE §4.1): what goes to the AOF and to replicas is what the
 command did, not what it was asked:
@@ -117,59 +121,41 @@ def approx_trim_limit(node_max_entries: int) -> int:
     return min(limit, _APPROX_LIMIT_MAX)
 
 
-def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
-    """Parse XADD's arguments up to its ID, or all of XTRIM's.
-
-    Options may come in any order (for XADD, before the ID).  A word that is
-    no option is XADD's ID; for XTRIM it is a syntax error.  An option name
-    in the last position is not an option (Redis's ``moreargs`` rule), so
-    ``XADD k MAXLEN`` reads MAXLEN as the ID.
-
-    Indexes counted by hand, not :class:`ArgReader`: XADD is the hottest
-    write, and the cursor's calls cost about 0.4 us more per XADD with
-    options (measured; the next step compiles this path).
-    """
-    args = XAddArgs()
-    if xadd and argv[2] == b"*":  # the common XADD: no options, a generated ID
-        args.id_pos = 2
-        return args
+def _read_add_or_trim_options(ctx: Ctx, r: ArgReader, args: XAddArgs, xadd: bool) -> bool:
+    """The option loop of :func:`parse_add_or_trim`, into ``args``; True if LIMIT was given."""
     trim = args.trim
     limit_given = False
     policy_given = False
-    argc = len(argv)
-    i = 2
-    while i < argc:
-        more = argc - 1 - i
-        opt = argv[i]
+    while r.more():
+        opt = r.next_bytes()
         if xadd and opt == b"*":
-            args.id_pos = i
+            args.id_pos = r.pos - 1
             break
         upper = opt.upper()
-        if upper in (MAXLEN, MINID) and more:
+        if upper in (MAXLEN, MINID) and r.more():
             if trim.strategy:
                 raise CommandError(errors.MAXLEN_AND_MINID)
             trim.approx = False
-            nxt = argv[i + 1]
-            if more >= 2 and nxt == b"~":
-                trim.approx = True
-                i += 1
-            elif more >= 2 and nxt == b"=":
-                i += 1
+            if r.remaining() >= 2:
+                nxt = r.peek()
+                if nxt == b"~":
+                    trim.approx = True
+                    r.next_bytes()
+                elif nxt == b"=":
+                    r.next_bytes()
+            trim.threshold_pos = r.pos
             if upper == MAXLEN:
-                trim.maxlen = parse_int(argv[i + 1])
+                trim.maxlen = r.next_int()
                 if trim.maxlen < 0:
                     raise CommandError(errors.MAXLEN_NEGATIVE)
             else:
-                trim.minid = parse_strict_id_arg(argv[i + 1])
-            i += 1
+                trim.minid = parse_strict_id_arg(r.next_bytes())
             trim.strategy = upper
-            trim.threshold_pos = i
-        elif upper == b"LIMIT" and more:
-            trim.limit = parse_int(argv[i + 1])
+        elif upper == b"LIMIT" and r.more():
+            trim.limit = r.next_int()
             if trim.limit < 0:
                 raise CommandError(errors.LIMIT_NEGATIVE)
             limit_given = True
-            i += 1
         elif xadd and upper == b"NOMKSTREAM":
             args.nomkstream = True
         elif upper in REF_POLICIES:
@@ -177,22 +163,20 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
                 raise CommandError(errors.SYNTAX)
             trim.policy = upper
             policy_given = True
-        elif xadd and upper == b"IDMP" and more >= 2:
+        elif xadd and upper == b"IDMP" and r.remaining() >= 2:
             if args.idmp_pid is not None:
                 raise CommandError(errors.IDMP_TWICE)
-            args.idmp_pid, args.idmp_iid = argv[i + 1], argv[i + 2]
+            args.idmp_pid, args.idmp_iid = r.take(2)
             if not args.idmp_pid:
                 raise CommandError(errors.IDMP_EMPTY_PID)
             if not args.idmp_iid:
                 raise CommandError(errors.IDMP_EMPTY_IID)
-            i += 2
-        elif xadd and upper == b"IDMPAUTO" and more:
+        elif xadd and upper == b"IDMPAUTO" and r.more():
             if args.idmp_pid is not None:
                 raise CommandError(errors.IDMP_TWICE)
-            args.idmp_pid = argv[i + 1]
+            args.idmp_pid = r.next_bytes()
             if not args.idmp_pid:
                 raise CommandError(errors.IDMPAUTO_EMPTY_PID)
-            i += 1
         elif xadd:
             try:
                 id, args.seq_given = parse_strict_id(opt)
@@ -202,14 +186,45 @@ def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
             if args.idmp_pid is not None and not _must_obey(ctx):
                 raise CommandError(errors.IDMP_ONLY_WITH_AUTO_ID)
             args.id = id
-            args.id_pos = i
+            args.id_pos = r.pos - 1
             break
         else:
             raise CommandError(errors.SYNTAX)
-        i += 1
     else:
-        args.id_pos = argc  # XADD without an ID: the arity check refuses it
+        args.id_pos = r.pos  # XADD without an ID: the arity check refuses it
+        r.finish()  # XTRIM: every argument is an option
+    return limit_given
 
+
+def parse_add_or_trim(ctx: Ctx, argv: list[bytes], xadd: bool) -> XAddArgs:
+    """Parse XADD's arguments up to its ID, or all of XTRIM's.
+
+    Options may come in any order (for XADD, before the ID).  A word that is
+    no option is XADD's ID; for XTRIM it is a syntax error.  An option name
+    in the last position is not an option (Redis's ``moreargs`` rule), so
+    ``XADD k MAXLEN`` reads MAXLEN as the ID.  XADD's fields and values
+    follow the ID (``id_pos``); XTRIM ends with its options.
+    """
+    args = XAddArgs()
+    if xadd and argv[2] == b"*":  # the common XADD: no options, a generated ID
+        args.id_pos = 2
+        return args
+    trim = args.trim
+    if xadd and len(argv) > 5 and argv[5] == b"*" and argv[3] == b"~" \
+            and argv[2].upper() == MAXLEN:
+        # XADD key MAXLEN ~ count * ...: the capped stream, XADD's commonest
+        # form with options, read by hand because the cursor's construction
+        # and calls made this parse 34% slower (measured: 1.34 us hand-indexed
+        # before, 1.80 us through ArgReader, 1.13 us here).  Every other form
+        # goes through the reader, to the same record.
+        trim.maxlen = parse_int(argv[4])
+        if trim.maxlen < 0:
+            raise CommandError(errors.MAXLEN_NEGATIVE)
+        trim.strategy, trim.approx, trim.threshold_pos = MAXLEN, True, 4
+        args.id_pos = 5
+        limit_given = False
+    else:
+        limit_given = _read_add_or_trim_options(ctx, ArgReader(argv, 2), args, xadd)
     if trim.limit and not trim.strategy:
         raise CommandError(errors.LIMIT_WITHOUT_STRATEGY)
     if not xadd and not trim.strategy:
@@ -350,13 +365,22 @@ def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
     end = range_end(high_arg)
 
     count = -1  # no COUNT
-    j = 4
-    while j < len(argv):
-        if argv[j].upper() == b"COUNT" and j + 1 < len(argv):
-            count = max(parse_int(argv[j + 1]), 0)
-            j += 2
-        else:
-            raise CommandError(errors.SYNTAX)
+    argc = len(argv)
+    if argc == 6 and argv[4].upper() == b"COUNT":
+        # XRANGE key start end COUNT n, the paging form, read by hand because
+        # the cursor made this handler 40% slower before the stream is even
+        # read (measured on a missing key: 0.89 us hand-indexed, 1.25 us
+        # through ArgReader, 0.84 us here).  Any other option list goes
+        # through the reader; with none, there is nothing to read.
+        count = max(parse_int(argv[5]), 0)
+    elif argc > 4:
+        r = ArgReader(argv, 4)
+        while r.more():
+            if r.next_upper() == b"COUNT" and r.more():
+                count = max(r.next_int(), 0)
+            else:
+                raise CommandError(errors.SYNTAX)
+        r.finish()
 
     stream = ctx.db.get_stream(argv[1])
     if stream is None:
@@ -400,7 +424,9 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     if stream is None:
         return 0
     # Every ID is checked before any is deleted: no half-done command.
-    ids = [parse_strict_id_arg(arg) for arg in argv[2:]]
+    r = ArgReader(argv, 2)
+    ids = [parse_strict_id_arg(arg) for arg in r.take(r.remaining())]
+    r.finish()
     deleted = 0
     for id in ids:
         if stream.delete(id):
@@ -423,7 +449,9 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
     # needs it (ACKED).  DELREF drops the references even to an entry that is
     # gone already (the reply is then -1).  Propagated verbatim if anything
     # changed, PELs included.
-    policy, ids = parse_ref_ids(argv, 2)
+    r = ArgReader(argv, 2)
+    policy, ids = parse_ref_ids(r)
+    r.finish()
     key = argv[1]
     stream = ctx.db.get_stream(key)
     if stream is None:
@@ -534,7 +562,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     # The ID after which each stream is read; keys are checked in order, each
     # key's type before its ID.
     after: list[StreamID] = []
-    for key, id_arg in zip(keys, argv[opts.streams_pos + len(keys):]):
+    for key, id_arg in zip(keys, opts.ids):
         stream = ctx.db.get_stream(key)
         if id_arg == b"$":
             after.append(stream.last_id if stream is not None else MIN_ID)

@@ -18,7 +18,7 @@ from ..ids import MIN_ID
 from ..resp.replies import OK
 from ..types.groups import UNKNOWN, ConsumerGroup
 from ..types.stream import Stream
-from .args import parse_int
+from .args import ArgReader
 from .contract import Ctx
 from .replies import (
     help_reply,
@@ -60,48 +60,55 @@ def xgroup(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @dataclass(slots=True)
 class _XGroupTarget:
-    """What every XGROUP subcommand but HELP resolves first."""
+    """What every XGROUP subcommand but HELP reads and resolves first."""
 
+    subcommand: bytes            # as the client typed it (for the error text)
     key: bytes
-    stream: Stream | None
-    group: ConsumerGroup | None
+    name: bytes                  # the group's
+    arg: bytes = b""             # CREATE, SETID: the ID; CREATE/DELCONSUMER: the consumer
+    stream: Stream | None = None
+    group: ConsumerGroup | None = None
     mkstream: bool = False
     entries_read: int = UNKNOWN
+    extra: int = 0               # how many option words followed ``arg``
 
 
 def _xgroup_resolve(ctx: Ctx, argv: list[bytes], need_group: bool) -> _XGroupTarget:
-    """Options, key, and group, in Redis's order.
+    """Arguments, key, and group, in Redis's order.
 
-    1. CREATE's MKSTREAM / ENTRIESREAD and SETID's ENTRIESREAD (argv[5:]),
-       each error as met (an unknown word is a syntax error; too many
+    1. CREATE's MKSTREAM / ENTRIESREAD and SETID's ENTRIESREAD (after the
+       ID), each error as met (an unknown word is a syntax error; too many
        arguments are refused by the subcommand, after these checks);
     2. the key's type (WRONGTYPE);
     3. unless MKSTREAM: the key must exist, and SETID, CREATECONSUMER and
        DELCONSUMER need the group.
     """
-    sub = argv[1].lower()
-    target = _XGroupTarget(argv[2], None, None)
-    i = 5
-    while i < len(argv):
-        opt = argv[i].upper()
-        if sub == b"create" and opt == b"MKSTREAM":
+    r = ArgReader(argv, 1)
+    sub = r.next_bytes()
+    target = _XGroupTarget(sub, r.next_bytes(), r.next_bytes())
+    create = sub.lower() == b"create"
+    if r.more():  # all but DESTROY, whose arity stops at the group
+        target.arg = r.next_bytes()
+    target.extra = r.remaining()
+    while r.more():
+        opt = r.next_upper()
+        if create and opt == b"MKSTREAM":
             target.mkstream = True
-            i += 1
-        elif opt == b"ENTRIESREAD" and i + 1 < len(argv):
-            value = parse_int(argv[i + 1])
+        elif opt == b"ENTRIESREAD" and r.more():
+            value = r.next_int()
             if value < 0 and value != UNKNOWN:
                 raise CommandError(errors.ENTRIESREAD_INVALID)
             target.entries_read = value
-            i += 2
         else:
-            raise errors.subcommand_syntax(argv[1], b"xgroup")
+            raise errors.subcommand_syntax(sub, b"xgroup")
+    r.finish()
     target.stream = ctx.db.get_stream(target.key)
     if not target.mkstream:
         if target.stream is None:
             raise CommandError(errors.XGROUP_KEY_MISSING)
-        target.group = target.stream.groups.get(argv[3])
+        target.group = target.stream.groups.get(target.name)
         if need_group and target.group is None:
-            raise errors.nogroup_for_key(argv[3], target.key)
+            raise errors.nogroup_for_key(target.name, target.key)
     return target
 
 
@@ -111,18 +118,18 @@ def _xgroup_resolve(ctx: Ctx, argv: list[bytes], need_group: bool) -> _XGroupTar
 def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]"""
     target = _xgroup_resolve(ctx, argv, need_group=False)
-    if len(argv) > 8:
-        raise errors.subcommand_syntax(argv[1], b"xgroup")
+    if target.extra > 3:  # MKSTREAM and ENTRIESREAD n at most
+        raise errors.subcommand_syntax(target.subcommand, b"xgroup")
     stream = target.stream
-    if argv[4] == b"$":
+    if target.arg == b"$":
         last_id = stream.last_id if stream is not None else MIN_ID
     else:
-        last_id = parse_strict_id_arg(argv[4])
+        last_id = parse_strict_id_arg(target.arg)
     if stream is None:  # MKSTREAM, now that nothing can fail
         stream = Stream()
         ctx.db.set(target.key, stream)
         ctx.modified(target.key)
-    name = argv[3]
+    name = target.name
     if name in stream.groups:
         raise CommandError(errors.BUSYGROUP)
     stream.groups[name] = ConsumerGroup(name, last_id, target.entries_read)
@@ -137,11 +144,11 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
 def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP SETID key group <id | $> [ENTRIESREAD entries-read]"""
     target = _xgroup_resolve(ctx, argv, need_group=True)
-    if len(argv) not in (5, 7):
-        raise errors.subcommand_syntax(argv[1], b"xgroup")
+    if target.extra not in (0, 2):  # ENTRIESREAD n, once
+        raise errors.subcommand_syntax(target.subcommand, b"xgroup")
     stream, group = target.stream, target.group
     assert stream is not None and group is not None
-    new_id = stream.last_id if argv[4] == b"$" else parse_id_arg(argv[4])
+    new_id = stream.last_id if target.arg == b"$" else parse_id_arg(target.arg)
     entries_read = None if target.entries_read == UNKNOWN else target.entries_read
     group.set_id(new_id, entries_read, stream)
     ctx.changed()
@@ -159,7 +166,7 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
     if target.group is None:
         return 0
     assert target.stream is not None
-    del target.stream.groups[argv[3]]
+    del target.stream.groups[target.name]
     ctx.changed()
     ctx.propagate_argv()
     ctx.ready(target.key)  # blocked XREADGROUP clients of the group fail now
@@ -171,9 +178,10 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Creates a consumer in a consumer group.")
 def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP CREATECONSUMER key group consumer"""
-    group = _xgroup_resolve(ctx, argv, need_group=True).group
+    target = _xgroup_resolve(ctx, argv, need_group=True)
+    group = target.group
     assert group is not None
-    _, created = group.create_consumer(argv[4], ctx.now_ms())
+    _, created = group.create_consumer(target.arg, ctx.now_ms())
     if not created:
         return 0
     ctx.changed()
@@ -187,11 +195,12 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Deletes a consumer and its pending entries; returns how many it had.")
 def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP DELCONSUMER key group consumer"""
-    group = _xgroup_resolve(ctx, argv, need_group=True).group
+    target = _xgroup_resolve(ctx, argv, need_group=True)
+    group = target.group
     assert group is not None
-    if group.consumer(argv[4]) is None:
+    if group.consumer(target.arg) is None:
         return 0
-    pending = group.delete_consumer(argv[4])
+    pending = group.delete_consumer(target.arg)
     ctx.changed()
     ctx.propagate_argv()
     return pending

@@ -17,7 +17,7 @@ from ..ids import MAX_ID, MIN_ID
 from ..resp.replies import Map
 from ..types.groups import UNKNOWN, ConsumerGroup
 from ..types.stream import Stream
-from .args import parse_int
+from .args import ArgReader
 from .contract import Ctx
 from .idmp import info_fields as idmp_info_fields
 from .replies import (
@@ -143,9 +143,9 @@ def _full_group(group: ConsumerGroup, stream: Stream, count: int) -> Map:
                  "entries and groups.")
 def xinfo_stream(ctx: Ctx, argv: list[bytes]) -> Any:
     """XINFO STREAM key [FULL [COUNT count]]"""
-    stream = _xinfo_stream(ctx, argv[2])
-    options = argv[3:]
-    if not options:
+    stream = _xinfo_stream(ctx, argv[2])  # the key first, then the options
+    r = ArgReader(argv, 3)
+    if not r.more():
         first = stream.first_entry()
         last = stream.last_entry()
         return Map(_stream_head(ctx, stream) + [
@@ -153,15 +153,16 @@ def xinfo_stream(ctx: Ctx, argv: list[bytes]) -> Any:
             (b"first-entry", entry_reply(*first) if first is not None else None),
             (b"last-entry", entry_reply(*last) if last is not None else None),
         ])
-    if len(options) not in (1, 3) or options[0].upper() != b"FULL":
+    if r.remaining() not in (1, 3) or r.next_upper() != b"FULL":
         raise errors.subcommand_syntax(argv[1], b"xinfo")
     count = XINFO_FULL_DEFAULT_COUNT
-    if len(options) == 3:
-        if options[1].upper() != b"COUNT":
+    if r.more():
+        if r.next_upper() != b"COUNT":
             raise errors.subcommand_syntax(argv[1], b"xinfo")
-        count = parse_int(options[2])
+        count = r.next_int()
         if count < 0:
             count = XINFO_FULL_DEFAULT_COUNT
+    r.finish()
     return Map(_stream_head(ctx, stream) + [
         (b"entries", entries_reply(stream, MIN_ID, MAX_ID, count)),
         (b"groups", [_full_group(group, stream, count)

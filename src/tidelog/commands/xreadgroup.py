@@ -272,7 +272,7 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     args = parse_read_options(argv, group=True)
-    targets = _resolve_targets(ctx, args, argv[args.streams_pos + len(args.keys):])
+    targets = _resolve_targets(ctx, args, args.ids)
     results = _serve(ctx, args, targets, args.count)
     if results:
         return streams_reply(ctx, results)
