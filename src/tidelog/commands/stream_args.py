@@ -136,6 +136,56 @@ class ReadArgs:
     ids: list[bytes] = field(default_factory=list)   # their IDs, unparsed, in key order
 
 
+def _read_canonical(argv: list[bytes], args: ReadArgs, group: bool) -> bool:
+    """``[GROUP group consumer] [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...``
+    (GROUP and NOACK for XREADGROUP only), in the order clients send it
+    (redis-py, go-redis...), read by hand into ``args``; False, with ``args``
+    untouched, for any other form.
+
+    Consumers send this on every read, and the cursor made its parse slower
+    by half (XREADGROUP with COUNT and BLOCK: 1.52 us hand-indexed, 2.64 us
+    through ArgReader; XREAD: 1.30 us, 2.13 us).  The checks run in the cursor
+    loop's order, so an error is the one the loop would raise.
+    """
+    argc = len(argv)
+    if group:
+        if argc < 7 or argv[1].upper() != b"GROUP":
+            return False
+        i = 4
+    elif argc < 4:
+        return False
+    else:
+        i = 1
+    count = 0
+    timeout = -1
+    noack = False
+    word = argv[i].upper()
+    if word == b"COUNT" and i + 2 < argc:
+        count = max(parse_int(argv[i + 1]), 0)
+        i += 2
+        word = argv[i].upper()
+    if word == b"BLOCK" and i + 2 < argc:
+        timeout = parse_int(argv[i + 1], errors.TIMEOUT_NOT_INTEGER)
+        if timeout < 0:
+            raise CommandError(errors.TIMEOUT_NEGATIVE)
+        i += 2
+        word = argv[i].upper()
+    if group and word == b"NOACK" and i + 1 < argc:
+        noack = True
+        i += 1
+        word = argv[i].upper()
+    if word != b"STREAMS" or i + 1 >= argc:
+        return False
+    nkeys, odd = divmod(argc - i - 1, 2)
+    if odd:
+        raise CommandError(errors.XREADGROUP_UNBALANCED if group else errors.XREAD_UNBALANCED)
+    if group:
+        args.group, args.consumer = argv[2], argv[3]
+    args.count, args.timeout, args.noack = count, timeout, noack
+    args.keys, args.ids = argv[i + 1:i + 1 + nkeys], argv[i + 1 + nkeys:]
+    return True
+
+
 def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
     """XREAD's (``group`` False) and XREADGROUP's (True) arguments.
 
@@ -144,20 +194,7 @@ def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
     options with Redis's texts.  Keys and IDs must balance.
     """
     args = ReadArgs()
-    argc = len(argv)
-    if group and argc > 7 and argv[6].upper() == b"STREAMS" and argv[4].upper() == b"COUNT" \
-            and argv[1].upper() == b"GROUP":
-        # XREADGROUP GROUP group consumer COUNT n STREAMS ..., the consumer's
-        # polling form, read by hand because the cursor made this parse 71%
-        # slower (measured: 1.27 us hand-indexed, 2.17 us through ArgReader,
-        # 1.07 us here).  Every other form (XREAD's too) goes through the
-        # reader below, to the same record.
-        args.group, args.consumer = argv[2], argv[3]
-        args.count = max(parse_int(argv[5]), 0)
-        nkeys, odd = divmod(argc - 7, 2)
-        if odd:
-            raise CommandError(errors.XREADGROUP_UNBALANCED)
-        args.keys, args.ids = argv[7:7 + nkeys], argv[7 + nkeys:]
+    if _read_canonical(argv, args, group):
         return args
     group_given = streams_given = False
     r = ArgReader(argv, 1)
