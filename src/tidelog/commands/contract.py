@@ -140,6 +140,7 @@ class EngineAPI(Protocol):
     started_ms: int
     active_expire: bool
     shutdown_hook: Callable[[], None] | None
+    effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...
@@ -220,6 +221,13 @@ class Ctx:
     def ready(self, key: bytes) -> None:
         """A key got data (or went away): serve its blocked clients afterwards."""
         self.engine.signal_ready(self.db.index, key)
+
+    @property
+    def propagating(self) -> bool:
+        """Whether anything listens to effects (the AOF, replicas).  A handler
+        that declared its propagation (:meth:`no_propagation` first) may skip
+        building per-entry effects nobody would read."""
+        return bool(self.engine.effect_listeners)
 
     def propagate_argv(self) -> None:
         """Propagate the command's own argv, as it came."""

@@ -247,12 +247,15 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
     stream, group, key = target.stream, target.group, target.key
     out: list[Any] = []
     moved = False
+    propagating = ctx.propagating  # no listener: no XCLAIM effect per entry
     for id, fields in stream.range(group.last_id.incr(), MAX_ID):
         moved = group.advance(id, stream) or moved
-        out.append([bytes(id), fields, 0, 0] if claim_form else entry_reply(id, fields))
+        id_bytes = bytes(id)
+        out.append([id_bytes, fields, 0, 0] if claim_form else [id_bytes, fields])
         if not args.noack:
             entry = group.deliver(id, consumer, now)
-            ctx.effect(xclaim_effect(key, group, bytes(id), entry))
+            if propagating:
+                ctx.effect(xclaim_effect(key, group, id_bytes, entry))
         if count and len(out) >= count:
             break
     if moved:
