@@ -394,6 +394,34 @@ def test_the_twins_append_and_read_stream_entries_alike(entries):
     lp.unpack(a)
 
 
+_short_values = st.one_of(
+    st.binary(max_size=66),
+    st.integers(-(2**64), 2**64).map(lambda v: b"%d" % v),
+    st.from_regex(rb"\A-?0*[0-9]{0,21}(\.[0-9]{1,3})?\Z"),
+)
+
+
+@given(st.lists(st.tuples(st.integers(-3, 130), st.integers(-3, 130),
+                          st.lists(_short_values, min_size=1, max_size=3)), max_size=140))
+def test_the_twins_append_small_samefields_entries_alike(entries):
+    # The compiled twin writes SAMEFIELDS entries with small deltas and short
+    # values straight into the node (the XADD hot path); long runs cross the
+    # header's one-byte counts.
+    pure = twins.pure("tidelog.types.listpack")
+    master = [b"f", b"g", b"h"]
+    a = bytearray(lp.pack([1, 0, 3, b"f", b"g", b"h", 0, 2, 0, 0, b"u", b"v", b"w", 6]))
+    b_ = bytearray(a)
+    for msd, seqd, values in entries:
+        fv = [x for pair in zip(master, values) for x in pair]
+        fields = master[:len(values)]
+        at = lp.append_stream_entry(a, msd, seqd, fv, True)
+        assert pure.append_stream_entry(b_, msd, seqd, fv, True) == at
+        assert a == b_
+        assert lp.stream_entry_fields(a, at, fields) == pure.stream_entry_fields(b_, at, fields)
+    assert lp.read_header(a) == pure.read_header(b_) == (len(a), lp.read_header(a)[1])
+    lp.unpack(a)
+
+
 def test_the_twins_read_cut_entries_alike() -> None:
     pure = twins.pure("tidelog.types.listpack")
     buf = bytearray(lp.pack([1, 0, 2, b"a", b"b", 0, 2, 0, 0, b"1", b"x", 5]))

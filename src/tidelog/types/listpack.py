@@ -447,6 +447,76 @@ def _small_or_int(v: object) -> object:
     return encode_int(v)
 
 
+@cython.cfunc
+@cython.locals(n=cython.Py_ssize_t, i=cython.Py_ssize_t, m=cython.Py_ssize_t,
+               count=cython.Py_ssize_t, room=cython.Py_ssize_t, rel=cython.Py_ssize_t,
+               q=cython.Py_ssize_t, total=cython.Py_ssize_t, numele=cython.Py_ssize_t,
+               dst=cython.p_uchar, src=cython.p_const_uchar)
+def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython.Py_ssize_t:
+    """:func:`append_stream_entry` of a SAMEFIELDS entry with deltas in 0..127
+    and values shorter than 64 bytes (compiled twin): the entry is written
+    straight into ``lp``, grown once.  -1, with ``lp`` untouched, for any
+    other entry.  An integer-looking value is written as its integer element
+    (never longer than the string's), any other as a short string."""
+    n = len(fv)
+    count = (n >> 1) + 3
+    if count >= 128 or not (0 <= msd <= 127 and 0 <= seqd <= 127):
+        return -1
+    room = 9  # flags, ms delta, seq delta, lp-count (2 bytes each), the terminator
+    i = 1
+    while i < n:
+        value = fv[i]
+        if type(value) is not bytes or len(value) >= 64:
+            return -1
+        room += len(value) + 2
+        i += 2
+    rel = len(lp) - 1  # the terminator's offset: the entry starts there
+    PyByteArray_Resize(lp, rel + room)  # grown once; cut to the written size below
+    dst = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))
+    q = rel
+    dst[q] = _SAMEFIELDS
+    dst[q + 1] = 1
+    dst[q + 2] = msd
+    dst[q + 3] = 1
+    dst[q + 4] = seqd
+    dst[q + 5] = 1
+    q += 6
+    i = 1
+    while i < n:
+        value = fv[i]
+        src = value
+        m = len(value)
+        if m and m <= 20 and 0x2D <= src[0] <= 0x39:  # may be an integer: the Python path
+            element = _short_element(value, m)
+            memcpy(dst + q, PyBytes_AS_STRING(element), len(element))
+            q += len(element)
+        else:
+            dst[q] = 0x80 | m
+            memcpy(dst + q + 1, src, m)
+            dst[q + m + 1] = m + 1
+            q += m + 2
+        i += 2
+    dst[q] = count
+    dst[q + 1] = 1
+    dst[q + 2] = 0xFF
+    q += 3
+    PyByteArray_Resize(lp, q)
+    dst = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))
+    numele = dst[4] | (dst[5] << 8)
+    if numele != NUMELE_UNKNOWN:
+        numele += count + 1
+        if numele > NUMELE_UNKNOWN:
+            numele = NUMELE_UNKNOWN
+    total = q
+    dst[0] = total & 0xFF
+    dst[1] = (total >> 8) & 0xFF
+    dst[2] = (total >> 16) & 0xFF
+    dst[3] = (total >> 24) & 0xFF
+    dst[4] = numele & 0xFF
+    dst[5] = numele >> 8
+    return rel
+
+
 @cython.locals(count=cython.Py_ssize_t, rel=cython.Py_ssize_t, numele=cython.Py_ssize_t,
                n=cython.Py_ssize_t, total=cython.Py_ssize_t, i=cython.Py_ssize_t)
 def append_stream_entry(lp: bytearray, msd: int, seqd: int, fv: list, same: cython.bint) -> int:
@@ -460,6 +530,10 @@ def append_stream_entry(lp: bytearray, msd: int, seqd: int, fv: list, same: cyth
     the entry's first element (where the terminator was).
     """
     n = len(fv)
+    if cython.compiled and same and type(lp) is bytearray:
+        rel = _append_same_c(lp, msd, seqd, fv)
+        if rel >= 0:
+            return rel
     if same:
         count = (n >> 1) + 3
         parts = [_SMALL_INT_ELEMENT[_SAMEFIELDS], _small_or_int(msd), _small_or_int(seqd)]
