@@ -39,11 +39,25 @@ TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
 TIMEOUT_NEGATIVE = b"ERR timeout is negative"
 INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
 PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
+# The request parser's messages (str: ProtocolError's text, after PROTOCOL_PREFIX).
+PROTOCOL_MBULK_TOO_BIG = "too big mbulk count string"
+PROTOCOL_MBULK_INVALID = "invalid multibulk length"
+PROTOCOL_BULK_TOO_BIG = "too big bulk count string"
+PROTOCOL_BULK_INVALID = "invalid bulk length"
+PROTOCOL_INLINE_TOO_BIG = "too big inline request"
+PROTOCOL_UNBALANCED_QUOTES = "unbalanced quotes in request"
+PROTOCOL_QUERY_BUFFER_LIMIT = "query buffer limit exceeded"
 MAX_CLIENTS_REACHED = b"ERR max number of clients reached"  # sent raw, then close
 NOPROTO = b"NOPROTO unsupported protocol version"
 UNKNOWN_COMMAND_PREFIX = b"ERR unknown command '"  # unknown_command's text starts so
 NOAUTH_HELLO = (b"ERR AUTH <password> called without any password configured for the default user. "
                 b"Are you sure your configuration is correct?")
+
+
+def protocol_expected_dollar(got: str) -> str:
+    """The parser's message for a multibulk argument not starting with ``$``
+    (``got``: the byte received, as one Latin-1 character)."""
+    return f"expected '$', got '{got}'"
 
 
 def unknown_command(name: bytes, args: list[bytes]) -> CommandError:

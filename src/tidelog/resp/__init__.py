@@ -15,7 +15,8 @@ writes bytes out.
 * :mod:`.replies`  -- the reply value types handlers return.
 * :mod:`.encoder`  -- ``encode`` / ``encode_into``: reply values to RESP2 or RESP3.
 
-This package imports nothing else from tidelog.
+This package imports nothing else from tidelog but :mod:`tidelog.errors` (the
+parser's protocol-error texts, kept with every other Redis error text).
 """
 
 from .encoder import encode, encode_into

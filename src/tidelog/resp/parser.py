@@ -111,6 +111,8 @@ from __future__ import annotations
 
 from typing import NoReturn
 
+from .. import errors
+
 try:
     import cython
 except ImportError:  # the pure twin, without Cython installed
@@ -158,7 +160,7 @@ class ProtocolError(Exception):
 class QueryBufferLimit(ProtocolError):
     """More than ``max_query_buffer`` bytes of unprocessed input."""
 
-    def __init__(self, message: str = "query buffer limit exceeded") -> None:
+    def __init__(self, message: str = errors.PROTOCOL_QUERY_BUFFER_LIMIT) -> None:
         super().__init__(message)
 
 
@@ -336,7 +338,7 @@ class RequestParser:
                 nl = buf.find(b"\r", pos)
                 if nl < 0 or nl - pos > INLINE_MAX_SIZE:
                     if nl >= 0 or end - pos > INLINE_MAX_SIZE:
-                        self._fail(ProtocolError("too big mbulk count string"))
+                        self._fail(ProtocolError(errors.PROTOCOL_MBULK_TOO_BIG))
                     self._stall(pos, end - pos + 1, b"\r")
                     continue
                 if nl + 1 >= end:  # the byte after CR has not arrived
@@ -346,7 +348,7 @@ class RequestParser:
                 if count is None:
                     count = string2ll(buf[pos + 1 : nl])
                     if count is None or count > MAX_MULTIBULK_COUNT:
-                        self._fail(ProtocolError("invalid multibulk length"))
+                        self._fail(ProtocolError(errors.PROTOCOL_MBULK_INVALID))
                 pos = nl + 2
                 if count <= 0:  # *0, *-1: an empty request, skipped
                     self._pos = pos
@@ -366,18 +368,18 @@ class RequestParser:
                     nl = find(b"\r", pos)
                     if nl < 0 or nl - pos > INLINE_MAX_SIZE or nl + 1 >= end:
                         if nl - pos > INLINE_MAX_SIZE or (nl < 0 and end - pos > INLINE_MAX_SIZE):
-                            self._fail(ProtocolError("too big bulk count string"))
+                            self._fail(ProtocolError(errors.PROTOCOL_BULK_TOO_BIG))
                         break  # stall below
                     if buf[pos] != _DOLLAR:
                         got = chr(buf[pos])
-                        self._fail(ProtocolError(f"expected '$', got '{got}'"))
+                        self._fail(ProtocolError(errors.protocol_expected_dollar(got)))
                     bulk = _SMALL.get(buf[pos + 1 : nl])
                     if bulk is None:
                         bulk = string2ll(buf[pos + 1 : nl])
                         if bulk is None:
                             bulk = -1
                     if bulk < 0 or bulk > max_bulk:
-                        self._fail(ProtocolError("invalid bulk length"))
+                        self._fail(ProtocolError(errors.PROTOCOL_BULK_INVALID))
                     pos = nl + 2
                 stop = pos + bulk
                 if stop + 2 > end:
@@ -526,7 +528,7 @@ class RequestParser:
         nl = buf.find(b"\n", pos)
         if nl < 0 or nl - pos > INLINE_MAX_SIZE:
             if nl >= 0 or end - pos > INLINE_MAX_SIZE:
-                self._fail(ProtocolError("too big inline request"))
+                self._fail(ProtocolError(errors.PROTOCOL_INLINE_TOO_BIG))
             self._stall(pos, end - pos + 1, b"\n")
             return None
         self._pos = nl + 1
@@ -544,7 +546,7 @@ class RequestParser:
         else:
             argv = split_inline(line)
             if argv is None:
-                self._fail(ProtocolError("unbalanced quotes in request"))
+                self._fail(ProtocolError(errors.PROTOCOL_UNBALANCED_QUOTES))
         return argv or None  # an empty line is skipped
 
     # -- waiting for bytes ----------------------------------------------------
