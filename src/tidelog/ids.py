@@ -43,18 +43,20 @@ class StreamID(NamedTuple):
 
     def incr(self) -> StreamID:
         """The next ID; raises OverflowError past the maximum ID."""
-        if self.seq < UINT64_MAX:
-            return StreamID(self.ms, self.seq + 1)
-        if self.ms < UINT64_MAX:
-            return StreamID(self.ms + 1, 0)
+        ms, seq = self
+        if seq < UINT64_MAX:
+            return _new_id(StreamID, (ms, seq + 1))
+        if ms < UINT64_MAX:
+            return _new_id(StreamID, (ms + 1, 0))
         raise OverflowError("stream ID overflow")
 
     def decr(self) -> StreamID:
         """The previous ID; raises OverflowError below 0-0."""
-        if self.seq > 0:
-            return StreamID(self.ms, self.seq - 1)
-        if self.ms > 0:
-            return StreamID(self.ms - 1, UINT64_MAX)
+        ms, seq = self
+        if seq > 0:
+            return _new_id(StreamID, (ms, seq - 1))
+        if ms > 0:
+            return _new_id(StreamID, (ms - 1, UINT64_MAX))
         raise OverflowError("stream ID underflow")
 
 
