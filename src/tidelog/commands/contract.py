@@ -141,6 +141,8 @@ class EngineAPI(Protocol):
     active_expire: bool
     shutdown_hook: Callable[[], None] | None
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
+    # (db index, key) -> the clients blocked on it; empty when nobody waits.
+    waiters: dict[tuple[int, bytes], Any]
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...
@@ -220,7 +222,9 @@ class Ctx:
 
     def ready(self, key: bytes) -> None:
         """A key got data (or went away): serve its blocked clients afterwards."""
-        self.engine.signal_ready(self.db.index, key)
+        engine = self.engine
+        if engine.waiters:  # nobody blocked anywhere: nothing to signal
+            engine.signal_ready(self.db.index, key)
 
     @property
     def propagating(self) -> bool:
