@@ -1,0 +1,437 @@
+"""Sorted indexes for the pending entries lists, tuned for queue-like use.
+
+A consumer group keeps each pending entry in three ordered structures (see
+:mod:`tidelog.types.groups`): the group's PEL and its owner's PEL, both by
+ID, and the time index, by ``(delivery_time, id)``.  Their traffic is that of
+a queue: XREADGROUP adds IDs in increasing order at non-decreasing times, and
+XACK removes them mostly in the order they were delivered, near the front.
+Out-of-order changes happen (XGROUP SETID back, XCLAIM with FORCE, TIME or
+IDLE, XNACK's time 0, acks out of order) but are rare.  A balanced tree (or
+sortedcontainers, about 0.5 us of Python per update) pays for generality this
+traffic does not need; here the common cases are one or two C operations:
+
+:class:`SortedIndex`
+    A dict (membership and values, C speed) that also keeps its keys in a
+    sorted Python list, for ordered iteration and range scans.
+:class:`SortedKeys`
+    The same sorted list without values, as a set of comparable keys (the
+    time index's ``(delivery_time, id)`` pairs).
+
+The sorted list ``_keys`` has three parts::
+
+    _keys   [ k1  k2 | k3  k4  k5  k6  k7 ]      _lo = 2, _dead = {k5}
+              retired  live  ^^  dead  live
+
+- an insert above the last key is an append, O(1); a key re-added while it
+  is dead leaves ``_dead`` (its slot is still in place), O(1); any other
+  insert is ``bisect.insort``, O(log n) comparisons plus a C ``memmove``;
+- removing the first live key moves ``_lo`` past it (and past any dead keys
+  that follow), removing the last pops it: O(1) amortised.  The retired
+  prefix ``_keys[:_lo]`` is cut off (one ``memmove``) once it is more than
+  half the list;
+- removing any other key only marks it dead, O(1); once dead keys are more
+  than half of ``_keys[_lo:]`` the list is rebuilt without them, O(n), so
+  O(1) amortised per removal;
+- scans bisect the list, O(log n), and skip dead keys as they go.
+
+So the first and last live keys are always at ``_keys[_lo]`` and
+``_keys[-1]``, and a scan passes over at most as many dead keys as live
+ones in the whole index.  An emptied index drops its list.
+
+Iterators from ``irange`` are views of the list, as sortedcontainers' are:
+they must not be used after the index changes.  The group's scans, which
+must tolerate changes between the records they yield, fetch keys in
+batches and re-seek by key after each batch (``groups._walk``).
+
+The price is the insert out of order: a ``memmove`` of the list after the
+insertion point, O(n) pointer moves (about 9 us per 100,000 keys), where a
+tree pays O(log n).  XCLAIM with IDLE or TIME in the past and XNACK (time 0)
+insert into the time index near its front, so on a PEL of 100,000 entries
+they cost tens of microseconds more than with sortedcontainers.
+
+Invariants that ``_check()`` asserts: ``_keys`` is strictly increasing
+(sorted, unique); ``0 <= _lo <= len(_keys)``, and the retired prefix is at
+most half the list or shorter than ``_MIN_CUT``; ``_dead`` is a subset of
+``_keys[_lo:]`` and at most half of it; the live keys ``_keys[_lo:]`` minus
+``_dead`` are exactly the index's keys; the first and last key of
+``_keys[_lo:]`` are live, or ``_keys`` is empty with ``_lo`` 0.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
+from itertools import filterfalse
+from typing import Any
+
+# A retired prefix shorter than this is never cut off (cutting costs a memmove).
+_MIN_CUT = 32
+
+_MISSING: Any = object()
+
+
+
+class _SortedList:
+    """The sorted key list shared by both indexes (see the module docstring).
+
+    Subclasses keep membership; these helpers only move keys in the list.
+    """
+
+    __slots__ = ()
+    _keys: list[Any]
+    _lo: int
+    _dead: set[Any]
+
+    def _place(self, key: Any) -> None:
+        """Put ``key``, not live, in the list, where ``key < _keys[-1]``.
+
+        Cost: O(1) for a dead key or one just below the first live key,
+        else O(log n) comparisons and a ``memmove`` of the list.
+        """
+        dead = self._dead
+        if key in dead:  # its slot is still in the list, in place
+            dead.remove(key)
+            return
+        keys = self._keys
+        lo = self._lo
+        if key > keys[lo]:
+            insort(keys, key, lo)
+            return
+        # Below the first live key: reuse the last retired slot if it fits.
+        if lo and (lo == 1 or keys[lo - 2] < key):
+            keys[lo - 1] = key
+            self._lo = lo - 1
+            return
+        if lo:
+            del keys[:lo]
+            self._lo = 0
+        keys.insert(0, key)
+
+    def _unplace(self, key: Any) -> None:
+        """Take ``key``, a live key of the list, out of it.
+
+        Cost: O(1) amortised (see the module docstring).
+        """
+        keys = self._keys
+        lo = self._lo
+        dead = self._dead
+        if key == keys[lo]:
+            lo += 1
+            if lo == len(keys):  # that was the last live key
+                keys.clear()
+                dead.clear()
+                self._lo = 0
+                return
+            if dead:
+                while keys[lo] in dead:  # stops: _keys[-1] is live
+                    dead.remove(keys[lo])
+                    lo += 1
+            if lo > _MIN_CUT and lo * 2 > len(keys):
+                del keys[:lo]
+                lo = 0
+            self._lo = lo
+        elif key == keys[-1]:
+            keys.pop()
+            if dead:
+                while keys[-1] in dead:  # stops: _keys[lo] is live
+                    dead.remove(keys.pop())
+            if lo > _MIN_CUT and lo * 2 > len(keys):
+                del keys[:lo]
+                self._lo = 0
+        else:
+            dead.add(key)
+        if dead and len(dead) * 2 > len(keys) - self._lo:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the list of live keys only.  Cost: O(n)."""
+        keys = self._keys
+        dead = self._dead
+        keys[:] = [k for k in keys[self._lo:] if k not in dead]
+        dead.clear()
+        self._lo = 0
+
+    def _live(self) -> list[Any]:
+        """The live keys in order, a new list.  Cost: O(n)."""
+        keys = self._keys
+        dead = self._dead
+        if dead:
+            return [k for k in keys[self._lo:] if k not in dead]
+        return keys[self._lo:]
+
+    def _range(
+        self, minimum: Any, maximum: Any, inclusive: tuple[bool, bool], reverse: bool
+    ) -> Iterator[Any]:
+        """Live keys between the bounds (None: open), lazily.  Cost: O(log n) to seek."""
+        keys = self._keys
+        lo = self._lo
+        if minimum is None:
+            i = lo
+        elif inclusive[0]:
+            i = bisect_left(keys, minimum, lo)
+        else:
+            i = bisect_right(keys, minimum, lo)
+        if maximum is None:
+            j = len(keys)
+        elif inclusive[1]:
+            j = bisect_right(keys, maximum, lo)
+        else:
+            j = bisect_left(keys, maximum, lo)
+        if i >= j:
+            return iter(())
+        found = map(keys.__getitem__, range(j - 1, i - 1, -1) if reverse else range(i, j))
+        if self._dead:
+            return filterfalse(self._dead.__contains__, found)
+        return found
+
+    def _check_list(self) -> list[Any]:
+        """Assert the list's invariants; return the live keys.  Cost: O(n)."""
+        keys = self._keys
+        lo = self._lo
+        dead = self._dead
+        assert all(a < b for a, b in zip(keys, keys[1:])), "keys not strictly increasing"
+        assert 0 <= lo <= len(keys), f"_lo {lo} outside the list of {len(keys)}"
+        span = keys[lo:]
+        assert dead <= set(span), "dead keys outside the live part of the list"
+        assert len(dead) * 2 <= len(span), f"{len(dead)} dead keys of {len(span)}"
+        assert lo <= _MIN_CUT or lo * 2 <= len(keys), f"retired {lo} of {len(keys)}"
+        if span:
+            assert span[0] not in dead and span[-1] not in dead, "an end of the list is dead"
+        else:
+            assert not keys and lo == 0, "an empty index kept its list"
+        return [k for k in span if k not in dead]
+
+
+class SortedIndex(_SortedList):
+    """A mapping whose keys are also kept in sorted order, for ordered scans.
+
+    A dict holds the values, so lookups (``get``, ``[]``, ``in``, ``len``)
+    are one dict operation.  ``keys()``, ``values()`` and ``items()`` are
+    lists in key order; ``irange`` and ``peekitem`` follow sortedcontainers'
+    SortedDict.  Only what the consumer groups use is offered.
+    """
+
+    __slots__ = ("_map", "_keys", "_lo", "_dead")
+
+    def __init__(self) -> None:
+        self._map: dict[Any, Any] = {}
+        self._keys: list[Any] = []
+        self._lo = 0
+        self._dead: set[Any] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The value of ``key``, or ``default``.  Cost: O(1)."""
+        return self._map.get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        """The value of ``key``; KeyError if missing.  Cost: O(1)."""
+        return self._map[key]
+
+    def __contains__(self, key: Any) -> bool:
+        """Whether ``key`` is in the index.  Cost: O(1)."""
+        return key in self._map
+
+    def __len__(self) -> int:
+        """How many keys.  Cost: O(1)."""
+        return len(self._map)
+
+    def __bool__(self) -> bool:
+        """Whether the index has any key.  Cost: O(1)."""
+        return bool(self._map)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set ``key`` to ``value``.  Cost: O(1) to replace a value or add a key
+        above the last one (or re-add a removed one), else O(log n) and a memmove."""
+        table = self._map
+        size = len(table)
+        table[key] = value
+        if len(table) == size:  # a new value for a key already there
+            return
+        keys = self._keys
+        if not keys or keys[-1] < key:
+            keys.append(key)
+        else:
+            self._place(key)
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Remove ``key`` and return its value; ``default`` (else KeyError) if
+        missing.  Cost: O(1) amortised."""
+        value = self._map.pop(key, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise KeyError(key)
+            return default
+        keys = self._keys
+        lo = self._lo
+        if key == keys[lo] and not self._dead:  # _unplace's common case, inline
+            lo += 1
+            if lo == len(keys):
+                keys.clear()
+                lo = 0
+            elif lo > _MIN_CUT and lo * 2 > len(keys):
+                del keys[:lo]
+                lo = 0
+            self._lo = lo
+            return value
+        self._unplace(key)
+        return value
+
+    def __delitem__(self, key: Any) -> None:
+        """Remove ``key``; KeyError if missing.  Cost: O(1) amortised."""
+        del self._map[key]
+        self._unplace(key)
+
+    def clear(self) -> None:
+        """Remove every key.  Cost: O(n)."""
+        self._map.clear()
+        self._keys.clear()
+        self._dead.clear()
+        self._lo = 0
+
+    def keys(self) -> list[Any]:
+        """The keys in order, a new list.  Cost: O(n)."""
+        return self._live()
+
+    def values(self) -> list[Any]:
+        """The values in key order, a new list.  Cost: O(n)."""
+        return list(map(self._map.__getitem__, self._live()))
+
+    def items(self) -> list[tuple[Any, Any]]:
+        """``(key, value)`` pairs in key order, a new list.  Cost: O(n)."""
+        keys = self._live()
+        return list(zip(keys, map(self._map.__getitem__, keys)))
+
+    def __iter__(self) -> Iterator[Any]:
+        """The keys in order, from a snapshot.  Cost: O(n) to start."""
+        return iter(self._live())
+
+    def irange(
+        self,
+        minimum: Any = None,
+        maximum: Any = None,
+        inclusive: tuple[bool, bool] = (True, True),
+        reverse: bool = False,
+    ) -> Iterator[Any]:
+        """Keys from ``minimum`` to ``maximum`` (None: unbounded), in order or reversed.
+
+        As SortedDict.irange: ``inclusive`` says whether each bound is
+        included.  The iterator must not be used after the index changes.
+        Cost: O(log n) to seek, O(1) per key (plus the dead keys passed over).
+        """
+        return self._range(minimum, maximum, inclusive, reverse)
+
+    def peekitem(self, index: int = -1) -> tuple[Any, Any]:
+        """The first (``index`` 0) or last (-1) ``(key, value)``; IndexError if
+        empty.  Other indexes are not supported.  Cost: O(1)."""
+        keys = self._keys
+        if not keys:
+            raise IndexError("peekitem on an empty index")
+        if index == 0:
+            key = keys[self._lo]
+        elif index == -1:
+            key = keys[-1]
+        else:
+            raise ValueError("peekitem supports index 0 and -1 only")
+        return key, self._map[key]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k!r}: {v!r}" for k, v in self.items())
+        return f"SortedIndex({{{inner}}})"
+
+    def _check(self) -> None:
+        """Assert the invariants (module docstring).  Cost: O(n)."""
+        live = self._check_list()
+        table = self._map
+        assert len(live) == len(table), f"{len(live)} live keys, {len(table)} in the dict"
+        assert all(k in table for k in live), "a live key is not in the dict"
+
+
+class SortedKeys(_SortedList):
+    """A set of comparable keys kept in sorted order (the PEL's time index).
+
+    Like a SortedList without duplicates: ``add`` of a key already present
+    changes nothing, ``remove`` of a missing key raises ValueError.
+    """
+
+    __slots__ = ("_keys", "_lo", "_dead")
+
+    def __init__(self) -> None:
+        self._keys: list[Any] = []
+        self._lo = 0
+        self._dead: set[Any] = set()
+
+    def add(self, key: Any) -> None:
+        """Add ``key``.  Cost: O(1) above the last key (or for a removed key
+        just below the first), else O(log n) and a memmove."""
+        keys = self._keys
+        if not keys or keys[-1] < key:
+            keys.append(key)
+            return
+        lo = self._lo
+        if key < keys[lo]:
+            self._place(key)
+            return
+        at = bisect_left(keys, key, lo)
+        if keys[at] == key:  # live, or dead and revived in place
+            self._dead.discard(key)
+        else:
+            keys.insert(at, key)
+
+    def remove(self, key: Any) -> None:
+        """Remove ``key``; ValueError if it is not present.
+
+        Cost: O(1) amortised for the first or last key, else O(log n).
+        """
+        keys = self._keys
+        if keys:
+            lo = self._lo
+            if key == keys[lo]:
+                if self._dead:
+                    self._unplace(key)
+                    return
+                lo += 1  # _unplace's common case, inline
+                if lo == len(keys):
+                    keys.clear()
+                    lo = 0
+                elif lo > _MIN_CUT and lo * 2 > len(keys):
+                    del keys[:lo]
+                    lo = 0
+                self._lo = lo
+                return
+            if key == keys[-1]:
+                self._unplace(key)
+                return
+            at = bisect_left(keys, key, lo)
+            if at < len(keys) and keys[at] == key and key not in self._dead:
+                self._unplace(key)
+                return
+        raise ValueError(f"{key!r} not in index")
+
+    def __len__(self) -> int:
+        """How many keys.  Cost: O(1)."""
+        return len(self._keys) - self._lo - len(self._dead)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The keys in order, from a snapshot.  Cost: O(n) to start."""
+        return iter(self._live())
+
+    def irange(
+        self,
+        minimum: Any = None,
+        maximum: Any = None,
+        inclusive: tuple[bool, bool] = (True, True),
+        reverse: bool = False,
+    ) -> Iterator[Any]:
+        """Keys from ``minimum`` to ``maximum``, as :meth:`SortedIndex.irange`.
+
+        Cost: O(log n) to seek, O(1) per key (plus dead keys passed over).
+        """
+        return self._range(minimum, maximum, inclusive, reverse)
+
+    def __repr__(self) -> str:
+        return f"SortedKeys({self._live()!r})"
+
+    def _check(self) -> None:
+        """Assert the invariants (module docstring).  Cost: O(n)."""
+        self._check_list()
+
