@@ -7,18 +7,21 @@ front, and now and then an insert out of order, the removal of any key, the
 re-insert of a removed one - and compare every read (lookups, ``irange``
 with each kind of bound, ``peekitem``, ordered iteration) with the model,
 running ``_check()`` after every step.  The cut-off point of the retired
-prefix is drawn small too, so that path is taken often.
+prefix is drawn small too, so that path is taken often, and so is the
+threshold of the conversion to sortedcontainers (``FLAT_INSERT_MAX``), so
+most runs convert part-way and compare with the model before and after.
 
 A lazy scan that changes the index between the keys it yields is the
 group's ``_walk`` (batches, re-seeking by key) over ``irange``: it must
 yield keys in strict order, only keys that were present at some point of
-the scan, and every key present throughout.
+the scan, and every key present throughout - also when a change made during
+the scan converts the index.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -42,15 +45,37 @@ CHANGES = st.lists(
 )
 
 
-def _patch(min_cut: int, batch: tuple[int, int]) -> tuple[int, int, int]:
-    saved = (index_module._MIN_CUT, groups_module._FIRST_BATCH, groups_module._MAX_BATCH)
+# FLAT_INSERT_MAX values for the machines: small ones convert often; the
+# default keeps the index flat for these sizes.
+FLAT_MAX = st.sampled_from([0, 2, 3, 5, 8, index_module.FLAT_INSERT_MAX])
+
+
+def _patch(
+    min_cut: int, batch: tuple[int, int], flat_max: int
+) -> tuple[int, int, int, int]:
+    saved = (
+        index_module._MIN_CUT,
+        groups_module._FIRST_BATCH,
+        groups_module._MAX_BATCH,
+        index_module.FLAT_INSERT_MAX,
+    )
     index_module._MIN_CUT = min_cut
     groups_module._FIRST_BATCH, groups_module._MAX_BATCH = batch
+    index_module.FLAT_INSERT_MAX = flat_max
     return saved
 
 
-def _restore(saved: tuple[int, int, int]) -> None:
-    index_module._MIN_CUT, groups_module._FIRST_BATCH, groups_module._MAX_BATCH = saved
+def _restore(saved: tuple[int, int, int, int]) -> None:
+    (
+        index_module._MIN_CUT,
+        groups_module._FIRST_BATCH,
+        groups_module._MAX_BATCH,
+        index_module.FLAT_INSERT_MAX,
+    ) = saved
+
+
+def _converted(index: SortedIndex | SortedKeys) -> bool:
+    return type(index) not in (SortedIndex, SortedKeys)
 
 
 class IndexMachine(RuleBasedStateMachine):
@@ -59,9 +84,10 @@ class IndexMachine(RuleBasedStateMachine):
     @initialize(
         min_cut=st.sampled_from([0, 1, 3, 32]),
         batch=st.sampled_from([(1, 1), (1, 2), (2, 3), (16, 1024)]),
+        flat_max=FLAT_MAX,
     )
-    def setup(self, min_cut: int, batch: tuple[int, int]) -> None:
-        self.saved = _patch(min_cut, batch)
+    def setup(self, min_cut: int, batch: tuple[int, int], flat_max: int) -> None:
+        self.saved = _patch(min_cut, batch, flat_max)
         self.index = SortedIndex()
         self.model = SortedDict()
         self.next = 0  # the next key of an increasing run
@@ -178,6 +204,7 @@ class IndexMachine(RuleBasedStateMachine):
         ever = set(self.model)  # every key present at some point of the scan
         gone: set[int] = set()  # every key removed during it
         got = []
+        was_converted = _converted(self.index)
         for key in groups_module._walk(self.index.irange, low, high, reverse):
             got.append(key)
             for what, k in data.draw(CHANGES):
@@ -202,6 +229,8 @@ class IndexMachine(RuleBasedStateMachine):
         assert all(lo <= k <= hi for k in got)
         throughout = {k for k in at_start - gone if lo <= k <= hi}
         assert throughout <= set(got), sorted(throughout - set(got))
+        if _converted(self.index) and not was_converted:
+            event("converted during a scan")
 
     # -- after every step ----------------------------------------------------
 
@@ -214,14 +243,25 @@ class IndexMachine(RuleBasedStateMachine):
         assert list(index) == list(model)
         assert index.values() == list(model.values())
         assert index.items() == list(model.items())
+        if model:
+            assert index.peekitem(0) == model.peekitem(0)
+            assert index.peekitem(-1) == model.peekitem(-1)
+        assert _converted(index) or isinstance(index._keys, list)
+        if _converted(index):
+            # Once converted, for good: no flat state left behind.
+            assert not index._keys and not index._dead and index._lo == 0
 
 
 class KeysMachine(RuleBasedStateMachine):
     """SortedKeys (pairs, as the time index holds) against SortedList."""
 
-    @initialize(min_cut=st.sampled_from([0, 1, 3, 32]))
-    def setup(self, min_cut: int) -> None:
-        self.saved = _patch(min_cut, (groups_module._FIRST_BATCH, groups_module._MAX_BATCH))
+    @initialize(
+        min_cut=st.sampled_from([0, 1, 3, 32]),
+        batch=st.sampled_from([(1, 1), (1, 2), (2, 3), (16, 1024)]),
+        flat_max=FLAT_MAX,
+    )
+    def setup(self, min_cut: int, batch: tuple[int, int], flat_max: int) -> None:
+        self.saved = _patch(min_cut, batch, flat_max)
         self.keys = SortedKeys()
         self.model = SortedList()
         self.time = 0
@@ -292,11 +332,49 @@ class KeysMachine(RuleBasedStateMachine):
         got = list(self.keys.irange(low, high, inclusive, reverse))
         assert got == list(self.model.irange(low, high, inclusive, reverse))
 
+    @rule(reverse=st.booleans(), data=st.data())
+    def scan_while_changing(self, reverse: bool, data: st.DataObject) -> None:
+        """The idle scan's walk over the time index, changing it between keys
+        (XAUTOCLAIM claims at an older time, acks, new deliveries)."""
+        at_start = set(self.model)
+        ever = set(self.model)
+        gone: set[tuple[int, int]] = set()
+        got = []
+        was_converted = _converted(self.keys)
+        for key in groups_module._walk(self.keys.irange, None, None, reverse):
+            got.append(key)
+            for what, k in data.draw(CHANGES):
+                if what == "add":
+                    key = (k % 31, k)
+                    self.add(key)
+                    ever.add(key)
+                elif what == "next":
+                    self.id += 1
+                    self.add((self.time, self.id))
+                    ever.add((self.time, self.id))
+                elif what == "front" and self.model:
+                    gone.add(self.model[0])
+                    self.remove(self.model[0])
+                elif what == "remove" and self.model:
+                    victim = self.model[k % len(self.model)]
+                    gone.add(victim)
+                    self.remove(victim)
+                self.keys._check()
+        assert got == sorted(got, reverse=reverse) and len(set(got)) == len(got), got
+        assert set(got) <= ever
+        throughout = at_start - gone
+        assert throughout <= set(got), sorted(throughout - set(got))
+        if _converted(self.keys) and not was_converted:
+            event("converted during a scan")
+
     @invariant()
     def agrees(self) -> None:
         self.keys._check()
         assert len(self.keys) == len(self.model)
         assert list(self.keys) == list(self.model)
+        if _converted(self.keys):
+            assert isinstance(self.keys._keys, SortedList)
+            assert not self.keys._dead and self.keys._lo == 0
 
 
 IndexMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=50, deadline=None)
@@ -340,3 +418,75 @@ def test_time_index_refuses_missing_pairs():
     with pytest.raises(ValueError):
         keys.remove((2, 1))  # dead, not present
     keys._check()
+
+
+def test_conversion_threshold():
+    # Appends and inserts within FLAT_INSERT_MAX of the end stay flat; an
+    # insert further back converts, once, keeping every key and value.
+    limit = index_module.FLAT_INSERT_MAX
+    index = SortedIndex()
+    keys = SortedKeys()
+    for i in range(2, 2 * limit + 10, 2):
+        index[i] = -i
+        keys.add((i, i))
+    top = 2 * limit + 8
+    index[top - 2 * limit + 1] = "near"  # limit keys after it: stays flat
+    keys.add((top - 2 * limit + 1, 0))
+    assert type(index) is SortedIndex and type(keys) is SortedKeys
+    index[top - 2 * limit - 1] = "far"  # limit + 1 keys after it
+    keys.add((top - 2 * limit - 1, 0))
+    assert type(index) is not SortedIndex and isinstance(index, SortedIndex)
+    assert type(keys) is not SortedKeys and isinstance(keys, SortedKeys)
+    index._check()
+    keys._check()
+    model = SortedDict((i, -i) for i in range(2, 2 * limit + 10, 2))
+    model[top - 2 * limit + 1] = "near"
+    model[top - 2 * limit - 1] = "far"
+    assert index.items() == list(model.items()) and len(index) == len(model)
+    assert len(keys) == len(model) and list(keys)[0] == (2, 2)
+    index.clear()  # converted for good
+    index[5] = "x"
+    assert type(index) is not SortedIndex and index.items() == [(5, "x")]
+    index._check()
+
+
+def test_front_insert_converts_a_large_index():
+    # XNACK's time 0 goes before every owned entry: flat up to the
+    # threshold, converted beyond it.
+    limit = index_module.FLAT_INSERT_MAX
+    small, large = SortedKeys(), SortedKeys()
+    for i in range(1, limit + 1):
+        small.add((100, i))
+        large.add((100, i))
+    large.add((100, limit + 1))
+    small.add((0, 1))
+    large.add((0, 1))
+    assert type(small) is SortedKeys and type(large) is not SortedKeys
+    for keys in (small, large):
+        keys._check()
+        assert next(iter(keys)) == (0, 1)
+        keys.remove((0, 1))
+        with pytest.raises(ValueError):
+            keys.remove((0, 1))
+        keys._check()
+
+
+def test_scan_across_a_conversion(monkeypatch):
+    # A scan holds the flat index's irange; the index converts between two
+    # batches and the scan goes on, re-seeking in the SortedDict.
+    monkeypatch.setattr(index_module, "FLAT_INSERT_MAX", 4)
+    monkeypatch.setattr(groups_module, "_FIRST_BATCH", 2)
+    monkeypatch.setattr(groups_module, "_MAX_BATCH", 2)
+    index = SortedIndex()
+    for i in range(10, 40, 2):
+        index[i] = i
+    got = []
+    for key in groups_module._walk(index.irange, None, None, False):
+        got.append(key)
+        if key == 14:
+            index[11] = 11  # behind the scan, far back: converts
+            assert type(index) is not SortedIndex
+            index[21] = 21  # ahead of the scan
+            del index[30]
+        index._check()
+    assert got == [k for k in range(10, 40) if (k % 2 == 0 or k == 21) and k != 30]

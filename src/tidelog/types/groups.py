@@ -32,7 +32,9 @@ such a sorted list alone.  Both are built for the queue-like traffic of a
 group (see that module): XREADGROUP appends IDs in increasing order at
 non-decreasing times, and XACK removes them mostly from the front, so both
 are O(1) amortised; removals elsewhere only mark the key dead until the list
-is compacted.
+is compacted.  An insert that would land far back in the list (more than
+``FLAT_INSERT_MAX``, 1024, positions before its end) converts that one
+index, once and for good, to a sortedcontainers SortedDict or SortedList.
 
 The time index holds ``(delivery_time, id)`` pairs rather than records, so a
 record is always reached through ``pel``.  Every change of a record's
@@ -49,12 +51,20 @@ time index needs an O(log N) search for a pair that is neither its first
 nor its last).  Any other insert - an ID below the consumer's or group's
 largest (XCLAIM, XGROUP SETID back), a time below the newest (XCLAIM IDLE
 or TIME, XNACK's time 0) - is a binary search plus a C ``memmove`` of the
-list, O(N) pointer moves (about 9 us per 100,000 entries).  Range and idle
-scans are lazy, O(log N + k), plus the removed keys not yet compacted that
-they pass over (never more than the live ones).  Scans tolerate changes to
-the group between the records they yield (XAUTOCLAIM acks or claims while
-scanning): they fetch keys in small batches, re-seek after each batch, and
-skip keys whose record has gone or moved.
+keys after it when it lands at most ``FLAT_INSERT_MAX`` positions before
+the end of the list, so O(log N) plus under a microsecond.  One landing
+further back converts that index to sortedcontainers, O(N) once (for
+100,000 entries about 7 ms for the time index, 20 ms for a PEL, measured
+in-process); from then on every update of that index is
+O(log N), as sortedcontainers is (about 0.5 us of Python).  So the worst
+case is bounded by O(log N) per update, and a group that only reads new
+entries and acks them keeps the O(1) flat path.  Range and idle scans are
+lazy, O(log N + k), plus, while flat, the removed keys not yet compacted
+that they pass over (never more than the live ones).  Scans tolerate
+changes to the group between the records they yield (XAUTOCLAIM acks or
+claims while scanning), a conversion included: they fetch keys in small
+batches, re-seek by key after each batch, and skip keys whose record has
+gone or moved.
 
 Invariants that :meth:`ConsumerGroup.check` asserts:
 
@@ -246,8 +256,9 @@ class ConsumerGroup:
         ``last_id``: see :meth:`advance`.
 
         Cost: O(1) amortised for an ID above every pending one (a ``>`` read);
-        a redelivery is O(log N) plus a memmove if its ID is below the new
-        owner's largest (see the cost model in the module docstring).
+        a redelivery is O(log N), plus a bounded memmove or a one-time
+        conversion of an index if its ID is below the new owner's largest
+        (see the cost model in the module docstring).
         """
         self._own(consumer)
         entry = self.pel.get(id)
@@ -298,8 +309,8 @@ class ConsumerGroup:
         time, which TIME and IDLE do not change.
 
         Cost: O(log N), O(1) amortised for an ID above every other and the
-        newest time; any other insert adds a memmove (see the cost model in
-        the module docstring).
+        newest time; any other insert adds a bounded memmove or a one-time
+        conversion of an index (see the cost model in the module docstring).
         """
         self._own(consumer)
         entry = self.pel.get(id)
@@ -344,8 +355,9 @@ class ConsumerGroup:
         entry already unowned moves to the tail (Redis: a re-NACKed entry is
         claimed after the others).  The count is left to the command.
 
-        Cost: O(log N), plus a memmove of the time index for the time 0 (see
-        the cost model in the module docstring).
+        Cost: O(log N); the time 0 goes to the front of the time index, which
+        a large PEL pays once by converting that index (see the cost model
+        in the module docstring).
         """
         entry = self.pel.get(id)
         if entry is None:
@@ -371,8 +383,9 @@ class ConsumerGroup:
         command checks that the stream entry exists and picks the count.
         Raises ValueError if ``id`` is already pending (use :meth:`release`).
 
-        Cost: O(log N), plus a memmove of the time index (see the cost model in
-        the module docstring: time 0 goes before the owned entries).
+        Cost: O(log N); time 0 goes before the owned entries, which a large
+        PEL pays once by converting its time index (see the cost model in
+        the module docstring).
         """
         if id in self.pel:
             raise ValueError(f"{id} is already pending in group {self.name!r}")

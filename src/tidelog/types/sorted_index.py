@@ -24,7 +24,9 @@ The sorted list ``_keys`` has three parts::
 
 - an insert above the last key is an append, O(1); a key re-added while it
   is dead leaves ``_dead`` (its slot is still in place), O(1); any other
-  insert is ``bisect.insort``, O(log n) comparisons plus a C ``memmove``;
+  insert is a binary search, O(log n), plus a C ``memmove`` of the keys
+  after the insertion point, O(distance from the end) - but only up to
+  ``FLAT_INSERT_MAX`` keys (see below);
 - removing the first live key moves ``_lo`` past it (and past any dead keys
   that follow), removing the last pops it: O(1) amortised.  The retired
   prefix ``_keys[:_lo]`` is cut off (one ``memmove``) once it is more than
@@ -43,13 +45,27 @@ they must not be used after the index changes.  The group's scans, which
 must tolerate changes between the records they yield, fetch keys in
 batches and re-seek by key after each batch (``groups._walk``).
 
-The price is the insert out of order: a ``memmove`` of the list after the
-insertion point, O(n) pointer moves (about 9 us per 100,000 keys), where a
-tree pays O(log n).  XCLAIM with IDLE or TIME in the past and XNACK (time 0)
-insert into the time index near its front, so on a PEL of 100,000 entries
-they cost tens of microseconds more than with sortedcontainers.
+The price of a flat list is the insert out of order: a ``memmove`` of the
+list after the insertion point, about 9 us per 100,000 keys moved, where a
+tree pays O(log n).  So the flat list takes such an insert only when it
+lands at most ``FLAT_INSERT_MAX`` positions before the end of the list (a
+memmove of well under a microsecond).  An insert that would land further
+back converts the index, once and for good, to the sortedcontainers
+structure, built from its live keys (a sorted input, so O(n)): a
+``SortedDict`` for :class:`SortedIndex`, a ``SortedList`` for
+:class:`SortedKeys`.  The conversion swaps the object's class to a subclass
+(``_TreeIndex``, ``_TreeKeys``) whose methods delegate to that structure,
+O(log n) per update as sortedcontainers is, so the flat methods carry no
+test of the mode.  XCLAIM with IDLE or TIME in the past, XNACK (time 0) and
+the re-delivery of IDs below the largest pending one (XGROUP SETID back)
+are what convert a large PEL; a group that only reads with ``>`` and acks
+stays flat.  In short, per update:
 
-Invariants that ``_check()`` asserts: ``_keys`` is strictly increasing
+    flat        append O(1); insert O(log n + distance), distance <= FLAT_INSERT_MAX;
+                removal O(1) amortised
+    converted   O(log n) (one O(n) conversion first)
+
+Invariants that ``_check()`` asserts, flat: ``_keys`` is strictly increasing
 (sorted, unique); ``0 <= _lo <= len(_keys)``, and the retired prefix is at
 most half the list or shorter than ``_MIN_CUT``; ``_dead`` is a subset of
 ``_keys[_lo:]`` and at most half of it; the live keys ``_keys[_lo:]`` minus
@@ -59,16 +75,22 @@ most half the list or shorter than ``_MIN_CUT``; ``_dead`` is a subset of
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from itertools import filterfalse
 from typing import Any
+
+from sortedcontainers import SortedDict, SortedList
+
+# An insert landing more than this many positions before the end of the flat
+# list converts the index to sortedcontainers (module docstring).  Moving
+# 1024 pointers costs well under a microsecond.
+FLAT_INSERT_MAX = 1024
 
 # A retired prefix shorter than this is never cut off (cutting costs a memmove).
 _MIN_CUT = 32
 
 _MISSING: Any = object()
-
 
 
 class _SortedList:
@@ -82,30 +104,39 @@ class _SortedList:
     _lo: int
     _dead: set[Any]
 
-    def _place(self, key: Any) -> None:
+    def _place(self, key: Any) -> bool:
         """Put ``key``, not live, in the list, where ``key < _keys[-1]``.
 
-        Cost: O(1) for a dead key or one just below the first live key,
-        else O(log n) comparisons and a ``memmove`` of the list.
+        Returns False, changing nothing, if the insert would land more than
+        ``FLAT_INSERT_MAX`` positions before the end of the list: the caller
+        then converts the index.  Cost: O(1) for a dead key or one just
+        below the first live key, else O(log n) comparisons and a
+        ``memmove`` of at most ``FLAT_INSERT_MAX`` keys.
         """
         dead = self._dead
         if key in dead:  # its slot is still in the list, in place
             dead.remove(key)
-            return
+            return True
         keys = self._keys
         lo = self._lo
         if key > keys[lo]:
-            insort(keys, key, lo)
-            return
+            at = bisect_left(keys, key, lo)
+            if len(keys) - at > FLAT_INSERT_MAX:
+                return False
+            keys.insert(at, key)
+            return True
         # Below the first live key: reuse the last retired slot if it fits.
         if lo and (lo == 1 or keys[lo - 2] < key):
             keys[lo - 1] = key
             self._lo = lo - 1
-            return
+            return True
+        if len(keys) - lo > FLAT_INSERT_MAX:
+            return False
         if lo:
             del keys[:lo]
             self._lo = 0
         keys.insert(0, key)
+        return True
 
     def _unplace(self, key: Any) -> None:
         """Take ``key``, a live key of the list, out of it.
@@ -240,8 +271,13 @@ class SortedIndex(_SortedList):
         return bool(self._map)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Set ``key`` to ``value``.  Cost: O(1) to replace a value or add a key
-        above the last one (or re-add a removed one), else O(log n) and a memmove."""
+        """Set ``key`` to ``value``.
+
+        Cost: O(1) to replace a value or add a key above the last one (or
+        re-add a removed one), else O(log n) and a memmove of at most
+        ``FLAT_INSERT_MAX`` keys; an insert further back converts the index
+        (O(n), once), after which every update is O(log n).
+        """
         table = self._map
         size = len(table)
         table[key] = value
@@ -250,8 +286,23 @@ class SortedIndex(_SortedList):
         keys = self._keys
         if not keys or keys[-1] < key:
             keys.append(key)
-        else:
-            self._place(key)
+        elif not self._place(key):
+            self._convert(key, value)
+
+    def _convert(self, key: Any, value: Any) -> None:
+        """Become a :class:`_TreeIndex`, then add ``key`` (already in the dict).
+
+        Cost: O(n) (the live keys are sorted), plus O(log n) for ``key``.
+        """
+        table = self._map
+        live = self._live()
+        tree = SortedDict(zip(live, map(table.__getitem__, live)))
+        tree[key] = value
+        self._map = tree  # a SortedDict is a dict: the lookups are unchanged
+        self._keys = []
+        self._dead = set()
+        self._lo = 0
+        self.__class__ = _TreeIndex
 
     def pop(self, key: Any, default: Any = _MISSING) -> Any:
         """Remove ``key`` and return its value; ``default`` (else KeyError) if
@@ -361,21 +412,41 @@ class SortedKeys(_SortedList):
         self._dead: set[Any] = set()
 
     def add(self, key: Any) -> None:
-        """Add ``key``.  Cost: O(1) above the last key (or for a removed key
-        just below the first), else O(log n) and a memmove."""
+        """Add ``key``.
+
+        Cost: O(1) above the last key (or for a removed key just below the
+        first), else O(log n) and a memmove of at most ``FLAT_INSERT_MAX``
+        keys; an insert further back converts the index (O(n), once), after
+        which every update is O(log n).
+        """
         keys = self._keys
         if not keys or keys[-1] < key:
             keys.append(key)
             return
         lo = self._lo
         if key < keys[lo]:
-            self._place(key)
+            if not self._place(key):
+                self._convert(key)
             return
         at = bisect_left(keys, key, lo)
         if keys[at] == key:  # live, or dead and revived in place
             self._dead.discard(key)
-        else:
+        elif len(keys) - at <= FLAT_INSERT_MAX:
             keys.insert(at, key)
+        else:
+            self._convert(key)
+
+    def _convert(self, key: Any) -> None:
+        """Become a :class:`_TreeKeys` (``_keys`` a SortedList), then add ``key``.
+
+        Cost: O(n) (the live keys are sorted), plus O(log n) for ``key``.
+        """
+        tree = SortedList(self._live())
+        tree.add(key)
+        self._keys = tree  # type: ignore[assignment]
+        self._dead = set()
+        self._lo = 0
+        self.__class__ = _TreeKeys
 
     def remove(self, key: Any) -> None:
         """Remove ``key``; ValueError if it is not present.
@@ -435,3 +506,96 @@ class SortedKeys(_SortedList):
         """Assert the invariants (module docstring).  Cost: O(n)."""
         self._check_list()
 
+
+
+class _TreeIndex(SortedIndex):
+    """A :class:`SortedIndex` after its conversion: ``_map`` is a SortedDict.
+
+    Lookups are the inherited dict operations; updates, scans and
+    ``peekitem`` go to the SortedDict, O(log n) each.  ``_keys`` stays empty.
+    An iterator method taken from the flat index before the conversion (a
+    scan's ``irange``) still works: it calls ``self._range``, found here.
+    """
+
+    __slots__ = ()
+    _map: SortedDict
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Set ``key`` to ``value``.  Cost: O(log n)."""
+        self._map[key] = value
+
+    def pop(self, key: Any, default: Any = _MISSING) -> Any:
+        """Remove ``key`` and return its value, as :meth:`SortedIndex.pop`.  Cost: O(log n)."""
+        if default is _MISSING:
+            return self._map.pop(key)
+        return self._map.pop(key, default)
+
+    def __delitem__(self, key: Any) -> None:
+        """Remove ``key``; KeyError if missing.  Cost: O(log n)."""
+        del self._map[key]
+
+    def clear(self) -> None:
+        """Remove every key; the index stays converted.  Cost: O(n)."""
+        self._map.clear()
+
+    def _live(self) -> list[Any]:
+        """The keys in order, a new list.  Cost: O(n)."""
+        return list(self._map)
+
+    def _range(
+        self, minimum: Any, maximum: Any, inclusive: tuple[bool, bool], reverse: bool
+    ) -> Iterator[Any]:
+        """Keys between the bounds, lazily (SortedDict.irange).  Cost: O(log n) to seek."""
+        return self._map.irange(minimum, maximum, inclusive, reverse)
+
+    def peekitem(self, index: int = -1) -> tuple[Any, Any]:
+        """The first (``index`` 0) or last (-1) ``(key, value)``.  Cost: O(log n)."""
+        if index not in (0, -1):
+            raise ValueError("peekitem supports index 0 and -1 only")
+        return self._map.peekitem(index)
+
+    def _check(self) -> None:
+        """Assert the SortedDict's invariants and that the flat fields are empty."""
+        assert not self._keys and self._lo == 0 and not self._dead, "flat fields in use"
+        self._map._check()
+
+
+class _TreeKeys(SortedKeys):
+    """A :class:`SortedKeys` after its conversion: ``_keys`` is a SortedList.
+
+    Every operation goes to the SortedList, O(log n).  As with
+    :class:`_TreeIndex`, a scan's ``irange`` taken before the conversion
+    still works through ``self._range``.
+    """
+
+    __slots__ = ()
+    _keys: SortedList  # type: ignore[assignment]
+
+    def add(self, key: Any) -> None:
+        """Add ``key`` (once only).  Cost: O(log n)."""
+        tree = self._keys
+        if key not in tree:
+            tree.add(key)
+
+    def remove(self, key: Any) -> None:
+        """Remove ``key``; ValueError if it is not present.  Cost: O(log n)."""
+        self._keys.remove(key)
+
+    def __len__(self) -> int:
+        """How many keys.  Cost: O(1)."""
+        return len(self._keys)
+
+    def _live(self) -> list[Any]:
+        """The keys in order, a new list.  Cost: O(n)."""
+        return list(self._keys)
+
+    def _range(
+        self, minimum: Any, maximum: Any, inclusive: tuple[bool, bool], reverse: bool
+    ) -> Iterator[Any]:
+        """Keys between the bounds, lazily (SortedList.irange).  Cost: O(log n) to seek."""
+        return self._keys.irange(minimum, maximum, inclusive, reverse)
+
+    def _check(self) -> None:
+        """Assert the SortedList's invariants and that the flat fields are empty."""
+        assert self._lo == 0 and not self._dead, "flat fields in use"
+        self._keys._check()
