@@ -53,12 +53,12 @@ largest (XCLAIM, XGROUP SETID back), a time below the newest (XCLAIM IDLE
 or TIME, XNACK's time 0) - is a binary search plus a C ``memmove`` of the
 keys after it when it lands at most ``FLAT_INSERT_MAX`` positions before
 the end of the list, so O(log N) plus under a microsecond.  One landing
-further back converts that index to sortedcontainers, O(N) once (for
-100,000 entries about 7 ms for the time index, 20 ms for a PEL, measured
-in-process); from then on every update of that index is
-O(log N), as sortedcontainers is (about 0.5 us of Python).  So the worst
-case is bounded by O(log N) per update, and a group that only reads new
-entries and acks them keeps the O(1) flat path.  Range and idle scans are
+further back converts that index to sortedcontainers, O(N) once (at
+100,000 entries about 10 ms for the time index, 25 ms for a PEL,
+in-process); from then on every update of that index is O(log N), as
+sortedcontainers is (about 0.5 us of Python).  So the worst case is
+bounded by O(log N) per update, and a group that only reads new entries
+and acks them keeps the O(1) flat path.  Range and idle scans are
 lazy, O(log N + k), plus, while flat, the removed keys not yet compacted
 that they pass over (never more than the live ones).  Scans tolerate
 changes to the group between the records they yield (XAUTOCLAIM acks or
