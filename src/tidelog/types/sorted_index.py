@@ -59,7 +59,7 @@ O(log n) per update as sortedcontainers is, so the flat methods carry no
 test of the mode.  XCLAIM with IDLE or TIME in the past, XNACK (time 0) and
 the re-delivery of IDs below the largest pending one (XGROUP SETID back)
 are what convert a large PEL; a group that only reads with ``>`` and acks
-stays flat.  In short, per update:
+stays flat.  In short, per update::
 
     flat        append O(1); insert O(log n + distance), distance <= FLAT_INSERT_MAX;
                 removal O(1) amortised
@@ -71,6 +71,9 @@ most half the list or shorter than ``_MIN_CUT``; ``_dead`` is a subset of
 ``_keys[_lo:]`` and at most half of it; the live keys ``_keys[_lo:]`` minus
 ``_dead`` are exactly the index's keys; the first and last key of
 ``_keys[_lo:]`` are live, or ``_keys`` is empty with ``_lo`` 0.
+Converted: the SortedDict or SortedList passes its own ``_check()``, and
+the flat fields are unused (``_lo`` 0, no dead keys; a SortedIndex's
+``_keys`` empty).
 """
 
 from __future__ import annotations
