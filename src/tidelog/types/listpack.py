@@ -448,10 +448,29 @@ def _small_or_int(v: object) -> object:
 
 
 @cython.cfunc
+@cython.locals(numele=cython.Py_ssize_t, total=cython.Py_ssize_t)
+def _patch_header(lp: bytearray, count: cython.Py_ssize_t) -> None:
+    """A stream entry of ``count`` elements was appended to ``lp``: write its
+    new total size and element count (saturating at NUMELE_UNKNOWN) into the
+    header."""
+    numele = lp[4] | (lp[5] << 8)
+    if numele != NUMELE_UNKNOWN:
+        numele += count + 1
+        if numele > NUMELE_UNKNOWN:
+            numele = NUMELE_UNKNOWN
+    total = len(lp)
+    lp[0] = total & 0xFF
+    lp[1] = (total >> 8) & 0xFF
+    lp[2] = (total >> 16) & 0xFF
+    lp[3] = (total >> 24) & 0xFF
+    lp[4] = numele & 0xFF
+    lp[5] = numele >> 8
+
+
+@cython.cfunc
 @cython.locals(n=cython.Py_ssize_t, i=cython.Py_ssize_t, m=cython.Py_ssize_t,
                count=cython.Py_ssize_t, room=cython.Py_ssize_t, rel=cython.Py_ssize_t,
-               q=cython.Py_ssize_t, total=cython.Py_ssize_t, numele=cython.Py_ssize_t,
-               dst=cython.p_uchar, src=cython.p_const_uchar)
+               q=cython.Py_ssize_t, dst=cython.p_uchar, src=cython.p_const_uchar)
 def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython.Py_ssize_t:
     """:func:`append_stream_entry` of a SAMEFIELDS entry with deltas in 0..127
     and values shorter than 64 bytes (compiled twin): the entry is written
@@ -501,24 +520,12 @@ def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython
     dst[q + 2] = 0xFF
     q += 3
     PyByteArray_Resize(lp, q)
-    dst = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))
-    numele = dst[4] | (dst[5] << 8)
-    if numele != NUMELE_UNKNOWN:
-        numele += count + 1
-        if numele > NUMELE_UNKNOWN:
-            numele = NUMELE_UNKNOWN
-    total = q
-    dst[0] = total & 0xFF
-    dst[1] = (total >> 8) & 0xFF
-    dst[2] = (total >> 16) & 0xFF
-    dst[3] = (total >> 24) & 0xFF
-    dst[4] = numele & 0xFF
-    dst[5] = numele >> 8
+    _patch_header(lp, count)
     return rel
 
 
-@cython.locals(count=cython.Py_ssize_t, rel=cython.Py_ssize_t, numele=cython.Py_ssize_t,
-               n=cython.Py_ssize_t, total=cython.Py_ssize_t, i=cython.Py_ssize_t)
+@cython.locals(count=cython.Py_ssize_t, rel=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               i=cython.Py_ssize_t)
 def append_stream_entry(lp: bytearray, msd: int, seqd: int, fv: list, same: cython.bint) -> int:
     """Append one stream entry to the node ``lp`` in place; return its offset.
 
@@ -551,18 +558,7 @@ def append_stream_entry(lp: bytearray, msd: int, seqd: int, fv: list, same: cyth
     parts.append(b"\xff")
     rel = len(lp) - 1
     lp[rel:] = b"".join(parts)
-    numele = lp[4] | (lp[5] << 8)
-    if numele != NUMELE_UNKNOWN:
-        numele += count + 1
-        if numele > NUMELE_UNKNOWN:
-            numele = NUMELE_UNKNOWN
-    total = len(lp)
-    lp[0] = total & 0xFF
-    lp[1] = (total >> 8) & 0xFF
-    lp[2] = (total >> 16) & 0xFF
-    lp[3] = (total >> 24) & 0xFF
-    lp[4] = numele & 0xFF
-    lp[5] = numele >> 8
+    _patch_header(lp, count)
     return rel
 
 

@@ -207,6 +207,25 @@ class _SortedList:
         live += keys[start:]
         return live
 
+    def __iter__(self) -> Iterator[Any]:
+        """The keys in order, from a snapshot.  Cost: O(n) to start."""
+        return iter(self._live())
+
+    def irange(
+        self,
+        minimum: Any = None,
+        maximum: Any = None,
+        inclusive: tuple[bool, bool] = (True, True),
+        reverse: bool = False,
+    ) -> Iterator[Any]:
+        """Keys from ``minimum`` to ``maximum`` (None: unbounded), in order or reversed.
+
+        As SortedDict.irange: ``inclusive`` says whether each bound is
+        included.  The iterator must not be used after the index changes.
+        Cost: O(log n) to seek, O(1) per key (plus the dead keys passed over).
+        """
+        return self._range(minimum, maximum, inclusive, reverse)
+
     def _range(
         self, minimum: Any, maximum: Any, inclusive: tuple[bool, bool], reverse: bool
     ) -> Iterator[Any]:
@@ -369,25 +388,6 @@ class SortedIndex(_SortedList):
         keys = self._live()
         return list(zip(keys, map(self._map.__getitem__, keys)))
 
-    def __iter__(self) -> Iterator[Any]:
-        """The keys in order, from a snapshot.  Cost: O(n) to start."""
-        return iter(self._live())
-
-    def irange(
-        self,
-        minimum: Any = None,
-        maximum: Any = None,
-        inclusive: tuple[bool, bool] = (True, True),
-        reverse: bool = False,
-    ) -> Iterator[Any]:
-        """Keys from ``minimum`` to ``maximum`` (None: unbounded), in order or reversed.
-
-        As SortedDict.irange: ``inclusive`` says whether each bound is
-        included.  The iterator must not be used after the index changes.
-        Cost: O(log n) to seek, O(1) per key (plus the dead keys passed over).
-        """
-        return self._range(minimum, maximum, inclusive, reverse)
-
     def peekitem(self, index: int = -1) -> tuple[Any, Any]:
         """The first (``index`` 0) or last (-1) ``(key, value)``; IndexError if
         empty.  Other indexes are not supported.  Cost: O(1)."""
@@ -498,23 +498,6 @@ class SortedKeys(_SortedList):
     def __len__(self) -> int:
         """How many keys.  Cost: O(1)."""
         return len(self._keys) - self._lo - len(self._dead)
-
-    def __iter__(self) -> Iterator[Any]:
-        """The keys in order, from a snapshot.  Cost: O(n) to start."""
-        return iter(self._live())
-
-    def irange(
-        self,
-        minimum: Any = None,
-        maximum: Any = None,
-        inclusive: tuple[bool, bool] = (True, True),
-        reverse: bool = False,
-    ) -> Iterator[Any]:
-        """Keys from ``minimum`` to ``maximum``, as :meth:`SortedIndex.irange`.
-
-        Cost: O(log n) to seek, O(1) per key (plus dead keys passed over).
-        """
-        return self._range(minimum, maximum, inclusive, reverse)
 
     def __repr__(self) -> str:
         return f"SortedKeys({self._live()!r})"
