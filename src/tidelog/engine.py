@@ -79,15 +79,15 @@ DISPATCH_CACHE_MAX = 1024
 
 
 class Entry:
-    """One command as this engine runs it: the table's spec, its handler and
-    arity read once, and its call count (INFO commandstats).  The dispatch
-    maps raw name bytes to entries; each increment is an attribute add."""
+    """One command as this engine runs it: what it needs of the table's spec
+    (name, handler, arity, flags) read once, and its call count (INFO
+    commandstats).  The dispatch maps raw name bytes to entries; each
+    increment is an attribute add."""
 
-    __slots__ = ("spec", "name", "handler", "arity", "is_write", "queued_in_multi",
+    __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
                  "refused_in_multi", "calls")
 
     def __init__(self, spec: table.CommandSpec) -> None:
-        self.spec = spec
         self.name = spec.name
         self.handler = spec.handler
         self.arity = spec.arity
