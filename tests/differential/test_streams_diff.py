@@ -23,7 +23,7 @@ import pytest
 
 from tests.support.differ_tools import Pair, captured_effects, read_aof_commands, wait_blocked
 from tests.support.processes import RedisServer
-from tests.support.rawclient import RawClient
+from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
@@ -151,6 +151,47 @@ def test_xadd_star_is_normalised(differ):
     differ.check("XADD", "t", "9999999999999-5", "f", "v")
     differ.check("XADD", "t", "*", "f", "v")
     assert differ.check("XRANGE", "t", "(9999999999999-5", "+").count(b"9999999999999-6") == 1
+
+
+def test_pipelined_xadd_bursts(differ):
+    """A producer's burst (consecutive ``XADD key * ...`` in one write) runs
+    as one call into the stream (Engine.execute_run): the replies must be
+    those of the commands one by one, errors in the middle included."""
+    id_pattern = rb"\$\d+\r\n\d{10,}-\d+\r\n"
+    differ.normalise(id_pattern, b"<ID>")
+    differ.check("SET", "str", "x")
+    burst = (
+        [["XADD", "s", "*", "n", i] for i in range(20)]
+        + [["XADD", "s", "*", "lonely"], ["XADD", "s", "*", "a", "1", "b", "2"]]
+        + [["XLEN", "s"]]
+        + [["XADD", "str", "*", "f", "v"]] * 3
+        + [["xadd", "s", "*", "lower", "case"], ["XADD", "s", "*", "UPPER", "CASE"]]
+        + [["XADD", "s", "1-1", "f", "v"], ["XADD", "s", "*", "f", "v"]]
+        + [["XADD", "t", "*", "f", "v"], ["XADD", "s", "*", "f", "v"]] * 3
+        + [["XADD", "full", "18446744073709551615-18446744073709551615", "f", "v"]]
+        + [["XADD", "full", "*", "f", "v"]] * 2
+        + [["XRANGE", "s", "-", "+"], ["XLEN", "s"], ["XLEN", "t"], ["XINFO", "STREAM", "s"]]
+    )
+    ours, theirs = differ.ours.pipeline(burst), differ.theirs.pipeline(burst)
+    for argv, mine, redis in zip(burst, ours, theirs):
+        assert differ._norm(mine) == differ._norm(redis) or argv[:2] == ["XINFO", "STREAM"], argv
+    ids = [int(reply.split(b"\r\n")[1].replace(b"-", b"")) for reply in ours[:20]]
+    assert ids == sorted(ids) and len(set(ids)) == 20
+    differ.check("XINFO", "STREAM", "s")  # without the IDMP fields, compared
+
+
+def test_a_protocol_error_after_a_burst_answers_the_burst_first(differ):
+    differ.normalise(rb"\$\d+\r\n\d{10,}-\d+\r\n", b"<ID>")
+    raw = b"".join(encode_command(["XADD", "s", "*", "n", i]) for i in range(5)) + b"*1\r\n$x\r\n"
+    replies = []
+    for port in (differ.ours.sock.getpeername()[1], differ.theirs.sock.getpeername()[1]):
+        client = RawClient(port)
+        client.send_raw(raw)
+        replies.append(differ._norm(client.read_until_closed()))
+        client.close()
+    assert replies[0] == replies[1]
+    assert replies[0].count(b"<ID>") == 5 and b"Protocol error" in replies[0]
+    differ.check("XLEN", "s")
 
 
 def test_xadd_capped_form(differ):

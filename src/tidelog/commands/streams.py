@@ -71,7 +71,7 @@ from .stream_args import (
     range_end,
     range_start,
 )
-from .table import command
+from .table import command, runs
 
 MAXLEN = b"MAXLEN"
 MINID = b"MINID"
@@ -382,6 +382,63 @@ def _xadd_auto(ctx: Ctx, argv: list[bytes]) -> Any:
     ctx.effect(effect)
     ctx.ready(key)
     return id_bytes
+
+
+def _xadd_auto_key(argv: list[bytes]) -> bytes | None:
+    """The key of ``XADD key * ...`` (the form :func:`_xadd_auto` runs), else None."""
+    return argv[1] if argv[2] == b"*" else None
+
+
+@runs("xadd", _xadd_auto_key)
+def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
+    """A producer's pipelined burst: consecutive ``XADD key * field value ...``
+    on one key, each exactly as :func:`_xadd_auto` would run it (the same
+    checks in the same order, one reply or error each, one effect each),
+    with the key looked up, the clock and the node limits read once.
+    Cost: O(F) per call for F fields."""
+    key = run[0][1]
+    db = ctx.db
+    wrongtype = None
+    try:
+        stream = db.get_stream(key)
+    except CommandError as exc:
+        stream, wrongtype = None, exc
+    config = ctx.config
+    max_entries = config["stream-node-max-entries"]
+    max_bytes = config["stream-node-max-bytes"]
+    now_ms = ctx.now_ms()
+    propagating = ctx.propagating
+    replies: list[Any] = []
+    ids: list[StreamID] = []
+    fvs: list[list[bytes]] = []
+    last = stream.last_id if stream is not None else MIN_ID
+    for argv in run:
+        if not len(argv) & 1:
+            replies.append(errors.wrong_arity(b"xadd"))
+        elif wrongtype is not None:
+            replies.append(wrongtype)
+        elif last == MAX_ID:
+            replies.append(CommandError(errors.XADD_ID_EXHAUSTED))
+        else:
+            last = StreamID(now_ms, 0) if now_ms > last[0] else last.incr()
+            ids.append(last)
+            fvs.append(argv[3:])
+            id_bytes = b"%d-%d" % last
+            replies.append(id_bytes)
+            if propagating:
+                effect = list(argv)
+                effect[2] = id_bytes
+                ctx.effect(effect)
+    if ids:
+        if stream is None:
+            stream = Stream()
+            db.set(key, stream)
+        for new_id, fv in zip(ids, fvs):
+            stream.append(new_id, fv, max_entries, max_bytes)
+        ctx.modified(key, len(ids))
+        ctx.ready(key)
+    ctx.no_propagation()  # the effects above, one per call that added
+    return replies
 
 
 @command("xlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="stream",

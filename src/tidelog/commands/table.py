@@ -27,6 +27,9 @@ from typing import Any
 from .contract import Ctx
 
 Handler = Callable[[Ctx, list[bytes]], Any]
+# A run handler: consecutive calls of one command on one key, one reply (or
+# CommandError) per call, in order.
+RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
 
 
 # ACL categories derived from flags and group, as Redis shows them in COMMAND INFO.
@@ -51,6 +54,7 @@ class CommandSpec:
     summary: str = ""
     categories: tuple[str, ...] = ()
     subcommands: dict[str, CommandSpec] = field(default_factory=dict)
+    run: Run | None = None         # see :func:`runs`
 
     @property
     def is_write(self) -> bool:
@@ -75,6 +79,19 @@ class CommandSpec:
             cats.append("@blocking")
         cats.extend(self.categories)
         return cats
+
+
+@dataclass(frozen=True)
+class Run:
+    """How pipelined calls of one command on one key run as one call.
+
+    ``key_of(argv)`` is the key when argv has the form the run handler
+    takes (checked in O(1)), else None; ``handler(ctx, run)`` runs the
+    calls in order and answers one reply, or the :class:`CommandError`
+    the call alone would have raised, per call."""
+
+    key_of: Callable[[list[bytes]], bytes | None]
+    handler: RunHandler
 
 
 COMMANDS: dict[str, CommandSpec] = {}
@@ -102,6 +119,20 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             if name in COMMANDS:
                 raise ValueError(f"command {name} registered twice")
             COMMANDS[name] = spec
+        return handler
+
+    return register
+
+
+def runs(name: str, key_of: Callable[[list[bytes]], bytes | None]) -> Callable[[RunHandler], RunHandler]:
+    """Register the run handler of command ``name`` (registered before):
+    the engine may hand it consecutive pipelined calls that ``key_of`` gives
+    one key for, instead of calling the handler once per call.  It must
+    leave the data, the replies and the effects exactly as the calls one by
+    one would."""
+
+    def register(handler: RunHandler) -> RunHandler:
+        COMMANDS[name].run = Run(key_of, handler)
         return handler
 
     return register

@@ -31,6 +31,10 @@ log = logging.getLogger("tidelog")
 
 _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 
+# Most commands one run gathers (Engine.execute_run): a run is answered as
+# a whole, so this bounds the work between two looks at other clients.
+MAX_RUN = 1024
+
 
 class Connection(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
@@ -40,6 +44,8 @@ class Connection(asyncio.Protocol):
         self.client: ClientState | None = None
         self.parser: RequestParser | None = None
         self.closing = False
+        # A command read while gathering a run that did not join it: it runs next.
+        self.held: list[bytes] | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -98,22 +104,41 @@ class Connection(asyncio.Protocol):
 
     # -- commands --------------------------------------------------------------------
     def _process(self) -> None:
-        """Run every complete command buffered, unless the client is blocked."""
+        """Run every complete command buffered, unless the client is blocked.
+
+        Consecutive commands that the engine can run as one (a producer's
+        pipelined ``XADD key * ...`` burst: :meth:`Engine.run_key`) are
+        gathered and handed over together; the first command that does not
+        join is held and runs next."""
         client, parser, engine = self.client, self.parser, self.engine
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
+        runnable = engine.runnable
         out = bytearray()
         clock.begin_turn()  # the commands of this batch read the wall clock once
         try:
             while client.blocked is None and not self.closing:
-                try:
-                    argv = parser.next_command()
-                except ProtocolError as exc:
-                    self._protocol_error(out, exc)
-                    return
+                argv = self.held
                 if argv is None:
-                    break
+                    try:
+                        argv = parser.next_command()
+                    except ProtocolError as exc:
+                        self._protocol_error(out, exc)
+                        return
+                    if argv is None:
+                        break
+                else:
+                    self.held = None
+                if argv[0] in runnable:
+                    run, error = self._gather(argv)
+                    if run is not None:
+                        for reply in engine.execute_run(client, run):
+                            encode_into(out, reply, client.protocol)
+                        if error is not None:
+                            self._protocol_error(out, error)
+                            return
+                        continue
                 reply = engine.execute(client, argv)
                 if reply is BLOCKED:
                     break
@@ -125,6 +150,37 @@ class Connection(asyncio.Protocol):
             clock.end_turn()
         if out:
             self._write(out)
+
+    def _gather(self, first: list[bytes]) -> tuple[list[list[bytes]] | None, ProtocolError | None]:
+        """The run ``first`` starts: it and the buffered commands right after
+        it with the same run key (at most MAX_RUN), or None when ``first``
+        has none or nothing joins it.  The first command that does not join
+        is kept in ``held``; a protocol error met while gathering is
+        returned, to be answered after the run's replies."""
+        engine, parser = self.engine, self.parser
+        assert parser is not None
+        key = engine.run_key(first)
+        if key is None:
+            return None, None
+        run = [first]
+        runnable = engine.runnable
+        error = None
+        while len(run) < MAX_RUN:
+            try:
+                argv = parser.next_command()
+            except ProtocolError as exc:
+                error = exc
+                break
+            if argv is None:
+                break
+            if argv[0] in runnable and engine.run_key(argv) == key:
+                run.append(argv)
+            else:
+                self.held = argv
+                break
+        if len(run) == 1 and error is None:
+            return None, None
+        return run, error
 
     def _write(self, data: bytearray, close: bool = False) -> None:
         """Send replies, unless the write gate (the AOF with ``appendfsync
