@@ -28,7 +28,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tidelog-installed
 KSTAMP := $(VENV)/.tidelog-kernels
 KERNEL_SOURCES := src/tidelog/ids.py src/tidelog/types/listpack.py \
-                  src/tidelog/resp/parser.py src/tidelog/resp/encoder.py
+                  src/tidelog/resp/parser.py src/tidelog/resp/encoder.py \
+                  $(wildcard src/tidelog/*.pxd src/tidelog/*/*.pxd)
 
 HOST ?= 127.0.0.1
 PORT ?= 6379

@@ -206,6 +206,15 @@ def test_pipeline_of_10000_commands_in_one_write(raw):
     assert raw.call("PING") == PONG
 
 
+def test_hello_in_a_pipeline_switches_the_protocol_of_the_replies_after_it(raw):
+    replies = raw.pipeline([["CONFIG", "GET", "maxclients"], ["HELLO", "3"],
+                            ["CONFIG", "GET", "maxclients"], ["HELLO", "2"],
+                            ["CONFIG", "GET", "maxclients"]])
+    assert replies[0].startswith(b"*2\r\n") and replies[4] == replies[0]
+    assert replies[1].startswith(b"%") and replies[3].startswith(b"*")
+    assert replies[2].startswith(b"%1\r\n")
+
+
 def test_pipeline_of_10000_inline_commands(raw):
     n = 10_000
     sender = _send_in_background(raw.sock, b"".join(b"ECHO %d\r\n" % i for i in range(n)))

@@ -240,6 +240,28 @@ def test_pipelined_commands_behind_a_blocked_read_wait_for_it(tidelog, r):
         assert raw.read_reply(5) == b":1\r\n"
 
 
+def test_a_burst_and_a_second_block_behind_a_blocked_read(tidelog, r):
+    """Commands parsed behind a blocked one (a burst of XADDs, another
+    blocking read, more commands) run in order once it is answered."""
+    burst = [encode_command(["XADD", "s", "*", "n", str(i)]) for i in range(5)]
+    with RawClient(tidelog.port) as raw:
+        raw.send_raw(encode_command(["XREAD", "BLOCK", "0", "STREAMS", "s", "$"])
+                     + b"".join(burst)
+                     + encode_command(["XREAD", "BLOCK", "0", "STREAMS", "t", "$"])
+                     + encode_command(["XLEN", "s"]) + b"".join(burst))
+        wait_blocked(tidelog, 1)
+        r.xadd("s", {"f": "v"}, id="1-1")
+        assert raw.read_reply(5).startswith(b"*1\r\n*2\r\n$1\r\ns\r\n")
+        ids = [raw.read_reply(5) for _ in range(5)]
+        assert all(reply.startswith(b"$") for reply in ids)
+        wait_blocked(tidelog, 1)
+        r.xadd("t", {"f": "v"}, id="1-1")
+        assert raw.read_reply(5).startswith(b"*1\r\n*2\r\n$1\r\nt\r\n")
+        assert raw.read_reply(5) == b":6\r\n"
+        ids += [raw.read_reply(5) for _ in range(5)]
+        assert r.xlen("s") == 11 and len(set(ids)) == 10
+
+
 # -- asyncio ---------------------------------------------------------------------
 
 async def test_asyncio_blocked_readers_are_woken_in_order(tidelog):

@@ -25,11 +25,12 @@ from tidelog.resp import (
     SimpleString,
     Verbatim,
     encode,
+    encode_all,
     encode_into,
 )
 
 # Every test runs on both twins of the encoder (compiled and pure).
-_twin = twins.bind(globals(), "tidelog.resp.encoder", ["encode", "encode_into"])
+_twin = twins.bind(globals(), "tidelog.resp.encoder", ["encode", "encode_all", "encode_into"])
 
 
 class ReplyError(Exception):
@@ -183,6 +184,9 @@ def test_many_replies_in_one_buffer():
     for reply in (OK, b"v", 3, None, [b"a"], ErrorReply(b"ERR e")):
         encode_into(out, reply, 2)
     assert out == b"+OK\r\n$1\r\nv\r\n:3\r\n$-1\r\n*1\r\n$1\r\na\r\n-ERR e\r\n"
+    every = bytearray(b"kept:")
+    encode_all(every, [OK, b"v", 3, None, [b"a"], ErrorReply(b"ERR e")], 2)
+    assert every == b"kept:" + out
 
 
 def test_subclasses():
@@ -222,6 +226,10 @@ def test_errors():
         encode(OK, 1)
     with pytest.raises(ValueError):
         encode(Verbatim(b"x", b"markdown"), 3)
+    with pytest.raises(ValueError):
+        encode_all(bytearray(), [OK], 4)
+    with pytest.raises(TypeError):
+        encode_all(bytearray(), [OK, object()], 2)
 
 
 # -- random replies --------------------------------------------------------------
@@ -258,6 +266,9 @@ def test_random_replies_are_well_formed(reply, proto):
     encode_into(out, reply, proto)
     assert out == data
     decode(data)
+    every = bytearray()
+    encode_all(every, [reply, SimpleString(b"between"), reply], proto)
+    assert every == data + b"+between\r\n" + data
 
 
 @given(st.lists(st.lists(st.binary(max_size=30), min_size=1, max_size=6), max_size=10))

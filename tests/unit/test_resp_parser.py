@@ -35,13 +35,20 @@ def multibulk(*args: bytes) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
-def run(chunks, **limits) -> tuple[list[list[bytes]], str | None]:
-    """Feed ``chunks``, draining commands after each; stop at an error."""
+def run(chunks, batch: bool = False, **limits) -> tuple[list[list[bytes]], str | None]:
+    """Feed ``chunks``, draining commands after each (one at a time with
+    ``next_command``, or with ``batch`` all at once with ``next_commands``,
+    as a connection does); stop at an error."""
     parser = RequestParser(**limits)
     commands: list[list[bytes]] = []
     try:
         for chunk in chunks:
             parser.feed(chunk)
+            if batch:
+                while got := parser.next_commands():
+                    assert all(argv and all(type(a) is bytes for a in argv) for argv in got)
+                    commands += got
+                continue
             while (argv := parser.next_command()) is not None:
                 assert argv and all(type(a) is bytes for a in argv)
                 commands.append(argv)
@@ -61,26 +68,41 @@ def bytewise(data: bytes) -> list[bytes]:
 
 
 def tr(data: bytes, expected: list[list[bytes]], **limits) -> None:
-    """``data`` parses to ``expected`` however it is split."""
-    assert run([data], **limits) == (expected, None)
-    assert run(bytewise(data), **limits) == (expected, None)
-    assert run([data + TRAILER], **limits) == (expected + [[b"PING"]], None)
-    assert run([data, TRAILER], **limits) == (expected + [[b"PING"]], None)
+    """``data`` parses to ``expected`` however it is split and drained."""
+    for batch in (False, True):
+        assert run([data], batch, **limits) == (expected, None)
+        assert run(bytewise(data), batch, **limits) == (expected, None)
+        assert run([data + TRAILER], batch, **limits) == (expected + [[b"PING"]], None)
+        assert run([data, TRAILER], batch, **limits) == (expected + [[b"PING"]], None)
 
 
 def tr_error(data: bytes, message: str, before: list[list[bytes]] = (), **limits) -> None:
-    """``data`` yields the commands ``before`` and then ``message``, however split."""
+    """``data`` yields the commands ``before`` and then ``message``, however
+    split and drained (all at once: the commands first, the error next)."""
     expected = (list(before), message)
-    assert run([data], **limits) == expected
-    assert run(bytewise(data), **limits) == expected
-    assert run([data + TRAILER], **limits) == expected
+    for batch in (False, True):
+        assert run([data], batch, **limits) == expected
+        assert run(bytewise(data), batch, **limits) == expected
+        assert run([data + TRAILER], batch, **limits) == expected
 
 
 def tr_incomplete(data: bytes, before: list[list[bytes]] = (), **limits) -> None:
     """``data`` is not an error, and ends in the middle of a request."""
     expected = (list(before), None)
-    assert run([data], **limits) == expected
-    assert run(bytewise(data), **limits) == expected
+    for batch in (False, True):
+        assert run([data], batch, **limits) == expected
+        assert run(bytewise(data), batch, **limits) == expected
+
+
+def test_next_commands_answers_the_good_commands_before_the_error():
+    parser = RequestParser()
+    parser.feed(TRAILER * 3 + b"*1\r\n$x\r\n" + TRAILER)
+    assert parser.next_commands() == [[b"PING"]] * 3
+    with pytest.raises(ProtocolError):
+        parser.next_commands()
+    with pytest.raises(ProtocolError):  # dead from then on
+        parser.next_commands()
+    assert RequestParser().next_commands() == []
 
 
 # -- multibulk ------------------------------------------------------------------

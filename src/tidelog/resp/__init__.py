@@ -13,13 +13,13 @@ writes bytes out.
   ``-ERR Protocol error: <str(exc)>`` and close) and its subclass
   ``QueryBufferLimit``.
 * :mod:`.replies`  -- the reply value types handlers return.
-* :mod:`.encoder`  -- ``encode`` / ``encode_into``: reply values to RESP2 or RESP3.
+* :mod:`.encoder`  -- ``encode`` / ``encode_into`` / ``encode_all``: reply values to RESP2 or RESP3.
 
 This package imports nothing else from tidelog but :mod:`tidelog.errors` (the
 parser's protocol-error texts, kept with every other Redis error text).
 """
 
-from .encoder import encode, encode_into
+from .encoder import encode, encode_all, encode_into
 from .parser import ProtocolError, QueryBufferLimit, RequestParser
 from .replies import (
     NULL_ARRAY,
@@ -51,5 +51,6 @@ __all__ = [
     "SimpleString",
     "Verbatim",
     "encode",
+    "encode_all",
     "encode_into",
 ]

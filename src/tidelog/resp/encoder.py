@@ -2,6 +2,7 @@
 
     encode(reply, proto) -> bytes
     encode_into(out: bytearray, reply, proto) -> None   # appends; many replies, one buffer
+    encode_all(out: bytearray, replies, proto) -> None  # each reply of a list, appended
 
 ``proto`` is the connection's protocol, 2 or 3 (``HELLO``).  What each value
 becomes (the types are in :mod:`tidelog.resp.replies`):
@@ -58,7 +59,7 @@ from .replies import (
     _NullArray,
 )
 
-__all__ = ["encode", "encode_into"]
+__all__ = ["encode", "encode_all", "encode_into"]
 
 CRLF = b"\r\n"
 _SMALL = 1024  # headers pre-built for lengths below this
@@ -108,6 +109,20 @@ def encode_into(out: bytearray, reply: Any, proto: int) -> None:
     """
     if proto != 3 and proto != 2:
         raise ValueError(f"unknown RESP protocol version {proto!r}")
+    _encode_one(out, reply, proto)
+
+
+def encode_all(out: bytearray, replies: list[Any], proto: int) -> None:
+    """Append each of ``replies`` in turn, as :func:`encode_into` would: the
+    replies of one read from a client, in one call.  O(total size)."""
+    if proto != 3 and proto != 2:
+        raise ValueError(f"unknown RESP protocol version {proto!r}")
+    for reply in replies:
+        _encode_one(out, reply, proto)
+
+
+@cython.cfunc
+def _encode_one(out: bytearray, reply: Any, proto: int) -> object:
     t = type(reply)
     # Scalars at the top need no stack.
     if t is bytes:
@@ -119,13 +134,21 @@ def encode_into(out: bytearray, reply: Any, proto: int) -> None:
             out += reply
             out += CRLF
     elif t is SimpleString:
-        out += _STATUS.get(reply.text) or _status_line(reply.text)
+        status: dict = _STATUS
+        line = status.get(reply.text)
+        if line is None:
+            line = _status_line(reply.text)
+        if cython.compiled:
+            _put_raw(out, line)
+        else:
+            out += line
     elif t is int:
         out += _INT_REPLY[reply] if 0 <= reply < _INTS else _integer(reply, proto)
     elif t is RawReply:
         out += reply
     else:
         _encode_nested(out, reply, proto)
+    return None
 
 
 def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
@@ -206,6 +229,14 @@ def _digits(dst: cython.p_char, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
     for i in range(k):
         dst[i] = tmp[k - 1 - i]
     return k
+
+
+@cython.cfunc
+def _put_raw(out: bytearray, data: bytes) -> cython.int:
+    """``data`` appended to ``out`` as it is."""
+    n: cython.Py_ssize_t = PyBytes_GET_SIZE(data)
+    memcpy(_grow(out, n), PyBytes_AS_STRING(data), n)
+    return 0
 
 
 @cython.cfunc

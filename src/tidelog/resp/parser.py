@@ -408,6 +408,29 @@ class RequestParser:
             else:
                 self._stall(pos, end - pos + 1, b"\r")
 
+    def next_commands(self) -> list[list[bytes]]:
+        """Every complete command buffered, in order (empty: need more data).
+
+        A protocol error after some complete commands is raised by the next
+        call, so those commands are answered first; one before any is raised
+        now.  The parser is then dead.  O(bytes parsed)."""
+        queue = self._queue
+        if queue:  # decoded ahead by the fast path, kept last first
+            commands = queue[::-1]
+            queue.clear()
+        else:
+            commands = []
+        try:
+            while True:
+                argv = self.next_command()
+                if argv is None:
+                    return commands
+                commands.append(argv)
+        except ProtocolError:
+            if not commands:
+                raise
+            return commands  # the error is kept: the next call raises it
+
     # -- the fast path: split a window on CRLF ---------------------------------
     # See the module docstring.  State: _parts (None: not in use), _part
     # (index of the next part to read), _part_pos (its offset in _buf),
@@ -747,7 +770,8 @@ def _walk(
             q += 2
             if q + n + 2 > end:
                 break
-            argv.append(buf[q : q + n])
+            # One copy of the argument, with no slice object made for it.
+            argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
             q += n + 2
             count -= 1
         if count:

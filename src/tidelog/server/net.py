@@ -25,7 +25,7 @@ from .. import errors
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
-from ..resp import ProtocolError, RequestParser, encode_into
+from ..resp import ProtocolError, RequestParser, encode_all, encode_into
 
 log = logging.getLogger("tidelog")
 
@@ -44,8 +44,8 @@ class Connection(asyncio.Protocol):
         self.client: ClientState | None = None
         self.parser: RequestParser | None = None
         self.closing = False
-        # A command read while gathering a run that did not join it: it runs next.
-        self.held: list[bytes] | None = None
+        # Commands parsed but not run yet, because one before them blocked.
+        self.pending: list[list[bytes]] = []
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -106,81 +106,87 @@ class Connection(asyncio.Protocol):
     def _process(self) -> None:
         """Run every complete command buffered, unless the client is blocked.
 
-        Consecutive commands that the engine can run as one (a producer's
-        pipelined ``XADD key * ...`` burst: :meth:`Engine.run_key`) are
-        gathered and handed over together; the first command that does not
-        join is held and runs next."""
+        The parser hands over all complete commands at once; those a
+        blocked command leaves wait in ``pending``.  Consecutive commands
+        the engine can run as one (a producer's pipelined ``XADD key * ...``
+        burst: :meth:`Engine.run_key`) are handed over together.  Replies
+        are encoded a group at a time, a new group whenever the protocol
+        changes (HELLO)."""
         client, parser, engine = self.client, self.parser, self.engine
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
         runnable = engine.runnable
+        execute = engine.execute
         out = bytearray()
+        replies: list[Any] = []
+        proto = client.protocol
         clock.begin_turn()  # the commands of this batch read the wall clock once
         try:
             while client.blocked is None and not self.closing:
-                argv = self.held
-                if argv is None:
+                commands = self.pending
+                if commands:
+                    self.pending = []
+                else:
                     try:
-                        argv = parser.next_command()
+                        commands = parser.next_commands()
                     except ProtocolError as exc:
+                        encode_all(out, replies, proto)
                         self._protocol_error(out, exc)
                         return
-                    if argv is None:
+                    if not commands:
                         break
-                else:
-                    self.held = None
-                if argv[0] in runnable:
-                    run, error = self._gather(argv)
-                    if run is not None:
-                        for reply in engine.execute_run(client, run):
-                            encode_into(out, reply, client.protocol)
-                        if error is not None:
-                            self._protocol_error(out, error)
-                            return
-                        continue
-                reply = engine.execute(client, argv)
-                if reply is BLOCKED:
-                    break
-                encode_into(out, reply, client.protocol)
-                if client.close_after_reply:
-                    self._write(out, close=True)
-                    return
+                i, n = 0, len(commands)
+                while i < n:
+                    argv = commands[i]
+                    i += 1
+                    if argv[0] in runnable:
+                        j = self._run_end(commands, i - 1)
+                        if j > i:
+                            replies += engine.execute_run(client, commands[i - 1:j])
+                            i = j
+                            continue
+                    reply = execute(client, argv)
+                    if reply is BLOCKED:
+                        self.pending = commands[i:]
+                        break
+                    if client.protocol != proto:  # HELLO: its reply in the new protocol
+                        encode_all(out, replies, proto)
+                        replies = []
+                        proto = client.protocol
+                    replies.append(reply)
+                    if client.close_after_reply:
+                        encode_all(out, replies, proto)
+                        self._write(out, close=True)
+                        return
+                    if client.blocked is not None or self.closing:
+                        self.pending = commands[i:]
+                        break
         finally:
             clock.end_turn()
+        if replies:
+            encode_all(out, replies, proto)
         if out:
             self._write(out)
 
-    def _gather(self, first: list[bytes]) -> tuple[list[list[bytes]] | None, ProtocolError | None]:
-        """The run ``first`` starts: it and the buffered commands right after
-        it with the same run key (at most MAX_RUN), or None when ``first``
-        has none or nothing joins it.  The first command that does not join
-        is kept in ``held``; a protocol error met while gathering is
-        returned, to be answered after the run's replies."""
-        engine, parser = self.engine, self.parser
-        assert parser is not None
-        key = engine.run_key(first)
+    def _run_end(self, commands: list[list[bytes]], first: int) -> int:
+        """Where the run that ``commands[first]`` starts ends: the index after
+        the last of the commands right after it with the same run key (at
+        most MAX_RUN in all); ``first + 1`` when it has none or nothing
+        joins it."""
+        engine = self.engine
+        key = engine.run_key(commands[first])
+        end = first + 1
         if key is None:
-            return None, None
-        run = [first]
+            return end
         runnable = engine.runnable
-        error = None
-        while len(run) < MAX_RUN:
-            try:
-                argv = parser.next_command()
-            except ProtocolError as exc:
-                error = exc
+        stop = min(len(commands), first + MAX_RUN)
+        while end < stop:
+            argv = commands[end]
+            if argv[0] not in runnable or engine.run_key(argv) != key:
                 break
-            if argv is None:
-                break
-            if argv[0] in runnable and engine.run_key(argv) == key:
-                run.append(argv)
-            else:
-                self.held = argv
-                break
-        if len(run) == 1 and error is None:
-            return None, None
-        return run, error
+            end += 1
+        return end
 
     def _write(self, data: bytearray, close: bool = False) -> None:
         """Send replies, unless the write gate (the AOF with ``appendfsync

@@ -1,0 +1,4 @@
+# C-level names for the compiled twin of parser.py (Cython's augmenting
+# .pxd: the .py uses them only in the typed walk, which only the compiled
+# twin runs).
+from cpython.bytes cimport PyBytes_FromStringAndSize
