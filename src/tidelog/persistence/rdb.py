@@ -151,19 +151,25 @@ def crc64_py(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
     return crc
 
 
-try:  # optional C implementation
-    import anycrc as _anycrc
+_CRC: Any = None  # the C CRC-64 (anycrc), made on first use; False when it is not installed
 
-    _CRC = _anycrc.CRC(width=64, poly=0xAD93D23594C935A9, init=0, refin=True, refout=True,
-                       xorout=0)
 
-    def crc64(data: bytes | bytearray | memoryview) -> int:
-        """CRC-64 as Redis computes it (``crc64(b"123456789") == 0xe9c6d914c4b8d9ca``)."""
-        return _CRC.calc(bytes(data) if isinstance(data, memoryview) else data)
-except ImportError:  # pragma: no cover - depends on the environment
-    def crc64(data: bytes | bytearray | memoryview) -> int:
-        """CRC-64 as Redis computes it (``crc64(b"123456789") == 0xe9c6d914c4b8d9ca``)."""
-        return crc64_py(data)
+def crc64(data: bytes | bytearray | memoryview) -> int:
+    """CRC-64 as Redis computes it (``crc64(b"123456789") == 0xe9c6d914c4b8d9ca``).
+
+    With ``anycrc`` (optional, imported on the first call rather than at
+    start-up) at several GB/s, reading a memoryview in place; else in pure
+    Python."""
+    global _CRC
+    if _CRC is None:
+        try:
+            import anycrc
+        except ImportError:  # pragma: no cover - depends on the environment
+            _CRC = False
+        else:
+            _CRC = anycrc.CRC(width=64, poly=0xAD93D23594C935A9, init=0, refin=True,
+                              refout=True, xorout=0)
+    return _CRC.calc(data) if _CRC else crc64_py(data)
 
 
 # =====================================================================================
