@@ -57,9 +57,12 @@ class _Loader:
 
     def replay_file(self, path: str, last: bool) -> None:
         with open(path, "rb") as fh:
-            data = fh.read()
-        if data.startswith(b"REDIS"):
-            self.load_rdb(path)  # an RDB preamble (Redis 7 still reads these)
+            rdb_preamble = fh.read(5) == b"REDIS"
+            if not rdb_preamble:
+                fh.seek(0)
+                data = fh.read()
+        if rdb_preamble:
+            self.load_rdb(path)  # an RDB preamble (Redis 7 still reads these); it reads the file
             return
         client, engine = self.client, self.engine
         client.db = 0

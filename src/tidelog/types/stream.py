@@ -579,8 +579,9 @@ class Stream:
         total = 0
         prev = -1
         for key, blob in nodes:
-            key = StreamID(*key)
-            if not isinstance(blob, bytes):
+            if type(key) is not StreamID:
+                key = StreamID(*key)
+            if type(blob) is not bytes:
                 blob = bytes(blob)
             try:
                 size, _ = listpack.read_header(blob)
