@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from itertools import accumulate, chain, repeat
+from operator import add, sub
 from typing import TYPE_CHECKING
 
 from ..resp.parser import ProtocolError, RequestParser
@@ -115,56 +117,39 @@ def iter_commands(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int,
 
 
 FAST_CHUNK = 1 << 20  # bytes handed to the request parser at a time
-_BULK_FRAMING = [len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + "\r\n")
+_FRAMED = [n + len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + n bytes + "\r\n")
+_HEADER = [len(str(n)) + 3 for n in range(4096)]  # len("*<n>\r\n")
 
 
 def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
     """:func:`iter_commands`, the same items and errors, mostly decoded by
     the request parser kernel (``resp/parser.py``, compiled when built).
 
-    The data goes to the parser a chunk at a time.  A chunk's commands are
-    used only once they check out: each starts with ``*`` and ends with
-    CRLF at the offsets their canonical encoding (``*<n>``, ``$<len>``
-    without leading zeros) gives, and the bytes up to the last one's end
-    parse again into exactly as many commands with nothing left over (any
-    other encoding is longer, so the sizes would not add up).  Otherwise
-    (an annotation line, another encoding, damage, the end of the data, a
-    command longer than a chunk) :func:`iter_commands` walks that stretch,
-    with its exact offsets and errors.
+    The data goes to the parser a stretch at a time: about ``FAST_CHUNK``
+    bytes, cut where a command seems to start (after the last CRLF ``*`` in
+    the chunk).  A stretch's commands are used only when they check out:
+    the parser takes the whole stretch into commands with no byte left
+    over, and the sizes of their canonical encodings (``*<n>``, ``$<len>``
+    without leading zeros) add up to the stretch's length, with a ``*`` at
+    the offset where each command starts and CRLF where it ends by those
+    sizes.  Any other encoding of a command's arguments is longer, and
+    anything the parser skips adds bytes, so the sizes add up only when the
+    offsets are exact.  Otherwise (an annotation line, another encoding,
+    damage, a cut inside a command, a torn end, a command longer than a
+    chunk) :func:`iter_commands` walks that chunk, with its exact offsets
+    and errors.
+
+    The checks run over the whole stretch at once (``map`` and
+    ``accumulate``), not command by command.
     """
     size = len(data)
     while pos < size:
         stop = min(pos + FAST_CHUNK, size)
-        chunk = data[pos:stop]
-        parser = RequestParser(max_query_buffer=len(chunk) + 1)
-        parser.feed(chunk)
-        items: list[tuple[list[bytes], int, int]] = []
-        off = pos
-        ok = True
-        try:
-            while True:
-                argv = parser.next_command()
-                if argv is None:
-                    break
-                if data[off] != 0x2A:
-                    ok = False
-                    break
-                sizes = list(map(len, argv))
-                try:  # $<len>\r\n...\r\n around each argument, from a table
-                    framing = sum(map(_BULK_FRAMING.__getitem__, sizes))
-                except IndexError:
-                    framing = sum(len(str(n)) + 5 for n in sizes)
-                end = off + 3 + len(str(len(argv))) + sum(sizes) + framing
-                if data[end - 2:end] != b"\r\n":
-                    ok = False
-                    break
-                items.append((argv, off, end))
-                off = end
-        except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
-            ok = False
-        if ok and items and _whole(data[pos:off], len(items)):
+        cut = stop if stop == size else data.rfind(b"\r\n*", pos, stop) + 2
+        items = _checked_stretch(data, pos, cut) if cut > pos else None
+        if items is not None:
             yield from items
-            pos = off
+            pos = cut
             continue
         for item in iter_commands(data, pos):
             yield item
@@ -175,13 +160,38 @@ def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes],
             return
 
 
-def _whole(stretch: bytes, count: int) -> bool:
-    """Does ``stretch`` parse into exactly ``count`` commands, with no byte left?"""
+def _checked_stretch(data: bytes, pos: int, cut: int) -> Iterator[tuple[list[bytes], int, int]] | None:
+    """The commands of ``data[pos:cut]`` with their offsets, or None when the
+    stretch does not check out (see :func:`iter_commands_fast`)."""
+    stretch = data[pos:cut]
     parser = RequestParser(max_query_buffer=len(stretch) + 1)
     parser.feed(stretch)
     try:
-        while count and parser.next_command() is not None:
-            count -= 1
-        return count == 0 and parser.next_command() is None and parser.buffered == 0
-    except ProtocolError:
-        return False
+        argvs = list(iter(parser.next_command, None))
+    except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
+        return None
+    if not argvs or parser.buffered:
+        return None
+    argcs = list(map(len, argvs))
+    if min(argcs) < 1:
+        return None
+    try:
+        framed = list(map(_FRAMED.__getitem__, map(len, chain.from_iterable(argvs))))
+        heads = list(map(_HEADER.__getitem__, argcs))
+    except IndexError:  # an argument of 4096 bytes or more, or as many arguments
+        framed = [n + len(str(n)) + 5 for n in map(len, chain.from_iterable(argvs))]
+        heads = [len(str(n)) + 3 for n in argcs]
+    args_end = list(accumulate(framed))  # the arguments' bytes so far, argument by argument
+    last_arg = map(sub, accumulate(argcs), repeat(1))  # each command's last argument
+    heads[0] += pos
+    ends = list(map(add, accumulate(heads),  # pos + the headers so far ...
+                    map(args_end.__getitem__, last_arg)))  # ... + the arguments so far
+    starts = [pos]
+    starts += ends[:-1]
+    if (
+        ends[-1] != cut
+        or not all(map((0x2A).__eq__, map(data.__getitem__, starts)))
+        or not all(map(data.startswith, repeat(b"\r\n"), map(sub, ends, repeat(2))))
+    ):
+        return None
+    return zip(argvs, starts, ends)
