@@ -443,14 +443,19 @@ def _replay(tmp_path, now, monkeypatch, mode: str, **options) -> tuple[Engine, i
     processed)."""
     skipped = []
     real_fast = aof_loader._Loader._fast_xadd
-    real_batch = aof_loader._Loader._batch_xadd
+    real_batch = aof_loader._Loader._batch_run
+
+    def batch(self, argvs, i):
+        j = real_batch(self, argvs, i)
+        skipped.extend(argvs[i:j])
+        return j
+
     with monkeypatch.context() as m:
         m.setattr(aof_loader._Loader, "_fast_xadd",
                   (lambda self, argv: False) if mode == "engine"
                   else lambda self, argv: real_fast(self, argv) and not skipped.append(argv))
-        m.setattr(aof_loader._Loader, "_batch_xadd",
-                  (lambda self, argv: False) if mode in ("engine", "one-by-one")
-                  else lambda self, argv: real_batch(self, argv) and not skipped.append(argv))
+        m.setattr(aof_loader._Loader, "_batch_run",
+                  (lambda self, argvs, i: i) if mode in ("engine", "one-by-one") else batch)
         if mode == "batched-3":
             m.setattr(aof_loader, "BATCH_MAX", 3)
         engine = make_engine(tmp_path, now=now, **options)

@@ -142,25 +142,37 @@ def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes],
     The checks run over the whole stretch at once (``map`` and
     ``accumulate``), not command by command.
     """
+    for argvs, starts, ends in iter_stretches(data, pos):
+        yield from zip(argvs, starts, ends)
+
+
+Stretch = tuple[list[list[bytes]], list[int], list[int]]  # commands, their starts and ends
+
+
+def iter_stretches(data: bytes, pos: int = 0) -> Iterator[Stretch]:
+    """The commands of :func:`iter_commands_fast`, a stretch at a time:
+    ``(argvs, starts, ends)``, three lists of the same length (a single
+    command where the exact walk reads).  The same errors, raised after the
+    stretches before them."""
     size = len(data)
     while pos < size:
         stop = min(pos + FAST_CHUNK, size)
         cut = stop if stop == size else data.rfind(b"\r\n*", pos, stop) + 2
-        items = _checked_stretch(data, pos, cut) if cut > pos else None
-        if items is not None:
-            yield from items
+        stretch = _checked_stretch(data, pos, cut) if cut > pos else None
+        if stretch is not None:
+            yield stretch
             pos = cut
             continue
-        for item in iter_commands(data, pos):
-            yield item
-            pos = item[2]
+        for argv, start, end in iter_commands(data, pos):
+            yield [argv], [start], [end]
+            pos = end
             if pos >= stop:
                 break
         else:
             return
 
 
-def _checked_stretch(data: bytes, pos: int, cut: int) -> Iterator[tuple[list[bytes], int, int]] | None:
+def _checked_stretch(data: bytes, pos: int, cut: int) -> Stretch | None:
     """The commands of ``data[pos:cut]`` with their offsets, or None when the
     stretch does not check out (see :func:`iter_commands_fast`)."""
     stretch = data[pos:cut]
@@ -194,4 +206,4 @@ def _checked_stretch(data: bytes, pos: int, cut: int) -> Iterator[tuple[list[byt
         or not all(map(data.startswith, repeat(b"\r\n"), map(sub, ends, repeat(2))))
     ):
         return None
-    return zip(argvs, starts, ends)
+    return argvs, starts, ends

@@ -9,6 +9,7 @@ RDB base (``aof-use-rdb-preamble``) is read by :mod:`tidelog.persistence.rdb`.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -21,7 +22,7 @@ from ..resp import parser as request_parser
 from ..resp.replies import ErrorReply
 from ..types.stream import Stream
 from . import rdb
-from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands, iter_commands_fast
+from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands, iter_stretches
 from .aof_manifest import INCR, Manifest, aof_dir
 
 if TYPE_CHECKING:
@@ -75,40 +76,30 @@ class _Loader:
         multi_start = -1
         listeners = engine.effect_listeners
         # The request parser decodes faster than the plain walk only compiled.
-        walk = iter_commands_fast if kernels.is_compiled(request_parser) else iter_commands
+        if kernels.is_compiled(request_parser):
+            stretches = iter_stretches(data)
+        else:
+            stretches = (([argv], [start], [end]) for argv, start, end in iter_commands(data))
         try:
-            for argv, start, _end in walk(data):
-                name = argv[0].lower()
-                if name == b"multi":
-                    multi_start = start
-                elif name == b"exec":
-                    multi_start = -1
-                if name == b"xadd" and client.multi is None and not listeners:
-                    if self.last_stream is not None and self._batch_xadd(argv):
-                        self.commands += 1
-                        continue
-                    self.flush()
-                    if self._fast_xadd(argv):
-                        self.commands += 1
-                        continue
-                self.flush()
-                self.last_stream = None
-                reply = engine.execute(client, argv)
-                if isinstance(reply, ErrorReply):
-                    if reply.message.startswith(UNKNOWN_COMMAND_PREFIX):
-                        raise AofLoadError(
-                            f"Unknown command '{argv[0].decode(errors='replace')}' reading the "
-                            f"append only file {path} at offset {start}")
-                    self.errors += 1
-                    if self.errors <= 10:
-                        log.warning("AOF %s offset %d: %r -> %s", os.path.basename(path), start,
-                                    argv[:4], reply.message.decode(errors="replace"))
-                self.commands += 1
-                if not self.commands % LOAD_PROGRESS_CHECK:
-                    now = time.monotonic()
-                    if now - self.last_report >= LOAD_PROGRESS_SECONDS:
-                        self.last_report = now
-                        self.progress(path, start, len(data))
+            for argvs, starts, _ends in stretches:
+                i = 0
+                count = len(argvs)
+                while i < count:
+                    if self.last_stream is not None and client.multi is None and not listeners:
+                        j = self._batch_run(argvs, i)
+                        if j > i:
+                            self.commands += j - i
+                            i = j
+                            continue
+                    argv = argvs[i]
+                    start = starts[i]
+                    i += 1
+                    name = argv[0].lower()
+                    if name == b"multi":
+                        multi_start = start
+                    elif name == b"exec":
+                        multi_start = -1
+                    self._replay_one(argv, start, path, len(data))
         except Truncated as exc:
             self.flush()
             self.truncated(path, exc.offset if multi_start < 0 else multi_start, last, len(data))
@@ -177,39 +168,78 @@ class _Loader:
         self.fast += 1
         return True
 
-    def _batch_xadd(self, argv: list[bytes]) -> bool:
-        """Queue ``XADD key <ms>-<seq> field value ...`` for :meth:`flush` when
-        it goes to the stream the last fast XADD wrote (``last_stream``), in
-        the same form and with the same checks as :meth:`_fast_xadd`, its ID
-        above every one queued.  False, having queued nothing, otherwise.
+    def _replay_one(self, argv: list[bytes], start: int, path: str, size: int) -> None:
+        """One command (not one :meth:`_batch_run` took): by :meth:`_fast_xadd`
+        when it can, else by the engine."""
+        client, engine = self.client, self.engine
+        name = argv[0].lower()
+        if name == b"xadd" and client.multi is None and not engine.effect_listeners:
+            self.flush()
+            if self._fast_xadd(argv):
+                self.commands += 1
+                return
+        self.flush()
+        self.last_stream = None
+        reply = engine.execute(client, argv)
+        if isinstance(reply, ErrorReply):
+            if reply.message.startswith(UNKNOWN_COMMAND_PREFIX):
+                raise AofLoadError(
+                    f"Unknown command '{argv[0].decode(errors='replace')}' reading the "
+                    f"append only file {path} at offset {start}")
+            self.errors += 1
+            if self.errors <= 10:
+                log.warning("AOF %s offset %d: %r -> %s", os.path.basename(path), start,
+                            argv[:4], reply.message.decode(errors="replace"))
+        self.commands += 1
+        if not self.commands % LOAD_PROGRESS_CHECK:
+            now = time.monotonic()
+            if now - self.last_report >= LOAD_PROGRESS_SECONDS:
+                self.last_report = now
+                self.progress(path, start, size)
+
+    def _batch_run(self, argvs: list[list[bytes]], i: int) -> int:
+        """Queue for :meth:`flush` the run of commands ``argvs[i:j]`` that are
+        each ``XADD key <ms>-<seq> field value ...`` to the stream the last
+        fast XADD wrote (``last_stream``), in the same form and with the same
+        checks as :meth:`_fast_xadd`, their IDs increasing above every one
+        queued.  Returns ``j`` (``i``: nothing queued).
 
         Applied together, a run of XADDs costs one ``Stream.extend`` and one
         update of the counters instead of one of each per command; nothing
         else can see the stream before the flush, which comes before any
         other command runs."""
-        last = self.last_stream
-        if argv[1] != last[1] or self.client.db != last[0]:  # type: ignore[index]
-            return False
-        n = len(argv)
-        if n < 5 or not n & 1:
-            return False
-        text = argv[2]
-        if not text or not 0x30 <= text[0] <= 0x39:
-            return False
-        try:
-            new_id, seq_given = parse_strict_id(text)
-        except InvalidStreamID:
-            return False
-        if not seq_given or new_id <= self.batch_last:  # above the last: never 0-0
-            return False
-        if type(new_id) is not StreamID:
-            new_id = StreamID(*new_id)
-        self.batch_ids.append(new_id)
-        self.batch_fvs.append(argv[3:])
-        self.batch_last = new_id
-        if len(self.batch_ids) >= BATCH_MAX:
+        db, key, _stream = self.last_stream  # type: ignore[misc]
+        if self.client.db != db:
+            return i
+        prev = self.batch_last
+        ids = self.batch_ids
+        fvs = self.batch_fvs
+        j = i
+        stop = min(len(argvs), i + BATCH_MAX - len(ids))
+        while j < stop:
+            argv = argvs[j]
+            n = len(argv)
+            if n < 5 or not n & 1 or argv[1] != key or argv[0].lower() != b"xadd":
+                break
+            text = argv[2]
+            if not text or not 0x30 <= text[0] <= 0x39:  # an option, *, or not an ID
+                break
+            try:
+                new_id, seq_given = parse_strict_id(text)
+            except InvalidStreamID:
+                break
+            if not seq_given or new_id <= prev:  # above the last: never 0-0
+                break
+            if type(new_id) is not StreamID:
+                new_id = StreamID(*new_id)
+            ids.append(new_id)
+            fvs.append(argv[3:])
+            prev = new_id
+            j += 1
+        self.batch_last = prev
+        if len(ids) >= BATCH_MAX:
             self.flush()
-        return True
+        return j
 
     def flush(self) -> None:
         """Apply the queued XADDs to their stream, with the engine's counters."""
@@ -222,8 +252,8 @@ class _Loader:
         engine.dirty += len(ids)
         engine.count_calls("xadd", len(ids))
         self.fast += len(ids)
-        self.batch_ids = []
-        self.batch_fvs = []
+        ids.clear()  # the same lists: _batch_run holds them while it queues
+        self.batch_fvs.clear()
 
     def truncated(self, path: str, offset: int, last: bool, size: int) -> None:
         if not last or not self.truncated_ok:
@@ -259,7 +289,11 @@ class _Loader:
 def load(engine: Engine) -> bool:
     """Replay the AOF directory into the engine.  False if there is none.
 
-    Raises :class:`AofLoadError` when it cannot be loaded."""
+    Raises :class:`AofLoadError` when it cannot be loaded.  The cyclic
+    garbage collector is paused meanwhile, as for an RDB load: a replay
+    makes many objects that live on (nodes, their field lists) and next to
+    no cyclic garbage, and the collector's passes over them cost about a
+    tenth of the time."""
     config = engine.config
     directory = aof_dir(config)
     path = os.path.join(directory, config["appendfilename"] + ".manifest")
@@ -269,6 +303,8 @@ def load(engine: Engine) -> bool:
         manifest = Manifest.parse(fh.read(), path)
     files = manifest.files()
     loader = _Loader(engine, config["aof-load-truncated"])
+    gc_enabled = gc.isenabled()
+    gc.disable()
     try:
         for i, item in enumerate(files):
             file_path = os.path.join(directory, item.name)
@@ -278,6 +314,8 @@ def load(engine: Engine) -> bool:
                 raise AofLoadError(f"The AOF file {file_path} listed in {path} doesn't exist")
             loader.replay_file(file_path, last=(i == len(files) - 1))
     finally:
+        if gc_enabled:
+            gc.enable()
         loader.close()
     elapsed = time.monotonic() - loader.started
     log.info("DB loaded from append only file: %.3f seconds (%d commands, %d keys, "
