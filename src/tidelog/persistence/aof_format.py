@@ -14,6 +14,7 @@ from itertools import accumulate, chain, repeat
 from operator import add, sub
 from typing import TYPE_CHECKING
 
+from ..resp.encoder import encode_into
 from ..resp.parser import ProtocolError, RequestParser
 
 if TYPE_CHECKING:
@@ -123,48 +124,81 @@ _HEADER = [len(str(n)) + 3 for n in range(4096)]  # len("*<n>\r\n")
 
 def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
     """:func:`iter_commands`, the same items and errors, mostly decoded by
-    the request parser kernel (``resp/parser.py``, compiled when built).
-
-    The data goes to the parser a stretch at a time: about ``FAST_CHUNK``
-    bytes, cut where a command seems to start (after the last CRLF ``*`` in
-    the chunk).  A stretch's commands are used only when they check out:
-    the parser takes the whole stretch into commands with no byte left
-    over, and the sizes of their canonical encodings (``*<n>``, ``$<len>``
-    without leading zeros) add up to the stretch's length, with a ``*`` at
-    the offset where each command starts and CRLF where it ends by those
-    sizes.  Any other encoding of a command's arguments is longer, and
-    anything the parser skips adds bytes, so the sizes add up only when the
-    offsets are exact.  Otherwise (an annotation line, another encoding,
-    damage, a cut inside a command, a torn end, a command longer than a
-    chunk) :func:`iter_commands` walks that chunk, with its exact offsets
-    and errors.
-
-    The checks run over the whole stretch at once (``map`` and
-    ``accumulate``), not command by command.
-    """
-    for argvs, starts, ends in iter_stretches(data, pos):
-        yield from zip(argvs, starts, ends)
+    the request parser kernel (``resp/parser.py``, compiled when built):
+    the commands of :func:`iter_stretches`, one by one."""
+    for stretch in iter_stretches(data, pos):
+        offsets = stretch.offsets()
+        yield from zip(stretch.argvs, offsets, offsets[1:])
 
 
-Stretch = tuple[list[list[bytes]], list[int], list[int]]  # commands, their starts and ends
+class Stretch:
+    """The commands of one stretch of an AOF, and their offsets on demand.
+
+    ``argvs`` holds the commands in file order; :meth:`start` gives the
+    offset where command ``i`` starts.  The offsets of a checked stretch
+    are worked out from the commands' sizes only when first asked for (a
+    replay of plain XADDs never asks)."""
+
+    __slots__ = ("argvs", "pos", "_offsets")
+
+    def __init__(self, argvs: list[list[bytes]], pos: int, offsets: list[int] | None = None):
+        self.argvs = argvs
+        self.pos = pos  # where the first command starts
+        self._offsets = offsets  # each command's start, then where the last one ends
+
+    def start(self, i: int) -> int:
+        return self.offsets()[i]
+
+    def offsets(self) -> list[int]:
+        """Where each command starts, then where the last one ends (the
+        sizes of their canonical encodings, which the stretch was checked to
+        be made of)."""
+        if self._offsets is None:
+            argvs = self.argvs
+            argcs = list(map(len, argvs))
+            try:
+                framed = list(map(_FRAMED.__getitem__, map(len, chain.from_iterable(argvs))))
+                heads = list(map(_HEADER.__getitem__, argcs))
+            except IndexError:  # an argument of 4096 bytes or more, or as many arguments
+                framed = [n + len(str(n)) + 5 for n in map(len, chain.from_iterable(argvs))]
+                heads = [len(str(n)) + 3 for n in argcs]
+            args_end = list(accumulate(framed))  # the arguments' bytes so far
+            last_arg = map(sub, accumulate(argcs), repeat(1))  # each command's last argument
+            heads[0] += self.pos
+            offsets = [self.pos]
+            offsets += map(add, accumulate(heads),  # pos + the headers so far ...
+                           map(args_end.__getitem__, last_arg))  # ... + the arguments so far
+            self._offsets = offsets
+        return self._offsets
 
 
 def iter_stretches(data: bytes, pos: int = 0) -> Iterator[Stretch]:
-    """The commands of :func:`iter_commands_fast`, a stretch at a time:
-    ``(argvs, starts, ends)``, three lists of the same length (a single
-    command where the exact walk reads).  The same errors, raised after the
-    stretches before them."""
+    """The commands of :func:`iter_commands`, the same commands, offsets and
+    errors, a :class:`Stretch` at a time.
+
+    The data goes to the request parser a stretch at a time: about
+    ``FAST_CHUNK`` bytes, cut where a command seems to start (after the last
+    CRLF ``*`` in the chunk).  A stretch's commands are used only when the
+    stretch is, byte for byte, their canonical encoding (``*<n>``, then
+    ``$<len>`` and the bytes of each argument, lengths without leading
+    zeros, which the reply encoder kernel writes in one call): nothing
+    skipped, nothing left over, no other spelling.  Otherwise (an
+    annotation line, another encoding, damage, a cut inside a command, a
+    torn end, a command longer than a chunk) :func:`iter_commands` walks
+    that chunk, one command to a stretch, with its exact offsets and
+    errors.
+    """
     size = len(data)
     while pos < size:
         stop = min(pos + FAST_CHUNK, size)
         cut = stop if stop == size else data.rfind(b"\r\n*", pos, stop) + 2
-        stretch = _checked_stretch(data, pos, cut) if cut > pos else None
-        if stretch is not None:
-            yield stretch
+        argvs = _checked_stretch(data, pos, cut) if cut > pos else None
+        if argvs is not None:
+            yield Stretch(argvs, pos)
             pos = cut
             continue
         for argv, start, end in iter_commands(data, pos):
-            yield [argv], [start], [end]
+            yield Stretch([argv], start, [start, end])
             pos = end
             if pos >= stop:
                 break
@@ -172,9 +206,9 @@ def iter_stretches(data: bytes, pos: int = 0) -> Iterator[Stretch]:
             return
 
 
-def _checked_stretch(data: bytes, pos: int, cut: int) -> Stretch | None:
-    """The commands of ``data[pos:cut]`` with their offsets, or None when the
-    stretch does not check out (see :func:`iter_commands_fast`)."""
+def _checked_stretch(data: bytes, pos: int, cut: int) -> list[list[bytes]] | None:
+    """The commands of ``data[pos:cut]``, or None when the stretch is not
+    exactly their canonical encoding (see :func:`iter_stretches`)."""
     stretch = data[pos:cut]
     parser = RequestParser(max_query_buffer=len(stretch) + 1)
     parser.feed(stretch)
@@ -182,28 +216,10 @@ def _checked_stretch(data: bytes, pos: int, cut: int) -> Stretch | None:
         argvs = list(iter(parser.next_command, None))
     except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
         return None
-    if not argvs or parser.buffered:
+    if not argvs:
         return None
-    argcs = list(map(len, argvs))
-    if min(argcs) < 1:
+    encoded = bytearray()
+    encode_into(encoded, argvs, 2)  # *<count>, then each command as an array of bulks
+    if encoded[len(b"*%d\r\n" % len(argvs)):] != stretch:
         return None
-    try:
-        framed = list(map(_FRAMED.__getitem__, map(len, chain.from_iterable(argvs))))
-        heads = list(map(_HEADER.__getitem__, argcs))
-    except IndexError:  # an argument of 4096 bytes or more, or as many arguments
-        framed = [n + len(str(n)) + 5 for n in map(len, chain.from_iterable(argvs))]
-        heads = [len(str(n)) + 3 for n in argcs]
-    args_end = list(accumulate(framed))  # the arguments' bytes so far, argument by argument
-    last_arg = map(sub, accumulate(argcs), repeat(1))  # each command's last argument
-    heads[0] += pos
-    ends = list(map(add, accumulate(heads),  # pos + the headers so far ...
-                    map(args_end.__getitem__, last_arg)))  # ... + the arguments so far
-    starts = [pos]
-    starts += ends[:-1]
-    if (
-        ends[-1] != cut
-        or not all(map((0x2A).__eq__, map(data.__getitem__, starts)))
-        or not all(map(data.startswith, repeat(b"\r\n"), map(sub, ends, repeat(2))))
-    ):
-        return None
-    return argvs, starts, ends
+    return argvs

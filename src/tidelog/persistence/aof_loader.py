@@ -22,7 +22,14 @@ from ..resp import parser as request_parser
 from ..resp.replies import ErrorReply
 from ..types.stream import Stream
 from . import rdb
-from .aof_format import AofLoadError, Corrupt, Truncated, iter_commands, iter_stretches
+from .aof_format import (
+    AofLoadError,
+    Corrupt,
+    Stretch,
+    Truncated,
+    iter_commands,
+    iter_stretches,
+)
 from .aof_manifest import INCR, Manifest, aof_dir
 
 if TYPE_CHECKING:
@@ -79,9 +86,11 @@ class _Loader:
         if kernels.is_compiled(request_parser):
             stretches = iter_stretches(data)
         else:
-            stretches = (([argv], [start], [end]) for argv, start, end in iter_commands(data))
+            stretches = (Stretch([argv], start, [start, end])
+                         for argv, start, end in iter_commands(data))
         try:
-            for argvs, starts, _ends in stretches:
+            for stretch in stretches:
+                argvs = stretch.argvs
                 i = 0
                 count = len(argvs)
                 while i < count:
@@ -92,14 +101,13 @@ class _Loader:
                             i = j
                             continue
                     argv = argvs[i]
-                    start = starts[i]
-                    i += 1
                     name = argv[0].lower()
                     if name == b"multi":
-                        multi_start = start
+                        multi_start = stretch.start(i)
                     elif name == b"exec":
                         multi_start = -1
-                    self._replay_one(argv, start, path, len(data))
+                    self._replay_one(argv, stretch, i, path, len(data))
+                    i += 1
         except Truncated as exc:
             self.flush()
             self.truncated(path, exc.offset if multi_start < 0 else multi_start, last, len(data))
@@ -168,9 +176,10 @@ class _Loader:
         self.fast += 1
         return True
 
-    def _replay_one(self, argv: list[bytes], start: int, path: str, size: int) -> None:
-        """One command (not one :meth:`_batch_run` took): by :meth:`_fast_xadd`
-        when it can, else by the engine."""
+    def _replay_one(self, argv: list[bytes], stretch: Stretch, i: int, path: str,
+                    size: int) -> None:
+        """Command ``i`` of ``stretch`` (not one :meth:`_batch_run` took): by
+        :meth:`_fast_xadd` when it can, else by the engine."""
         client, engine = self.client, self.engine
         name = argv[0].lower()
         if name == b"xadd" and client.multi is None and not engine.effect_listeners:
@@ -185,17 +194,17 @@ class _Loader:
             if reply.message.startswith(UNKNOWN_COMMAND_PREFIX):
                 raise AofLoadError(
                     f"Unknown command '{argv[0].decode(errors='replace')}' reading the "
-                    f"append only file {path} at offset {start}")
+                    f"append only file {path} at offset {stretch.start(i)}")
             self.errors += 1
             if self.errors <= 10:
-                log.warning("AOF %s offset %d: %r -> %s", os.path.basename(path), start,
-                            argv[:4], reply.message.decode(errors="replace"))
+                log.warning("AOF %s offset %d: %r -> %s", os.path.basename(path),
+                            stretch.start(i), argv[:4], reply.message.decode(errors="replace"))
         self.commands += 1
         if not self.commands % LOAD_PROGRESS_CHECK:
             now = time.monotonic()
             if now - self.last_report >= LOAD_PROGRESS_SECONDS:
                 self.last_report = now
-                self.progress(path, start, size)
+                self.progress(path, stretch.start(i), size)
 
     def _batch_run(self, argvs: list[list[bytes]], i: int) -> int:
         """Queue for :meth:`flush` the run of commands ``argvs[i:j]`` that are
