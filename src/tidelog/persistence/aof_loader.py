@@ -112,6 +112,7 @@ class _Loader:
             self.flush()
             self.truncated(path, exc.offset if multi_start < 0 else multi_start, last, len(data))
         except Corrupt as exc:
+            self.flush()  # what came before the damage is applied, as one by one
             raise AofLoadError(
                 f"Bad file format reading the append only file {path}: {exc.why} at offset "
                 f"{exc.offset}. Make a backup of your AOF file, then use "
