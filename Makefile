@@ -54,6 +54,12 @@ help:
 
 venv: $(KSTAMP)
 
+# An editable install leaves the sources uncompiled, and with
+# PYTHONDONTWRITEBYTECODE set every start would compile all of them again
+# (about 80 ms of tidelog-server's start-up).  So the sources' bytecode is
+# written here, and again (only what changed) before run and bench.
+BYTECODE = $(BIN)/python -m compileall -q src/tidelog
+
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || { \
 	  echo "error: Tidelog needs Python >= 3.11; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)." >&2; \
@@ -73,10 +79,12 @@ $(STAMP): requirements.lock pyproject.toml setup.py | $(BIN)/python
 $(KSTAMP): $(STAMP) $(KERNEL_SOURCES)
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
+	$(BYTECODE)
 	@$(BIN)/python -c 'import tidelog.kernels as k; print(k.describe())'
 	@touch $@
 
 run: $(KSTAMP)
+	@$(BYTECODE)
 	exec $(BIN)/tidelog-server --bind $(HOST) --port $(PORT) --dir $(DATA) $(ARGS)
 
 # Debian's redis-server is the reference for the differential tests, and its
@@ -96,6 +104,7 @@ test: $(KSTAMP) redis-server
 	exit $$status
 
 bench: $(KSTAMP)
+	@$(BYTECODE)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lint: $(KSTAMP)

@@ -434,6 +434,58 @@ def _pending(engine: Engine) -> dict:
     return out
 
 
+def _replay(tmp_path, now, monkeypatch, mode: str, **options) -> tuple[Engine, int, tuple]:
+    """Replay the AOF in ``tmp_path``: ``"batched"`` (the loader as it is),
+    ``"batched-3"`` (batches of at most 3), ``"one-by-one"`` (the fast path
+    without batches) or ``"engine"`` (every command through the engine).
+    Returns the engine, how many XADDs skipped the engine, and the engine's
+    counters right after the load (``dirty``, the command calls, the commands
+    processed)."""
+    skipped = []
+    real_fast = aof_loader._Loader._fast_xadd
+    real_batch = aof_loader._Loader._batch_run
+
+    def batch(self, argvs, i):
+        j = real_batch(self, argvs, i)
+        skipped.extend(argvs[i:j])
+        return j
+
+    with monkeypatch.context() as m:
+        m.setattr(aof_loader._Loader, "_fast_xadd",
+                  (lambda self, argv: False) if mode == "engine"
+                  else lambda self, argv: real_fast(self, argv) and not skipped.append(argv))
+        m.setattr(aof_loader._Loader, "_batch_run",
+                  (lambda self, argvs, i: i) if mode in ("engine", "one-by-one") else batch)
+        if mode == "batched-3":
+            m.setattr(aof_loader, "BATCH_MAX", 3)
+        engine = make_engine(tmp_path, now=now, **options)
+        assert aof_loader.load(engine)
+    counters = (engine.dirty, dict(engine.command_calls), engine.total_commands_processed)
+    return engine, len(skipped), counters
+
+
+def _assert_same_replay(fast: Engine, plain: Engine) -> None:
+    """Two replays of one AOF ended in the same state, node bytes included."""
+    assert_same(snapshot(fast), snapshot(plain))
+    assert _pending(fast) == _pending(plain)
+    for restored in (fast, plain):
+        for db in restored.dbs:
+            for value in db.data.values():
+                if hasattr(value, "check"):
+                    value.check()
+    for db_f, db_p in zip(fast.dbs, plain.dbs):
+        assert db_f.data.keys() == db_p.data.keys()
+        assert db_f.expires == db_p.expires
+        for key, value in db_f.data.items():
+            if hasattr(value, "nodes"):
+                other = db_p.data[key]
+                assert list(value.nodes()) == list(other.nodes())
+                assert (value.length, value.last_id, value.first_id, value.entries_added,
+                        value.max_deleted_entry_id) == (
+                    other.length, other.last_id, other.first_id, other.entries_added,
+                    other.max_deleted_entry_id)
+
+
 @pytest.mark.parametrize("node_entries", ["1", "2", "4", "100"])
 def test_fast_replay_equals_the_engine(tmp_path, monkeypatch, node_entries):
     engine = make_engine(tmp_path, stream_node_max_entries=node_entries)
@@ -457,33 +509,76 @@ def test_fast_replay_equals_the_engine(tmp_path, monkeypatch, node_entries):
     writer.close()
     now = engine.clock.now_ms()
 
-    fast = make_engine(tmp_path, now=now, stream_node_max_entries=node_entries)
-    applied = []
-    real = aof_loader._Loader._fast_xadd
-    with monkeypatch.context() as m:
-        m.setattr(aof_loader._Loader, "_fast_xadd",
-                  lambda self, argv: real(self, argv) and not applied.append(argv))
-        assert aof_loader.load(fast)
-    assert len(applied) > 130  # the XADDs outside MULTI took the fast path
-    with monkeypatch.context() as m:
-        m.setattr(aof_loader._Loader, "_fast_xadd", lambda self, argv: False)
-        plain = make_engine(tmp_path, now=now, stream_node_max_entries=node_entries)
-        assert aof_loader.load(plain)
-    assert fast.dirty == plain.dirty
-    assert fast.command_calls == plain.command_calls
-    assert fast.total_commands_processed == plain.total_commands_processed
-    assert_same(snapshot(fast), snapshot(plain))
+    fast, skipped, counters = _replay(tmp_path, now, monkeypatch, "batched",
+                                      stream_node_max_entries=node_entries)
+    assert skipped > 130  # the XADDs outside MULTI took the fast path
+    plain, none, plain_counters = _replay(tmp_path, now, monkeypatch, "engine",
+                                          stream_node_max_entries=node_entries)
+    assert none == 0
+    assert counters == plain_counters
+    _assert_same_replay(fast, plain)
     assert snapshot(fast) == snapshot(engine)
-    assert _pending(fast) == _pending(plain)
-    for restored in (fast, plain):
-        for db in restored.dbs:
-            for value in db.data.values():
-                if hasattr(value, "check"):
-                    value.check()
-        for db_f, db_p in zip(fast.dbs, plain.dbs):
-            for key, value in db_f.data.items():
-                if hasattr(value, "nodes"):
-                    assert list(value.nodes()) == list(db_p.data[key].nodes())
+
+
+@pytest.mark.parametrize(("node_entries", "node_bytes"), [
+    ("1", "4096"), ("2", "4096"), ("4", "0"), ("100", "4096"), ("100", "90"), ("0", "300"),
+    ("0", "0"),
+])
+def test_batched_replay_equals_one_by_one_and_the_engine(tmp_path, monkeypatch, node_entries,
+                                                         node_bytes):
+    options = {"stream_node_max_entries": node_entries, "stream_node_max_bytes": node_bytes}
+    engine = make_engine(tmp_path, **options)
+    writer = open_aof(engine)
+    c = engine.new_client()
+    workload(engine)
+    for i in range(400):  # runs of XADDs to one key, as a fill writes them
+        fields = ["f", i, "g", "y" * (i % 40)] if i % 9 else ["other", i]
+        run(engine, c, "XADD", "run%d" % (i // 150), f"{1000 + i // 3}-{i % 3}", *fields)
+    run(engine, c, "XADD", "run0", "2000-0", "big", "z" * 5000)  # over any byte limit
+    run(engine, c, "XADD", "run0", "2000-1", "f", "after")
+    run(engine, c, "XADD", "s", "MAXLEN", "=", "5", "*", "f", "opt")
+    run(engine, c, "XADD", "run1", "MAXLEN", "=", "5", "3000-0", "f", "trimmed")
+    run(engine, c, "XADD", "run1", "3000-1", "f", "after trim")
+    run(engine, c, "PEXPIRE", "run2", 10**9)  # a key with a TTL: looked up every time
+    for i in range(20):
+        run(engine, c, "XADD", "run2", f"5000-{i}", "f", i)
+    engine.client_closed(c)
+    writer.close()
+    now = engine.clock.now_ms()
+    enc = aof_format.encode_command
+    (incr,) = [os.path.join(tmp_path, "appendonlydir", name)
+               for name in os.listdir(os.path.join(tmp_path, "appendonlydir"))
+               if name.endswith(".incr.aof")]
+    with open(incr, "ab") as fh:  # what the engine refuses or must judge, inside a run
+        for argv in (
+            [b"XADD", b"run0", b"9000-1", b"f", b"v"],
+            [b"XADD", b"run0", b"9000-1", b"f", b"same ID"],
+            [b"XADD", b"run0", b"8000-1", b"f", b"lower ID"],
+            [b"XADD", b"run0", b"9000-2", b"f"],
+            [b"XADD", b"run0", b"9000-3", b"f", b"v"],
+            [b"XADD", b"run0", b"9001", b"f", b"no sequence"],
+            [b"XADD", b"run0", b"9002-*", b"f", b"auto sequence"],
+            [b"XADD", b"run0", b"*", b"f", b"auto"],
+            [b"XADD", b"run0", b"NOMKSTREAM", b"99999999999999-0", b"f", b"option"],
+            [b"XADD", b"run0", b"99999999999999-1", b"f", b"v"],
+            [b"XADD", b"run1", b"99999999999999-0", b"f", b"other key"],
+            [b"SELECT", b"3"],
+            [b"XADD", b"run1", b"1-1", b"f", b"other db"],
+            [b"XADD", b"run1", b"1-2", b"f", b"v"],
+            [b"XADD", b"str", b"1-1", b"f", b"wrong type"],
+            [b"SET", b"str", b"v"],
+            [b"XADD", b"str", b"1-1", b"f", b"wrong type"],
+            [b"XADD", b"run1", b"1-3", b"f", b"v"],
+        ):
+            fh.write(enc(argv))
+
+    replays = {mode: _replay(tmp_path, now, monkeypatch, mode, **options)
+               for mode in ("batched", "batched-3", "one-by-one", "engine")}
+    assert replays["engine"][1] == 0
+    assert replays["batched"][1] == replays["batched-3"][1] == replays["one-by-one"][1] > 400
+    for mode in ("batched", "batched-3", "one-by-one"):
+        assert replays[mode][2] == replays["engine"][2], mode
+        _assert_same_replay(replays[mode][0], replays["engine"][0])
 
 
 def _walk(fn, data: bytes) -> list:

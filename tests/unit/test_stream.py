@@ -262,6 +262,74 @@ def test_a_single_entry_can_exceed_the_byte_limit() -> None:
     s.check()
 
 
+def _same_streams(a: Stream, b: Stream) -> None:
+    a.check()
+    b.check()
+    assert list(a.nodes()) == list(b.nodes())
+    assert (a.length, a.first_id, a.last_id, a.entries_added, a.max_deleted_entry_id) == (
+        b.length, b.first_id, b.last_id, b.entries_added, b.max_deleted_entry_id)
+    assert entries(a) == entries(b)
+
+
+@pytest.mark.parametrize(("max_entries", "max_bytes"),
+                         [(1, 0), (2, 0), (4, 0), (100, 0), (0, 0), (100, 60), (0, 300)])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_extend_equals_appends_one_by_one(max_entries: int, max_bytes: int, seed: int) -> None:
+    rng = random.Random(seed)
+    one, many = Stream(), Stream()
+    ms, seq = 1, 0
+    for round_ in range(12):
+        ids, fvs = [], []
+        for _ in range(rng.choice([0, 1, 2, 5, 40, 200])):
+            ms, seq = (ms, seq + 1) if rng.random() < 0.5 else (ms + rng.randrange(1, 3000), 0)
+            fields = [b"f", b"%d" % ms, b"g", b"y" * rng.randrange(0, 50)]
+            if rng.random() < 0.2:
+                fields = [b"other", b"x" * rng.randrange(0, 200)]
+            ids.append(I(ms, seq))
+            fvs.append(fields)
+        for id, fv in zip(ids, fvs):
+            one.append(id, fv, max_entries, max_bytes)
+        many.extend(ids, fvs, max_entries, max_bytes)
+        _same_streams(one, many)
+        if round_ % 3 == 1 and one.length > 3:  # deletions and trims between the runs
+            victim = entries(one)[rng.randrange(one.length)][0]
+            assert one.delete(victim) and many.delete(victim)
+            if round_ % 2:
+                one.trim_maxlen(one.length - 2, False, 0)
+                many.trim_maxlen(many.length - 2, False, 0)
+            _same_streams(one, many)
+
+
+def test_extend_checks_everything_first() -> None:
+    s = build(3)
+    before = list(s.nodes())
+    for ids, fvs in (
+        ([I(4, 0), I(4, 0)], [[b"f", b"v"], [b"f", b"v"]]),  # not increasing
+        ([I(3, 0)], [[b"f", b"v"]]),  # not above last_id
+        ([I(5, 0), I(6, 0)], [[b"f", b"v"], [b"f"]]),  # not pairs
+        ([(7, 0)], [[b"f", b"v"]]),  # not a StreamID
+        ([I(8, 0)], []),  # lengths differ
+    ):
+        with pytest.raises(ValueError):
+            s.extend(ids, fvs, 100, 0)
+        assert list(s.nodes()) == before and s.last_id == I(3, 0) and s.length == 3
+    s.extend([], [], 100, 0)
+    assert list(s.nodes()) == before
+    empty = Stream()
+    empty.extend([I(1, 1), I(1, 2)], [[b"a", b"1"], [b"a", b"2"]], 100, 0)
+    assert empty.first_id == I(1, 1) and empty.entries_added == 2
+    empty.check()
+    # onto a tail adopted from a snapshot (immutable bytes, not indexed yet)
+    loaded = [Stream.from_nodes(list(build(5, max_entries=4).nodes()), 5, I(5, 0))
+              for _ in range(2)]
+    ids = [I(i, 0) for i in range(6, 12)]
+    fvs = [[b"f", b"v%d" % i] for i in range(6, 12)]
+    for id, fv in zip(ids, fvs):
+        loaded[0].append(id, fv, 4, 0)
+    loaded[1].extend(ids, fvs, 4, 0)
+    _same_streams(*loaded)
+
+
 # -- check() after every mutation -----------------------------------------------------
 
 

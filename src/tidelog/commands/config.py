@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import tempfile
 
 from .. import errors
 from ..config import OPTIONS, ConfigError
@@ -199,6 +198,8 @@ def config_rewrite(ctx: Ctx, argv: list[bytes]) -> object:
         raise errors.config_rewrite_failed(str(exc.strerror)) from None
     new_text = rewrite_config_text(ctx, text)
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile  # here, not at start-up: only CONFIG REWRITE writes a file
+
     try:  # write a sibling file and rename it over the old one: never half a file
         fd, tmp = tempfile.mkstemp(prefix=".tidelog-config-", dir=directory)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

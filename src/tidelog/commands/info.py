@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import resource
 import sys
 
@@ -54,6 +53,8 @@ def _total_memory() -> int:
 
 def _section_server(ctx: Ctx) -> list[str]:
     engine = ctx.engine
+    import platform  # here, not at start-up: only INFO reads it
+
     uptime = int(engine.clock.monotonic() - engine.started)
     uname = platform.uname()
     return [

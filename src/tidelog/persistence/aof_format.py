@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from itertools import accumulate, chain, repeat
+from operator import add, sub
 from typing import TYPE_CHECKING
 
+from ..resp.encoder import encode_into
 from ..resp.parser import ProtocolError, RequestParser
 
 if TYPE_CHECKING:
@@ -115,73 +118,108 @@ def iter_commands(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int,
 
 
 FAST_CHUNK = 1 << 20  # bytes handed to the request parser at a time
-_BULK_FRAMING = [len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + "\r\n")
+_FRAMED = [n + len(str(n)) + 5 for n in range(4096)]  # len("$<n>\r\n" + n bytes + "\r\n")
+_HEADER = [len(str(n)) + 3 for n in range(4096)]  # len("*<n>\r\n")
 
 
 def iter_commands_fast(data: bytes, pos: int = 0) -> Iterator[tuple[list[bytes], int, int]]:
     """:func:`iter_commands`, the same items and errors, mostly decoded by
-    the request parser kernel (``resp/parser.py``, compiled when built).
+    the request parser kernel (``resp/parser.py``, compiled when built):
+    the commands of :func:`iter_stretches`, one by one."""
+    for stretch in iter_stretches(data, pos):
+        offsets = stretch.offsets()
+        yield from zip(stretch.argvs, offsets, offsets[1:])
 
-    The data goes to the parser a chunk at a time.  A chunk's commands are
-    used only once they check out: each starts with ``*`` and ends with
-    CRLF at the offsets their canonical encoding (``*<n>``, ``$<len>``
-    without leading zeros) gives, and the bytes up to the last one's end
-    parse again into exactly as many commands with nothing left over (any
-    other encoding is longer, so the sizes would not add up).  Otherwise
-    (an annotation line, another encoding, damage, the end of the data, a
-    command longer than a chunk) :func:`iter_commands` walks that stretch,
-    with its exact offsets and errors.
+
+class Stretch:
+    """The commands of one stretch of an AOF, and their offsets on demand.
+
+    ``argvs`` holds the commands in file order; :meth:`start` gives the
+    offset where command ``i`` starts.  The offsets of a checked stretch
+    are worked out from the commands' sizes only when first asked for (a
+    replay of plain XADDs never asks)."""
+
+    __slots__ = ("argvs", "pos", "_offsets")
+
+    def __init__(self, argvs: list[list[bytes]], pos: int, offsets: list[int] | None = None):
+        self.argvs = argvs
+        self.pos = pos  # where the first command starts
+        self._offsets = offsets  # each command's start, then where the last one ends
+
+    def start(self, i: int) -> int:
+        return self.offsets()[i]
+
+    def offsets(self) -> list[int]:
+        """Where each command starts, then where the last one ends (the
+        sizes of their canonical encodings, which the stretch was checked to
+        be made of)."""
+        if self._offsets is None:
+            argvs = self.argvs
+            argcs = list(map(len, argvs))
+            try:
+                framed = list(map(_FRAMED.__getitem__, map(len, chain.from_iterable(argvs))))
+                heads = list(map(_HEADER.__getitem__, argcs))
+            except IndexError:  # an argument of 4096 bytes or more, or as many arguments
+                framed = [n + len(str(n)) + 5 for n in map(len, chain.from_iterable(argvs))]
+                heads = [len(str(n)) + 3 for n in argcs]
+            args_end = list(accumulate(framed))  # the arguments' bytes so far
+            last_arg = map(sub, accumulate(argcs), repeat(1))  # each command's last argument
+            heads[0] += self.pos
+            offsets = [self.pos]
+            offsets += map(add, accumulate(heads),  # pos + the headers so far ...
+                           map(args_end.__getitem__, last_arg))  # ... + the arguments so far
+            self._offsets = offsets
+        return self._offsets
+
+
+def iter_stretches(data: bytes, pos: int = 0) -> Iterator[Stretch]:
+    """The commands of :func:`iter_commands`, the same commands, offsets and
+    errors, a :class:`Stretch` at a time.
+
+    The data goes to the request parser a stretch at a time: about
+    ``FAST_CHUNK`` bytes, cut where a command seems to start (after the last
+    CRLF ``*`` in the chunk).  A stretch's commands are used only when the
+    stretch is, byte for byte, their canonical encoding (``*<n>``, then
+    ``$<len>`` and the bytes of each argument, lengths without leading
+    zeros, which the reply encoder kernel writes in one call): nothing
+    skipped, nothing left over, no other spelling.  Otherwise (an
+    annotation line, another encoding, damage, a cut inside a command, a
+    torn end, a command longer than a chunk) :func:`iter_commands` walks
+    that chunk, one command to a stretch, with its exact offsets and
+    errors.
     """
     size = len(data)
     while pos < size:
         stop = min(pos + FAST_CHUNK, size)
-        chunk = data[pos:stop]
-        parser = RequestParser(max_query_buffer=len(chunk) + 1)
-        parser.feed(chunk)
-        items: list[tuple[list[bytes], int, int]] = []
-        off = pos
-        ok = True
-        try:
-            while True:
-                argv = parser.next_command()
-                if argv is None:
-                    break
-                if data[off] != 0x2A:
-                    ok = False
-                    break
-                sizes = list(map(len, argv))
-                try:  # $<len>\r\n...\r\n around each argument, from a table
-                    framing = sum(map(_BULK_FRAMING.__getitem__, sizes))
-                except IndexError:
-                    framing = sum(len(str(n)) + 5 for n in sizes)
-                end = off + 3 + len(str(len(argv))) + sum(sizes) + framing
-                if data[end - 2:end] != b"\r\n":
-                    ok = False
-                    break
-                items.append((argv, off, end))
-                off = end
-        except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
-            ok = False
-        if ok and items and _whole(data[pos:off], len(items)):
-            yield from items
-            pos = off
+        cut = stop if stop == size else data.rfind(b"\r\n*", pos, stop) + 2
+        argvs = _checked_stretch(data, pos, cut) if cut > pos else None
+        if argvs is not None:
+            yield Stretch(argvs, pos)
+            pos = cut
             continue
-        for item in iter_commands(data, pos):
-            yield item
-            pos = item[2]
+        for argv, start, end in iter_commands(data, pos):
+            yield Stretch([argv], start, [start, end])
+            pos = end
             if pos >= stop:
                 break
         else:
             return
 
 
-def _whole(stretch: bytes, count: int) -> bool:
-    """Does ``stretch`` parse into exactly ``count`` commands, with no byte left?"""
+def _checked_stretch(data: bytes, pos: int, cut: int) -> list[list[bytes]] | None:
+    """The commands of ``data[pos:cut]``, or None when the stretch is not
+    exactly their canonical encoding (see :func:`iter_stretches`)."""
+    stretch = data[pos:cut]
     parser = RequestParser(max_query_buffer=len(stretch) + 1)
     parser.feed(stretch)
     try:
-        while count and parser.next_command() is not None:
-            count -= 1
-        return count == 0 and parser.next_command() is None and parser.buffered == 0
-    except ProtocolError:
-        return False
+        argvs = list(iter(parser.next_command, None))
+    except (ProtocolError, TypeError):  # TypeError: a null bulk, not in an AOF
+        return None
+    if not argvs:
+        return None
+    encoded = bytearray()
+    encode_into(encoded, argvs, 2)  # *<count>, then each command as an array of bulks
+    if encoded[len(b"*%d\r\n" % len(argvs)):] != stretch:
+        return None
+    return argvs
