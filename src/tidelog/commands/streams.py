@@ -433,8 +433,7 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
         if stream is None:
             stream = Stream()
             db.set(key, stream)
-        for new_id, fv in zip(ids, fvs):
-            stream.append(new_id, fv, max_entries, max_bytes)
+        stream.extend(ids, fvs, max_entries, max_bytes)
         ctx.modified(key, len(ids))
         ctx.ready(key)
     ctx.no_propagation()  # the effects above, one per call that added
