@@ -436,6 +436,7 @@ def _unpack_elements(buf: bytes | bytearray, strict: bool) -> list[int | bytes]:
 # deltas and fields.  Plain interfaces (bytes/bytearray, ints, lists), so the
 # stream layer does not know which twin runs.
 
+_DELETED = 1
 _SAMEFIELDS = 2
 
 
@@ -659,3 +660,40 @@ def stream_entry_fields(lp: bytes | bytearray, p: cython.Py_ssize_t, fields: lis
         value, p = read_bytes(lp, p)
         out.append(value)
     return out
+
+
+@cython.locals(n=cython.Py_ssize_t, got=cython.Py_ssize_t, p=cython.Py_ssize_t,
+               flags=cython.int)
+def stream_live_entries(lp: bytes | bytearray, base: cython.Py_ssize_t, offs: object,
+                        k: cython.Py_ssize_t, kms: int, kseq: int, fields: list,
+                        limit: cython.Py_ssize_t, id_type: type, ids: list,
+                        entries: list) -> cython.Py_ssize_t:
+    """Read a node's live entries from its entry ``k`` on, at most ``limit``
+    (0: all): for each, append ``id_type((ms, seq))`` to ``ids`` and
+    ``[b"<ms>-<seq>", [f1, v1, ...]]`` to ``entries``; return how many.
+
+    ``base`` and ``offs`` locate the entries (the offset of the first one,
+    and each one's offset from it), ``kms``/``kseq`` is the node's master ID
+    and ``fields`` its master fields, as :func:`stream_entry_id` and
+    :func:`stream_entry_fields` take them.  Entries flagged deleted are
+    skipped.  Cost: O(entries passed over), one call for a whole node.
+    """
+    n = len(offs)
+    got = 0
+    new_id = tuple.__new__
+    while k < n:
+        p = base + offs[k]
+        k += 1
+        if cython.compiled:
+            flags = _data(lp)[p]
+        else:
+            flags = lp[p]
+        if flags & _DELETED:
+            continue
+        t = stream_entry_id(lp, p, kms, kseq)
+        ids.append(new_id(id_type, t))
+        entries.append([b"%d-%d" % t, stream_entry_fields(lp, p, fields)])
+        got += 1
+        if got == limit:
+            break
+    return got
