@@ -439,26 +439,27 @@ def test_the_twins_read_cut_entries_alike() -> None:
 
 
 def _node_stream(ops, size: int):
-    """A stream from (ms gap, different fields?, delete?) steps, nodes of ``size``."""
+    """A stream from (ms gap, different fields?, delete?, seq) steps, nodes of ``size``."""
     from tidelog.ids import StreamID
     from tidelog.types.stream import Stream
 
     s = Stream()
     ms = 0
     added = []
-    for gap, other, _ in ops:
-        ms += gap
+    for gap, other, _, seq in ops:
+        ms += gap  # the sequence may fall: negative and wide sequence deltas
         fv = [b"g", b"%d" % ms, b"h", b"x" * (gap % 70)] if other else [b"f", b"v%d" % ms]
-        s.append(StreamID(ms, 0), fv, size, 0)
-        added.append(StreamID(ms, 0))
-    for id, (_, _, gone) in zip(added, ops):
+        s.append(StreamID(ms, seq), fv, size, 0)
+        added.append(StreamID(ms, seq))
+    for id, (_, _, gone, _) in zip(added, ops):
         if gone and s.length > 1:
             s.delete(id)
     return s
 
 
 @given(st.lists(st.tuples(st.sampled_from([1, 2, 200, 70000, 2**40]), st.booleans(),
-                          st.booleans()), min_size=1, max_size=30),
+                          st.booleans(), st.sampled_from([0, 3, 127, 128, 2**64 - 1])),
+                min_size=1, max_size=30),
        st.sampled_from([1, 2, 4, 100]), st.integers(min_value=0, max_value=5),
        st.integers(min_value=0, max_value=3))
 def test_stream_live_entries_reads_a_node_as_range_does(ops, size, k, limit):

@@ -783,3 +783,16 @@ def test_read_from_is_range_to_the_end_at_once(size: int, seed: int) -> None:
             assert ids == [id for id, _ in expect]
             assert got == [[bytes(id), fields] for id, fields in expect]
     assert Stream().read_from(MIN_ID, 10) == ([], [])
+
+
+def test_read_from_at_the_top_of_the_id_space() -> None:
+    # Twenty-digit parts, and small deltas from a master ID at the very top.
+    s = Stream()
+    top = UINT64_MAX
+    added = [I(top - 1, top - 2), I(top - 1, top), I(top, 0), I(top, 1), I(top, top)]
+    for id in added:
+        s.append(id, [b"f", b"v"], 100, 0)
+    ids, got = s.read_from(MIN_ID, 0)
+    assert ids == added
+    assert [text for text, _ in got] == [b"%d-%d" % id for id in added]
+    assert s.read_from(I(top, 1), 1) == ([I(top, 1)], [[b"%d-1" % top, [b"f", b"v"]]])
