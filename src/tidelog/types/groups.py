@@ -58,7 +58,10 @@ further back converts that index to sortedcontainers, O(N) once (at
 in-process); from then on every update of that index is O(log N), as
 sortedcontainers is (about 0.5 us of Python).  So the worst case is
 bounded by O(log N) per update, and a group that only reads new entries
-and acks them keeps the O(1) flat path.  Range and idle scans are
+and acks them keeps the O(1) flat path.  A ``>`` read's batch and the XACK
+of one batch also go through in bulk (:meth:`ConsumerGroup.deliver_new`,
+:meth:`ConsumerGroup.ack_all`): one C-level append or slice step per index
+for the whole batch, falling back to the per-ID methods for any other shape.  Range and idle scans are
 lazy, O(log N + k), plus, while flat, the removed keys not yet compacted
 that they pass over (never more than the live ones).  Scans tolerate
 changes to the group between the records they yield (XAUTOCLAIM acks or
