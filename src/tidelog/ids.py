@@ -176,3 +176,25 @@ def parse_strict_id(text: bytes) -> tuple[StreamID, bool]:
             raise InvalidStreamID(text)
         return StreamID(ms, 0), False
     return parse_id(text), True
+
+
+@cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t)
+def parse_plain_ids(texts: list) -> list | None:
+    """Each of ``texts`` as :func:`parse_id` reads it (a missing sequence is
+    0), when every one is a plain ``<ms>`` or ``<ms>-<seq>`` of ASCII digits
+    within uint64; None as soon as one is not, for the caller to parse them
+    one by one (the general rules then give the answer or the error).
+
+    An XACK's IDs, as clients send them, in one call.
+    """
+    n = len(texts)
+    out: list = []
+    for i in range(n):
+        text = texts[i]
+        if type(text) is not bytes or len(text) > _MAX_ID_TEXT:
+            return None
+        sid = _plain_id(text, 0)
+        if sid is None:
+            return None
+        out.append(sid)
+    return out

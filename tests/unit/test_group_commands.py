@@ -23,6 +23,7 @@ from tests.support.engine_harness import (
     entry,
     fill,
     ids,
+    pel,
     setid_effect,
     xclaim_effect,
 )
@@ -631,3 +632,75 @@ def test_replayed_effects_match_exactly_without_history_reads(h):
     for argv in effects:
         replica.ok(*argv, client=aof)
     assert _pel_state(replica) == _pel_state(h)
+
+
+# -- the bulk paths: the same with and without a listener ---------------------------
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bulk_delivery_and_ack_match_the_per_entry_paths(seed):
+    # With no listener XREADGROUP > takes the batch into the group in bulk and
+    # XACK removes runs in bulk; with one (the AOF, a replica) both go entry by
+    # entry.  Any sequence must give the same replies, PEL, times and counts,
+    # position and XINFO either way.  Tombstones, SETID back, claims, NOACK and
+    # unordered or repeated acks take the fallbacks.
+    rng = random.Random(seed)
+    bulk = GroupHarness(node_entries=rng.choice([1, 3, 100]))
+    each = GroupHarness(node_entries=bulk.engine.config["stream-node-max-entries"])
+    bulk.engine.effect_listeners.clear()
+    delivered: dict[bytes, list[bytes]] = {}
+    seq = 0
+
+    def both(*argv):
+        got = bulk(*argv)
+        assert got == each(*argv), argv
+        return got
+
+    for i in range(30):
+        seq += 1
+        both("XADD", "s", f"{seq}-0", "f", f"{i}")
+    both("XGROUP", "CREATE", "s", "g", "0")
+    for _ in range(120):
+        op = rng.choice(["add", "read", "read", "ack", "ack", "del", "setid", "claim", "tick"])
+        if op == "add":
+            for _ in range(rng.randrange(1, 6)):
+                seq += rng.choice([1, 1, 200])
+                both("XADD", "s", f"{seq}-{rng.randrange(3)}", "f", "v")
+        elif op == "read":
+            c = rng.choice(["a", "b", "c"])
+            extra = ["NOACK"] if rng.random() < 0.1 else []
+            got = both("XREADGROUP", "GROUP", "g", c, "COUNT", rng.choice([1, 5, 20]), *extra,
+                       "STREAMS", "s", ">")
+            if got is not NULL_ARRAY and not extra:
+                delivered.setdefault(c, []).extend(ids(got[0][1]))
+        elif op == "ack" and delivered:
+            mine = delivered[rng.choice(sorted(delivered))]
+            shape = rng.choice(["front", "run", "any"])
+            if shape == "front":
+                chosen = mine[:rng.randrange(1, 30)]
+            elif shape == "run":
+                at = rng.randrange(len(mine) or 1)
+                chosen = mine[at:at + rng.randrange(1, 10)]
+            else:
+                chosen = rng.sample(mine, min(len(mine), 4)) + mine[:1]
+            if chosen:
+                both("XACK", "s", "g", *chosen)
+        elif op == "del":
+            for id in ids(both("XRANGE", "s", "-", "+"))[:: rng.choice([3, 7])][:2]:
+                both("XDEL", "s", id)
+        elif op == "setid":
+            both("XGROUP", "SETID", "s", "g", rng.choice(["0", f"{seq // 2}-0"]),
+                 *(["ENTRIESREAD", "3"] if rng.random() < 0.5 else []))
+        elif op == "claim" and delivered:
+            mine = delivered[rng.choice(sorted(delivered))]
+            if mine:
+                both("XCLAIM", "s", "g", rng.choice(["a", "b", "c"]), "0",
+                     rng.choice(mine))
+        else:
+            ms = rng.choice([0, 1, 50])
+            bulk.clock.advance(ms)
+            each.clock.advance(ms)
+        assert pel(bulk) == pel(each)
+        bulk.group().check()
+    assert both("XINFO", "STREAM", "s", "FULL") is not None
+    assert both("XPENDING", "s", "g") is not None
+    assert bulk.info_groups() == each.info_groups()

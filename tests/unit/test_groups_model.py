@@ -106,6 +106,47 @@ class GroupMachine(RuleBasedStateMachine):
         self.fate[id] = "pending"
         self.active[name] = self.now
 
+    @precondition(lambda self: self.consumers)
+    @rule(data=st.data(), n=st.integers(min_value=1, max_value=12), again=st.booleans())
+    def deliver_batch(self, data: st.DataObject, n: int, again: bool) -> None:
+        # A ">" read's batch in bulk; with known IDs among the new ones (SETID
+        # moved last_id back) it takes the per-ID path.
+        name = data.draw(st.sampled_from(sorted(self.consumers)))
+        ids = [self.new_id(0) for _ in range(n)]
+        if again and self.fate:
+            ids = sorted(set(ids) | set(data.draw(st.lists(st.sampled_from(sorted(self.fate)),
+                                                            max_size=4))))
+        before = {id: self.g.pending(id) for id in ids}
+        self.g.deliver_new(ids, self.g.consumer(name), self.now)
+        for id in ids:
+            e = self.g.pending(id)
+            assert before[id] is None or e is before[id]
+            self.pending[id] = [name, self.now, 1]
+            self.fate[id] = "pending"
+        self.active[name] = self.now
+
+    @rule(data=st.data(), shape=st.sampled_from(["mine", "group", "any"]))
+    def ack_batch(self, data: st.DataObject, shape: str) -> None:
+        # XACK of many IDs: a run of one consumer's pending IDs (the bulk
+        # path), a run of the group's (owners may differ), or any list.
+        order = sorted(self.pending)
+        if shape == "mine" and order:
+            owner = self.pending[data.draw(st.sampled_from(order))][0]
+            order = [id for id in order if self.pending[id][0] == owner]
+        if shape != "any" and order:
+            at = data.draw(st.integers(min_value=0, max_value=len(order) - 1))
+            ids = order[at:at + data.draw(st.integers(min_value=1, max_value=8))]
+        else:
+            known = sorted(self.fate) or [self.new_id(0)]
+            ids = data.draw(st.lists(st.sampled_from(known), max_size=6))
+        expect = 0
+        for id in ids:
+            if id in self.pending:
+                del self.pending[id]
+                self.fate[id] = "acked"
+                expect += 1
+        assert self.g.ack_all(ids) == expect
+
     @rule(data=st.data(), fresh=st.booleans())
     def ack(self, data: st.DataObject, fresh: bool) -> None:
         id = self.new_id(0) if fresh or not self.fate else self.known_id(data)

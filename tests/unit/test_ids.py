@@ -103,3 +103,25 @@ def test_the_twins_format_alike(ms, seq):
     pure = twins.pure("tidelog.ids")
     assert bytes(ids.StreamID(ms, seq)) == bytes(pure.StreamID(ms, seq)) == b"%d-%d" % (ms, seq)
     assert _outcome(lambda: ids.StreamID(ms, seq).incr()) == _outcome(lambda: pure.StreamID(ms, seq).incr())
+
+
+@given(st.lists(st.one_of(_id_text, st.builds(lambda n: b"0" * n + b"1-2",
+                                              st.integers(120, 130))), max_size=6))
+def test_plain_ids_parse_at_once_or_not_at_all(texts):
+    # Every twin: parse_plain_ids gives what parse_id gives for each text, when
+    # it answers; it leaves to the caller (None) every text it does not take,
+    # and takes every plain <ms> / <ms>-<seq> within uint64 and 127 bytes.
+    got = ids.parse_plain_ids(texts)
+    plain = all(len(t) <= 127 and _is_plain(t) for t in texts)
+    if got is None:
+        assert not plain
+    else:
+        assert plain
+        assert got == [ids.parse_id(t) for t in texts]
+        assert all(type(id) is ids.StreamID for id in got)
+
+
+def _is_plain(text: bytes) -> bool:
+    ms, dash, seq = text.partition(b"-")
+    parts = [ms, seq] if dash else [ms]
+    return all(p and p.isdigit() and p.isascii() and int(p) <= UINT64_MAX for p in parts)

@@ -436,3 +436,57 @@ def test_the_twins_read_cut_entries_alike() -> None:
     for cut in range(at + 4, len(buf) + 1):
         for data in (bytes(buf[:cut]), bytearray(buf[:cut])):
             assert outcome(lp, data) == outcome(pure, data), cut
+
+
+def _node_stream(ops, size: int):
+    """A stream from (ms gap, different fields?, delete?, seq) steps, nodes of ``size``."""
+    from tidelog.ids import StreamID
+    from tidelog.types.stream import Stream
+
+    s = Stream()
+    ms = 0
+    added = []
+    for gap, other, _, seq in ops:
+        ms += gap  # the sequence may fall: negative and wide sequence deltas
+        fv = [b"g", b"%d" % ms, b"h", b"x" * (gap % 70)] if other else [b"f", b"v%d" % ms]
+        s.append(StreamID(ms, seq), fv, size, 0)
+        added.append(StreamID(ms, seq))
+    for id, (_, _, gone, _) in zip(added, ops):
+        if gone and s.length > 1:
+            s.delete(id)
+    return s
+
+
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 200, 70000, 2**40]), st.booleans(),
+                          st.booleans(), st.sampled_from([0, 3, 127, 128, 2**64 - 1])),
+                min_size=1, max_size=30),
+       st.sampled_from([1, 2, 4, 100]), st.integers(min_value=0, max_value=5),
+       st.integers(min_value=0, max_value=3))
+def test_stream_live_entries_reads_a_node_as_range_does(ops, size, k, limit):
+    # Every twin: one call per node gives the IDs, their text and the fields
+    # that the entry-by-entry reading gives, skipping deleted entries, from
+    # entry k on and at most `limit` of them.
+    from tidelog.ids import StreamID
+
+    s = _node_stream(ops, size)
+    for node in s._nodes:
+        if node.offs is None:
+            s._index(node)
+        expect = []
+        for j in range(k, len(node.offs)):
+            p = node.base + node.offs[j]
+            if node.lp[p] & 1:
+                continue
+            t = lp.stream_entry_id(node.lp, p, *node.key)
+            expect.append((StreamID(*t), [b"%d-%d" % t, lp.stream_entry_fields(
+                node.lp, p, node.fields)]))
+        if limit:
+            expect = expect[:limit]
+        ids: list = [b"before"]
+        entries: list = [b"before"]
+        got = lp.stream_live_entries(node.lp, node.base, node.offs, k, node.key[0],
+                                     node.key[1], node.fields, limit, StreamID, ids, entries)
+        assert got == len(expect)
+        assert ids[1:] == [id for id, _ in expect]
+        assert all(type(id) is StreamID for id in ids[1:])
+        assert entries[1:] == [entry for _, entry in expect]

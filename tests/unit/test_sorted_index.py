@@ -126,6 +126,49 @@ class IndexMachine(RuleBasedStateMachine):
             assert self.index.peekitem(0) == self.model.peekitem(0)
             self.drop(key)
 
+    @rule(n=st.integers(min_value=1, max_value=80), step=st.integers(min_value=1, max_value=3),
+          start=st.one_of(st.none(), KEYS))
+    def extend_run(self, n: int, step: int, start: int | None) -> None:
+        """A delivered batch in bulk: above every key (start None), or from
+        anywhere (the per-key path, re-adds and out-of-order inserts)."""
+        first = self.next + step if start is None else start
+        keys = [first + i * step for i in range(n)]
+        values = [self.value() for _ in keys]
+        self.index.extend(keys, values)
+        self.model.update(zip(keys, values))
+        self.next = max(self.next, keys[-1])
+
+    @rule(data=st.data(), n=st.integers(min_value=1, max_value=40))
+    @precondition(lambda self: len(self.model) > 0)
+    def pop_run(self, data: st.DataObject, n: int) -> None:
+        """An XACK of one batch: consecutive keys are taken out in bulk (flat
+        index); anything else (a gap, a missing key, a repeat, reversed)
+        changes nothing."""
+        keys = list(self.model)
+        at = data.draw(st.integers(min_value=0, max_value=len(keys) - 1))
+        run = keys[at:at + n]
+        shape = data.draw(st.sampled_from(["run", "gap", "missing", "repeat", "reversed"]))
+        if shape == "gap" and len(run) > 2:
+            del run[1]
+        elif shape == "missing":
+            run.append(run[-1] + 1000)
+        elif shape == "repeat":
+            run.append(run[-1])
+        elif shape == "reversed" and len(run) > 1:
+            run.reverse()
+        else:
+            shape = "run"
+        # A flat index takes a run in bulk when no removed key still holds a
+        # slot between its keys (then the per-key path does it).
+        bulk = shape == "run" and not _converted(self.index) and not self.index._dead
+        got = self.index.pop_run(run)
+        if got is not None:
+            assert shape == "run"
+            assert got == [self.model.pop(key) for key in run]
+            self.removed.extend(run)
+        else:
+            assert not bulk
+
     @rule()
     @precondition(lambda self: len(self.model) > 0)
     def pop_back(self) -> None:
@@ -293,6 +336,43 @@ class KeysMachine(RuleBasedStateMachine):
     def remove_front_run(self, n: int) -> None:
         for _ in range(min(n, len(self.model))):
             self.remove(self.model[0])
+
+    @rule(n=st.integers(min_value=1, max_value=80), tick=st.integers(min_value=0, max_value=2),
+          back=st.integers(min_value=0, max_value=3))
+    def extend_run(self, n: int, tick: int, back: int) -> None:
+        """A delivered batch's pairs in bulk; a clock ``back`` ms behind the
+        newest pair takes the per-key path."""
+        self.time += tick
+        time = max(self.time - back, 0)
+        keys = [(time, self.id + 1 + i) for i in range(n)]
+        self.id += n
+        self.keys.extend(keys)
+        self.model.update(k for k in keys if k not in self.model)
+
+    @rule(data=st.data(), n=st.integers(min_value=1, max_value=40))
+    @precondition(lambda self: len(self.model) > 0)
+    def remove_run(self, data: st.DataObject, n: int) -> None:
+        """Consecutive pairs in bulk (flat index); any other list changes nothing."""
+        keys = list(self.model)
+        at = data.draw(st.integers(min_value=0, max_value=len(keys) - 1))
+        run = keys[at:at + n]
+        shape = data.draw(st.sampled_from(["run", "gap", "missing", "repeat"]))
+        if shape == "gap" and len(run) > 2:
+            del run[1]
+        elif shape == "missing":
+            run.append((run[-1][0] + 100, run[-1][1]))
+        elif shape == "repeat":
+            run.append(run[-1])
+        else:
+            shape = "run"
+        bulk = shape == "run" and not _converted(self.keys) and not self.keys._dead
+        done = self.keys.remove_run(run)
+        assert done or not bulk
+        if done:
+            assert shape == "run"
+            for key in run:
+                self.model.remove(key)
+                self.removed.append(key)
 
     @rule()
     @precondition(lambda self: len(self.model) > 0)

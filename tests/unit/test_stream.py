@@ -821,3 +821,46 @@ def test_range_survives_trims_and_node_removal_while_suspended() -> None:
         s.delete(I(i, 0))
     s.delete(I(7, 0))
     assert [e[0].ms for e in back] == [8, 6, 5, 4, 3, 2, 1]
+
+
+@pytest.mark.parametrize("size", NODE_SIZES)
+@pytest.mark.parametrize("seed", range(4))
+def test_read_from_is_range_to_the_end_at_once(size: int, seed: int) -> None:
+    # Stream.read_from (one kernel call per node) against range(start, MAX_ID):
+    # deleted entries, gaps of every delta width, other fields, any start, any count.
+    rng = random.Random(seed)
+    s = Stream()
+    ms = 1
+    for i in range(120):
+        ms += rng.choice([0, 1, 1, 300, 2**33])
+        fv = [b"f", b"%d" % i] if rng.random() < 0.8 else [b"a", b"x" * rng.randrange(90)]
+        s.append(I(ms, i), fv, size, 0)
+    for id, _ in list(s.range(MIN_ID, MAX_ID)):
+        if rng.random() < 0.3:
+            s.delete(id)
+    s.check()
+    every = entries(s)
+    starts = [MIN_ID, MAX_ID] + [id for id, _ in every[::7]] + [I(id.ms, id.seq + 1)
+                                                              for id, _ in every[::11]]
+    for start in starts:
+        for count in (0, 1, 2, 5, 100, 1000):
+            expect = list(s.range(start, MAX_ID))
+            if count:
+                expect = expect[:count]
+            ids, got = s.read_from(start, count)
+            assert ids == [id for id, _ in expect]
+            assert got == [[bytes(id), fields] for id, fields in expect]
+    assert Stream().read_from(MIN_ID, 10) == ([], [])
+
+
+def test_read_from_at_the_top_of_the_id_space() -> None:
+    # Twenty-digit parts, and small deltas from a master ID at the very top.
+    s = Stream()
+    top = UINT64_MAX
+    added = [I(top - 1, top - 2), I(top - 1, top), I(top, 0), I(top, 1), I(top, top)]
+    for id in added:
+        s.append(id, [b"f", b"v"], 100, 0)
+    ids, got = s.read_from(MIN_ID, 0)
+    assert ids == added
+    assert [text for text, _ in got] == [b"%d-%d" % id for id in added]
+    assert s.read_from(I(top, 1), 1) == ([I(top, 1)], [[b"%d-1" % top, [b"f", b"v"]]])

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import errors
 from ..errors import CommandError
-from ..ids import MAX_ID, MIN_ID, StreamID
+from ..ids import MAX_ID, MIN_ID, StreamID, parse_plain_ids
 from ..resp.replies import NULL_ARRAY
 from ..types.groups import referenced_by
 from .args import INT64_MAX, ArgReader, parse_int
@@ -70,10 +70,12 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
     group = group_of(ctx.db.get_stream(argv[1]), argv[2])
     if group is None:
         return 0  # before the IDs are even parsed, as Redis
-    r = ArgReader(argv, 3)
-    ids = [parse_strict_id_arg(arg) for arg in r.take(r.remaining())]  # all or nothing
-    r.finish()
-    acked = sum(1 for id in ids if group.ack(id))
+    ids = parse_plain_ids(argv[3:])  # the IDs as clients send them, in one call
+    if ids is None:
+        r = ArgReader(argv, 3)
+        ids = [parse_strict_id_arg(arg) for arg in r.take(r.remaining())]  # all or nothing
+        r.finish()
+    acked = group.ack_all(ids)
     if acked:
         ctx.changed(acked)
         ctx.propagate_argv()

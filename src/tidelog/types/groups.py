@@ -58,7 +58,10 @@ further back converts that index to sortedcontainers, O(N) once (at
 in-process); from then on every update of that index is O(log N), as
 sortedcontainers is (about 0.5 us of Python).  So the worst case is
 bounded by O(log N) per update, and a group that only reads new entries
-and acks them keeps the O(1) flat path.  Range and idle scans are
+and acks them keeps the O(1) flat path.  A ``>`` read's batch and the XACK
+of one batch also go through in bulk (:meth:`ConsumerGroup.deliver_new`,
+:meth:`ConsumerGroup.ack_all`): one C-level append or slice step per index
+for the whole batch, falling back to the per-ID methods for any other shape.  Range and idle scans are
 lazy, O(log N + k), plus, while flat, the removed keys not yet compacted
 that they pass over (never more than the live ones).  Scans tolerate
 changes to the group between the records they yield (XAUTOCLAIM acks or
@@ -94,7 +97,7 @@ cases, listed there.  Nothing here reads a clock: times come in as ``now_ms``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from itertools import islice, repeat
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedDict
@@ -277,6 +280,33 @@ class ConsumerGroup:
         consumer.active_time = now_ms
         return entry
 
+    def deliver_new(self, ids: list[StreamID], consumer: Consumer, now_ms: int) -> None:
+        """:meth:`deliver` for each of ``ids`` in turn: one ``>`` read's batch.
+
+        ``ids`` must be strictly increasing (entries read forwards from the
+        stream).  When the first is above every pending ID, which is the
+        case unless XGROUP SETID moved ``last_id`` back, every record is new
+        and goes in with one bulk append per index (:meth:`SortedIndex.extend`);
+        otherwise each ID takes :meth:`deliver`'s path.
+
+        Cost: O(k) for k IDs in the first case (the indexes' part in C, one
+        record made per ID), O(1) amortised per ID when the delivery time is
+        not below the newest pending one; else as :meth:`deliver` per ID.
+        """
+        if not ids:
+            return
+        pel = self.pel
+        if pel and pel.peekitem(-1)[0] >= ids[0]:
+            for id in ids:
+                self.deliver(id, consumer, now_ms)
+            return
+        self._own(consumer)
+        entries = list(map(PendingEntry, ids, repeat(now_ms), repeat(1), repeat(consumer)))
+        pel.extend(ids, entries)
+        consumer.pel.extend(ids, entries)
+        self._by_time.extend([(now_ms, id) for id in ids])
+        consumer.active_time = now_ms
+
     def ack(self, id: StreamID) -> bool:
         """Remove ``id`` from the group PEL and its owner's (XACK); False if not pending.
 
@@ -286,13 +316,51 @@ class ConsumerGroup:
         entry = self.pel.pop(id, None)
         if entry is None:
             return False
+        self._forget(entry)
+        return True
+
+    def ack_all(self, ids: list[StreamID]) -> int:
+        """:meth:`ack` for each of ``ids`` in turn (XACK); how many were pending.
+
+        When ``ids`` are consecutive pending IDs in order, all owned by one
+        consumer (the XACK of one delivered batch), each index takes them out
+        in bulk (:meth:`SortedIndex.pop_run`, :meth:`SortedKeys.remove_run`);
+        an index where they are not consecutive, and any other list of IDs
+        (missing, repeated, unordered, unowned), takes the per-ID path.
+
+        Cost: O(log N + k) for k IDs in the bulk case, the indexes' part in C;
+        otherwise as :meth:`ack` per ID.
+        """
+        entries = self.pel.pop_run(ids) if len(ids) > 1 else None
+        if entries is None:
+            return sum(1 for id in ids if self.ack(id))
+        owner = entries[0].consumer
+        if owner is None or not all(entry.consumer is owner for entry in entries):
+            for entry in entries:
+                self._forget(entry)
+            return len(entries)
+        by_time = self._by_time
+        pairs = [(entry.delivery_time, entry.id) for entry in entries]
+        if not by_time.remove_run(pairs):
+            for pair in pairs:
+                by_time.remove(pair)
+        cpel = owner.pel
+        if cpel.pop_run(ids) is None:
+            for id in ids:
+                del cpel[id]
+        for entry in entries:
+            entry.consumer = None
+        return len(entries)
+
+    def _forget(self, entry: PendingEntry) -> None:
+        """The rest of :meth:`ack` for a record already out of ``pel``."""
+        id = entry.id
         self._by_time.remove((entry.delivery_time, id))
         if entry.consumer is not None:
             del entry.consumer.pel[id]
             entry.consumer = None
         else:
             self._unnack(id)
-        return True
 
     def claim(
         self, id: StreamID, consumer: Consumer, delivery_time: int, delivery_count: int
@@ -547,6 +615,30 @@ class ConsumerGroup:
             self.entries_read = estimate_entries_read(stream, id)
         self.last_id = id
         return True
+
+    def advance_all(self, ids: list[StreamID], stream: Stream) -> bool:
+        """:meth:`advance` for each of ``ids`` in turn (strictly increasing, as a
+        ``>`` read yields them); whether ``last_id`` moved.
+
+        When the first is beyond ``last_id``, ``entries_read`` is known and
+        the stream has no tombstone at or after it (so none after the others
+        either), that is ``entries_read += k`` and ``last_id`` the last ID;
+        otherwise each ID takes :meth:`advance`'s path.
+
+        Cost: O(1) in the first case, else O(k) for k IDs.
+        """
+        if not ids:
+            return False
+        first = ids[0]
+        if (first > self.last_id and self.entries_read != UNKNOWN
+                and not range_has_tombstones(stream, first, None)):
+            self.entries_read += len(ids)
+            self.last_id = ids[-1]
+            return True
+        moved = False
+        for id in ids:
+            moved = self.advance(id, stream) or moved
+        return moved
 
     def set_id(self, id: StreamID, entries_read: int | None, stream: Stream) -> None:
         """XGROUP SETID: move ``last_id`` to ``id``; ``entries_read`` None means unknown (-1).

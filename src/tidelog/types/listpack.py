@@ -436,6 +436,7 @@ def _unpack_elements(buf: bytes | bytearray, strict: bool) -> list[int | bytes]:
 # deltas and fields.  Plain interfaces (bytes/bytearray, ints, lists), so the
 # stream layer does not know which twin runs.
 
+_DELETED = 1
 _SAMEFIELDS = 2
 
 
@@ -659,3 +660,85 @@ def stream_entry_fields(lp: bytes | bytearray, p: cython.Py_ssize_t, fields: lis
         value, p = read_bytes(lp, p)
         out.append(value)
     return out
+
+
+@cython.cfunc
+@cython.locals(n=cython.Py_ssize_t, i=cython.Py_ssize_t, j=cython.Py_ssize_t,
+               v=cython.ulonglong, _part=cython.int)
+def _id_text(ms: cython.ulonglong, seq: cython.ulonglong) -> bytes:
+    """``b"<ms>-<seq>"`` written by hand (compiled twin only)."""
+    text = cython.declare(cython.char[48])
+    digits = cython.declare(cython.char[24])
+    n = 0
+    v = ms
+    for _part in range(2):
+        j = 0
+        while True:
+            digits[j] = 0x30 + v % 10
+            v //= 10
+            j += 1
+            if v == 0:
+                break
+        for i in range(j - 1, -1, -1):
+            text[n] = digits[i]
+            n += 1
+        text[n] = 0x2D  # '-'
+        n += 1
+        v = seq
+    return PyBytes_FromStringAndSize(text, n - 1)
+
+
+@cython.locals(n=cython.Py_ssize_t, got=cython.Py_ssize_t, p=cython.Py_ssize_t,
+               flags=cython.int, buf=cython.p_const_uchar, cms=cython.ulonglong,
+               cseq=cython.ulonglong, kms_c=cython.ulonglong, kseq_c=cython.ulonglong)
+def stream_live_entries(lp: bytes | bytearray, base: cython.Py_ssize_t, offs: object,
+                        k: cython.Py_ssize_t, kms: int, kseq: int, fields: list,
+                        limit: cython.Py_ssize_t, id_type: type, ids: list,
+                        entries: list) -> cython.Py_ssize_t:
+    """Read a node's live entries from its entry ``k`` on, at most ``limit``
+    (0: all): for each, append ``id_type((ms, seq))`` to ``ids`` and
+    ``[b"<ms>-<seq>", [f1, v1, ...]]`` to ``entries``; return how many.
+
+    ``base`` and ``offs`` locate the entries (the offset of the first one,
+    and each one's offset from it), ``kms``/``kseq`` is the node's master ID
+    and ``fields`` its master fields, as :func:`stream_entry_id` and
+    :func:`stream_entry_fields` take them.  Entries flagged deleted are
+    skipped.  Cost: O(entries passed over), one call for a whole node.
+    """
+    n = len(offs)
+    got = 0
+    new_id = tuple.__new__
+    if cython.compiled:
+        kms_c = kms
+        kseq_c = kseq
+    while k < n:
+        p = base + offs[k]
+        k += 1
+        if cython.compiled:
+            # Both deltas small integers (the common case): the ID, its text
+            # and a SAMEFIELDS entry's values in C (uint64 wrapping as Redis).
+            buf = _data(lp)
+            flags = buf[p]
+            if flags & _DELETED:
+                continue
+            if buf[p + 2] < 0x80 and buf[p + 4] < 0x80:
+                cms = kms_c + buf[p + 2]
+                cseq = kseq_c + buf[p + 4]
+                ids.append(new_id(id_type, (cms, cseq)))
+                values = _samefields_c(lp, p + 6, fields) if flags & _SAMEFIELDS else None
+                if values is None:
+                    values = stream_entry_fields(lp, p, fields)
+                entries.append([_id_text(cms, cseq), values])
+                got += 1
+                if got == limit:
+                    break
+                continue
+        elif lp[p] & _DELETED:
+            continue
+        t = stream_entry_id(lp, p, kms, kseq)
+        ids.append(new_id(id_type, t))
+        entries.append([b"%d-%d" % t, stream_entry_fields(lp, p, fields)])
+        got += 1
+        if got == limit:
+            break
+    return got

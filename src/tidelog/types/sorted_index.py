@@ -65,6 +65,15 @@ stays flat.  In short, per update::
                 removal O(1) amortised
     converted   O(log n) (one O(n) conversion first)
 
+A delivery of many entries and their XACK also come in bulk: ``extend``
+appends k increasing keys above the last one with one C call per
+structure, O(k) in C, and ``pop_run`` / ``remove_run`` take out k keys that
+are consecutive live keys of the list (an XACK of one delivered batch) with
+one slice comparison and one slice step, O(log n + k) in C.  Both fall back
+to the per-key methods when their keys do not have that shape (``extend``
+calls them itself; ``pop_run`` and ``remove_run`` change nothing and
+report it, so that the caller takes its per-key path).
+
 Invariants that ``_check()`` asserts, flat: ``_keys`` is strictly increasing
 (sorted, unique); ``0 <= _lo <= len(_keys)``, and the retired prefix is at
 most half the list or shorter than ``_MIN_CUT``; ``_dead`` is a subset of
@@ -176,6 +185,55 @@ class _SortedList:
             dead.add(key)
         if dead and len(dead) * 2 > len(keys) - self._lo:
             self._compact()
+
+    def _take_run(self, run: list[Any]) -> bool:
+        """Take ``run`` out of the list if it is a run of consecutive live keys
+        of it, in order; False, changing nothing, if it is not.
+
+        Cost: O(log n) to find it (O(1) at the front), one slice comparison
+        and one slice step, O(k) in C for k keys (marking them dead when the
+        run is neither at the front nor at the end; see :meth:`_unplace`).
+        """
+        keys = self._keys
+        if not keys or not run:
+            return False
+        lo = self._lo
+        first = run[0]
+        at = lo if first == keys[lo] else bisect_left(keys, first, lo)
+        end = at + len(run)
+        if end > len(keys) or keys[at:end] != run:
+            return False
+        dead = self._dead
+        if dead and not dead.isdisjoint(run):
+            return False
+        if end == len(keys) and at == lo:  # every live key
+            keys.clear()
+            dead.clear()
+            self._lo = 0
+            return True
+        if at == lo:
+            lo = end
+            if dead:
+                while keys[lo] in dead:  # stops: _keys[-1] is live
+                    dead.remove(keys[lo])
+                    lo += 1
+            if lo > _MIN_CUT and lo * 2 > len(keys):
+                del keys[:lo]
+                lo = 0
+            self._lo = lo
+        elif end == len(keys):
+            del keys[at:]
+            if dead:
+                while keys[-1] in dead:  # stops: _keys[lo] is live
+                    dead.remove(keys.pop())
+            if lo > _MIN_CUT and lo * 2 > len(keys):
+                del keys[:lo]
+                self._lo = 0
+        else:
+            dead.update(run)
+        if dead and len(dead) * 2 > len(keys) - self._lo:
+            self._compact()
+        return True
 
     def _compact(self) -> None:
         """Rebuild the list of live keys only.  Cost: O(n)."""
@@ -340,6 +398,33 @@ class SortedIndex(_SortedList):
         self._lo = 0
         self.__class__ = _TreeIndex
 
+    def extend(self, keys: list[Any], values: list[Any]) -> None:
+        """Set each of ``keys``, strictly increasing, to the value at the same
+        place in ``values`` (a delivered batch: new IDs, in order).
+
+        Cost: O(k) in C for k keys when the first is above every key here
+        (one dict update, one list extend); otherwise one ``__setitem__``
+        per key (see there).
+        """
+        mine = self._keys
+        if keys and (not mine or mine[-1] < keys[0]):
+            self._map.update(zip(keys, values))
+            mine.extend(keys)
+            return
+        for key, value in zip(keys, values):
+            self[key] = value
+
+    def pop_run(self, keys: list[Any]) -> list[Any] | None:
+        """Remove ``keys`` and return their values, if they are consecutive
+        live keys of the index in order (an XACK of one delivered batch);
+        None, changing nothing, if they are not: remove them one by one.
+
+        Cost: O(log n + k) for k keys, the k in C (see ``_take_run``).
+        """
+        if not self._take_run(keys):
+            return None
+        return list(map(self._map.pop, keys))
+
     def pop(self, key: Any, default: Any = _MISSING) -> Any:
         """Remove ``key`` and return its value; ``default`` (else KeyError) if
         missing.  Cost: O(1) amortised."""
@@ -465,6 +550,27 @@ class SortedKeys(_SortedList):
         self._lo = 0
         self.__class__ = _TreeKeys
 
+    def extend(self, keys: list[Any]) -> None:
+        """Add ``keys``, strictly increasing (the pairs of a delivered batch).
+
+        Cost: O(k) in C for k keys when the first is above every key here
+        (one list extend); otherwise one :meth:`add` per key.
+        """
+        mine = self._keys
+        if keys and (not mine or mine[-1] < keys[0]):
+            mine.extend(keys)
+            return
+        for key in keys:
+            self.add(key)
+
+    def remove_run(self, keys: list[Any]) -> bool:
+        """Remove ``keys`` if they are consecutive keys of the index in order;
+        False, changing nothing, if they are not: remove them one by one.
+
+        Cost: O(log n + k) for k keys, the k in C (see ``_take_run``).
+        """
+        return self._take_run(keys)
+
     def remove(self, key: Any) -> None:
         """Remove ``key``; ValueError if it is not present.
 
@@ -534,6 +640,14 @@ class _TreeIndex(SortedIndex):
         """Remove ``key``; KeyError if missing.  Cost: O(log n)."""
         del self._map[key]
 
+    def extend(self, keys: list[Any], values: list[Any]) -> None:
+        """Set each of ``keys`` to its value.  Cost: O(k log n)."""
+        self._map.update(zip(keys, values))
+
+    def pop_run(self, keys: list[Any]) -> list[Any] | None:
+        """None: a converted index removes keys one by one.  Cost: O(1)."""
+        return None
+
     def clear(self) -> None:
         """Remove every key; the index stays converted.  Cost: O(n)."""
         self._map.clear()
@@ -580,6 +694,15 @@ class _TreeKeys(SortedKeys):
     def remove(self, key: Any) -> None:
         """Remove ``key``; ValueError if it is not present.  Cost: O(log n)."""
         self._keys.remove(key)
+
+    def extend(self, keys: list[Any]) -> None:
+        """Add ``keys`` (each once only).  Cost: O(k log n)."""
+        for key in keys:
+            self.add(key)
+
+    def remove_run(self, keys: list[Any]) -> bool:
+        """False: a converted index removes keys one by one.  Cost: O(1)."""
+        return False
 
     def __len__(self) -> int:
         """How many keys.  Cost: O(1)."""
