@@ -825,7 +825,7 @@ def test_range_survives_trims_and_node_removal_while_suspended() -> None:
 
 @pytest.mark.parametrize("size", NODE_SIZES)
 @pytest.mark.parametrize("seed", range(4))
-def test_read_from_is_range_to_the_end_at_once(size: int, seed: int) -> None:
+def test_read_from_is_range_at_once(size: int, seed: int) -> None:
     # Stream.read_from (one kernel call per node) against range(start, MAX_ID):
     # deleted entries, gaps of every delta width, other fields, any start, any count.
     rng = random.Random(seed)
@@ -850,7 +850,18 @@ def test_read_from_is_range_to_the_end_at_once(size: int, seed: int) -> None:
             ids, got = s.read_from(start, count)
             assert ids == [id for id, _ in expect]
             assert got == [[bytes(id), fields] for id, fields in expect]
+        # With an end bound too (XRANGE start end): any end, inside a node,
+        # between nodes, before the start.
+        for end in starts[::2] + [I(id.ms, max(id.seq - 1, 0)) for id, _ in every[::13]]:
+            for count in (0, 1, 3, 1000):
+                expect = list(s.range(start, end))
+                if count:
+                    expect = expect[:count]
+                ids, got = s.read_from(start, count, end)
+                assert ids == [id for id, _ in expect], (start, end, count)
+                assert got == [[bytes(id), fields] for id, fields in expect]
     assert Stream().read_from(MIN_ID, 10) == ([], [])
+    assert Stream().read_from(MAX_ID, 0, MIN_ID) == ([], [])
 
 
 def test_read_from_at_the_top_of_the_id_space() -> None:

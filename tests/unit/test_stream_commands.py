@@ -341,18 +341,25 @@ def test_range_errors(h):
 
 
 def test_count_bounds_the_work(h):
-    """XRANGE ... COUNT n pulls n entries from the stream's iterator, no more."""
+    """XRANGE ... COUNT n reads n entries from the stream (one read at
+    once), XREVRANGE pulls n from its iterator: no more."""
     fill(h, 1000)
     stream = h.stream()
     pulled = []
-    real_range = stream.range
+    real_range, real_read_from = stream.range, stream.read_from
 
     def counting_range(start, end, rev=False):
         for item in real_range(start, end, rev):
             pulled.append(item[0])
             yield item
 
+    def counting_read_from(start, count, end):
+        ids, entries = real_read_from(start, count, end)
+        pulled.extend(ids)
+        return ids, entries
+
     stream.range = counting_range  # type: ignore[method-assign]
+    stream.read_from = counting_read_from  # type: ignore[method-assign]
     assert len(h("XRANGE", "s", "-", "+", "COUNT", "3")) == 3
     assert len(h("XREVRANGE", "s", "+", "-", "COUNT", "2")) == 2
     assert len(pulled) == 5

@@ -74,7 +74,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from tidelog.ids import MIN_ID, StreamID
+from tidelog.ids import MAX_ID, MIN_ID, StreamID
 from tidelog.types import listpack
 from tidelog.types.idmp import IdmpState
 from tidelog.types.listpack import (
@@ -353,22 +353,29 @@ class Stream:
             return self._iter_rev(_as_int(start), _as_int(end))
         return self._iter_fwd(_as_int(start), _as_int(end))
 
-    def read_from(self, start: StreamID, count: int) -> tuple[list[StreamID], list[list]]:
-        """The live entries with ``id >= start``, oldest first, at most ``count``
-        (0: all), read at once: their IDs, and each as ``[b"<ms>-<seq>",
-        [f1, v1, ...]]`` (the shape of a read reply's entry).
+    def read_from(self, start: StreamID, count: int,
+                  end: StreamID = MAX_ID) -> tuple[list[StreamID], list[list]]:
+        """The live entries with ``start <= id <= end``, oldest first, at most
+        ``count`` (0: all), read at once: their IDs, and each as
+        ``[b"<ms>-<seq>", [f1, v1, ...]]`` (the shape of a read reply's entry).
 
-        What ``range(start, MAX_ID)`` yields, without a generator step per
+        What ``range(start, end)`` yields, without a generator step per
         entry: each node is read by one kernel call.  Cost: O(log N + log E)
-        to seek, then O(1) per entry returned or skipped.
+        to seek, then O(1) per entry returned or skipped, plus at most one
+        node's entries decoded past ``end`` (then dropped).
         """
         ids: list[StreamID] = []
         entries: list[list] = []
+        if start > end:
+            return ids, entries
         nodes = self._nodes
         lo = _as_int(start)
+        hi = _as_int(end)
         i = max(bisect_right(self._keys, lo) - 1, 0)
         while i < len(nodes):
             node = nodes[i]
+            if node.ikey > hi:
+                break
             i += 1
             if node.offs is None:
                 self._index(node)
@@ -377,6 +384,10 @@ class Stream:
             left = count - len(ids) if count else 0
             got = stream_live_entries(node.lp, node.base, node.offs, k, kms, kseq,
                                       node.fields, left, StreamID, ids, entries)
+            if got and ids[-1] > end:  # this node reaches past the end
+                cut = bisect_right(ids, end)
+                del ids[cut:], entries[cut:]
+                break
             if count and got == left:
                 break
         return ids, entries
