@@ -165,22 +165,10 @@ class _SortedList:
                 dead.clear()
                 self._lo = 0
                 return
-            if dead:
-                while keys[lo] in dead:  # stops: _keys[-1] is live
-                    dead.remove(keys[lo])
-                    lo += 1
-            if lo > _MIN_CUT and lo * 2 > len(keys):
-                del keys[:lo]
-                lo = 0
-            self._lo = lo
+            self._front_moved(lo)
         elif key == keys[-1]:
             keys.pop()
-            if dead:
-                while keys[-1] in dead:  # stops: _keys[lo] is live
-                    dead.remove(keys.pop())
-            if lo > _MIN_CUT and lo * 2 > len(keys):
-                del keys[:lo]
-                self._lo = 0
+            self._back_moved()
         else:
             dead.add(key)
         if dead and len(dead) * 2 > len(keys) - self._lo:
@@ -212,28 +200,44 @@ class _SortedList:
             self._lo = 0
             return True
         if at == lo:
-            lo = end
-            if dead:
-                while keys[lo] in dead:  # stops: _keys[-1] is live
-                    dead.remove(keys[lo])
-                    lo += 1
-            if lo > _MIN_CUT and lo * 2 > len(keys):
-                del keys[:lo]
-                lo = 0
-            self._lo = lo
+            self._front_moved(end)
         elif end == len(keys):
             del keys[at:]
-            if dead:
-                while keys[-1] in dead:  # stops: _keys[lo] is live
-                    dead.remove(keys.pop())
-            if lo > _MIN_CUT and lo * 2 > len(keys):
-                del keys[:lo]
-                self._lo = 0
+            self._back_moved()
         else:
             dead.update(run)
         if dead and len(dead) * 2 > len(keys) - self._lo:
             self._compact()
         return True
+
+    def _front_moved(self, lo: int) -> None:
+        """The keys before ``lo`` left, and a live key remains at or after it:
+        the first live key becomes the front, and the list's retired head is
+        cut when it is most of the list.  Cost: O(1) amortised."""
+        keys = self._keys
+        dead = self._dead
+        if dead:
+            while keys[lo] in dead:  # stops: _keys[-1] is live
+                dead.remove(keys[lo])
+                lo += 1
+        if lo > _MIN_CUT and lo * 2 > len(keys):
+            del keys[:lo]
+            lo = 0
+        self._lo = lo
+
+    def _back_moved(self) -> None:
+        """Keys left from the end, and a live key remains: the dead keys now
+        at the end go too, and the retired head is cut when it is most of
+        the list.  Cost: O(1) amortised."""
+        keys = self._keys
+        dead = self._dead
+        if dead:
+            while keys[-1] in dead:  # stops: _keys[lo] is live
+                dead.remove(keys.pop())
+        lo = self._lo
+        if lo > _MIN_CUT and lo * 2 > len(keys):
+            del keys[:lo]
+            self._lo = 0
 
     def _compact(self) -> None:
         """Rebuild the list of live keys only.  Cost: O(n)."""
