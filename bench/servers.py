@@ -167,6 +167,21 @@ def _die_with_parent() -> None:
         pass
 
 
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 class ServerError(RuntimeError):
     pass
 
@@ -228,15 +243,22 @@ class Server:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM to the server's whole process group (it was started in a
+        session of its own), so a server started through a wrapper (``sh -c``,
+        a profiler as ``--tidelog-cmd``) stops too; SIGKILL to whatever of
+        the group is left after ``timeout``."""
         proc, self.proc = self.proc, None
         if proc is not None:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout)
+            _signal_group(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait(timeout)
+            deadline = time.monotonic() + timeout
+            while _group_alive(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            _signal_group(proc.pid, signal.SIGKILL)
             self.returncode = proc.returncode
         if self._log is not None:
             self._log.close()
