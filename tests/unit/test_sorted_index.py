@@ -78,14 +78,26 @@ def _converted(index: SortedIndex | SortedKeys) -> bool:
     return type(index) not in (SortedIndex, SortedKeys)
 
 
-class IndexMachine(RuleBasedStateMachine):
+# The module limits each machine runs under, patched in by its setup.
+LIMITS = dict(
+    min_cut=st.sampled_from([0, 1, 3, 32]),
+    batch=st.sampled_from([(1, 1), (1, 2), (2, 3), (16, 1024)]),
+    flat_max=FLAT_MAX,
+)
+
+
+class _PatchedMachine(RuleBasedStateMachine):
+    """A machine whose setup patched the module limits (``self.saved``)."""
+
+    def teardown(self) -> None:
+        if hasattr(self, "saved"):
+            _restore(self.saved)
+
+
+class IndexMachine(_PatchedMachine):
     """SortedIndex against SortedDict."""
 
-    @initialize(
-        min_cut=st.sampled_from([0, 1, 3, 32]),
-        batch=st.sampled_from([(1, 1), (1, 2), (2, 3), (16, 1024)]),
-        flat_max=FLAT_MAX,
-    )
+    @initialize(**LIMITS)
     def setup(self, min_cut: int, batch: tuple[int, int], flat_max: int) -> None:
         self.saved = _patch(min_cut, batch, flat_max)
         self.index = SortedIndex()
@@ -94,9 +106,6 @@ class IndexMachine(RuleBasedStateMachine):
         self.removed: list[int] = []
         self.serial = 0
 
-    def teardown(self) -> None:
-        if hasattr(self, "saved"):
-            _restore(self.saved)
 
     def value(self) -> str:
         self.serial += 1
@@ -295,14 +304,10 @@ class IndexMachine(RuleBasedStateMachine):
             assert not index._keys and not index._dead and index._lo == 0
 
 
-class KeysMachine(RuleBasedStateMachine):
+class KeysMachine(_PatchedMachine):
     """SortedKeys (pairs, as the time index holds) against SortedList."""
 
-    @initialize(
-        min_cut=st.sampled_from([0, 1, 3, 32]),
-        batch=st.sampled_from([(1, 1), (1, 2), (2, 3), (16, 1024)]),
-        flat_max=FLAT_MAX,
-    )
+    @initialize(**LIMITS)
     def setup(self, min_cut: int, batch: tuple[int, int], flat_max: int) -> None:
         self.saved = _patch(min_cut, batch, flat_max)
         self.keys = SortedKeys()
@@ -311,9 +316,6 @@ class KeysMachine(RuleBasedStateMachine):
         self.id = 0
         self.removed: list[tuple[int, int]] = []
 
-    def teardown(self) -> None:
-        if hasattr(self, "saved"):
-            _restore(self.saved)
 
     def add(self, key: tuple[int, int]) -> None:
         self.keys.add(key)
