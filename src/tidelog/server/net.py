@@ -1,9 +1,10 @@
 """The network shell: asyncio (uvloop) connections around the engine.
 
 One :class:`Connection` per client.  Bytes in go to the sans-IO parser;
-each complete command goes to ``Engine.execute``; every reply produced from
-one read is encoded into one buffer and written once.  Nothing else happens
-here: no command knows about sockets.
+each complete command goes to ``Engine.execute`` (consecutive ones that can
+run as one, a producer's ``XADD key * ...`` burst, to ``Engine.execute_run``);
+every reply produced from one read is encoded into one buffer, in one call,
+and written once.  Nothing else happens here: no command knows about sockets.
 
 * A protocol error replies ``-ERR Protocol error: ...`` and closes only that
   connection.
@@ -31,8 +32,8 @@ log = logging.getLogger("tidelog")
 
 _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 
-# Most commands one run gathers (Engine.execute_run): a run is answered as
-# a whole, so this bounds the work between two looks at other clients.
+# Most commands one run gathers (Engine.execute_run): bounds what one
+# handler call holds at once (its replies, the entries of one append).
 MAX_RUN = 1024
 
 
