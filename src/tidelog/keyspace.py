@@ -33,10 +33,11 @@ class Watcher(Protocol):
 
 
 def type_name(value: Any) -> bytes:
-    """The name TYPE reports."""
-    if isinstance(value, Stream):
-        return b"stream"
-    return b"string"
+    """The name TYPE reports: ``bytes`` are strings; every other value type
+    names itself (``TYPE_NAME``)."""
+    if type(value) is bytes:
+        return b"string"
+    return value.TYPE_NAME
 
 
 class Database:
@@ -80,6 +81,14 @@ class Database:
         """The stream at key, None if missing; WRONGTYPE for another type."""
         value = self.get(key)
         if value is None or type(value) is Stream:
+            return value
+        raise CommandError(WRONGTYPE)
+
+    def get_typed(self, key: bytes, cls: type) -> Any:
+        """The value of type ``cls`` at key, None if missing; WRONGTYPE for
+        another type."""
+        value = self.get(key)
+        if value is None or type(value) is cls:
             return value
         raise CommandError(WRONGTYPE)
 

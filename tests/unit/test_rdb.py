@@ -15,7 +15,7 @@ import pytest
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.persistence import rdb
+from tidelog.persistence import rdb, rdb_format
 from tidelog.types.stream import Stream
 
 NOW = 1_700_000_000_000
@@ -309,7 +309,7 @@ def test_lzf_strings_load_with_the_python_decoder(monkeypatch):
     packed = rdb.lzf_compress(payload)
     if packed is None:
         pytest.skip("python-lzf not installed: nothing compresses on write")
-    monkeypatch.setattr(rdb, "lzf_decompress", rdb.lzf_decompress_py)
+    monkeypatch.setattr(rdb_format, "lzf_decompress", rdb.lzf_decompress_py)
     engine = make_engine()
     run(engine, "SET", "k", payload)
     data = rdb.dumps(engine.dbs, compress=True)
@@ -322,10 +322,10 @@ def test_string_encodings():
                          (b"-70000", b"\xc2" + (-70000).to_bytes(4, "little", signed=True)),
                          (b"007", b"\x03007"), (b"-0", b"\x02-0"), (b"+1", b"\x02+1"),
                          (b"4294967296", b"\x0a4294967296")]:
-        assert rdb._string(text, False) == expect
-    assert rdb._len(63) == b"\x3f" and rdb._len(64) == b"\x40\x40"
-    assert rdb._len(16384) == b"\x80\x00\x00\x40\x00"
-    assert rdb._len(2**32) == b"\x81" + (2**32).to_bytes(8, "big")
+        assert rdb.string_bytes(text, False) == expect
+    assert rdb.length_bytes(63) == b"\x3f" and rdb.length_bytes(64) == b"\x40\x40"
+    assert rdb.length_bytes(16384) == b"\x80\x00\x00\x40\x00"
+    assert rdb.length_bytes(2**32) == b"\x81" + (2**32).to_bytes(8, "big")
 
 
 # -- the commands and the save points --------------------------------------------------

@@ -29,7 +29,6 @@ from ..errors import (
 )
 from ..keyspace import type_name
 from ..resp.replies import OK, SimpleString
-from ..types.stream import Stream
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from .replies import help_reply
 from .table import command
@@ -485,9 +484,11 @@ def string_encoding(value: bytes) -> bytes:
 
 
 def object_encoding(value: Any) -> bytes:
-    if isinstance(value, Stream):
-        return b"stream"
-    return string_encoding(value)
+    """OBJECT ENCODING: Redis's rules for strings; every other value type
+    names its own encoding (``object_encoding()``)."""
+    if type(value) is bytes:
+        return string_encoding(value)
+    return value.object_encoding()
 
 
 def refcount(value: Any) -> int:

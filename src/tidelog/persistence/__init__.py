@@ -3,7 +3,10 @@
 - :mod:`.rdb` -- the RDB file format: ``write_file(engine, path=None)`` (temp file,
   fsync, rename; ``aof_base=True`` for an AOF's RDB preamble), ``load_file(engine,
   path=None)`` (replaces every database; raises ``RdbError`` naming the byte offset),
-  and the in-memory ``dumps`` / ``loads`` they are made of.
+  and the in-memory ``dumps`` / ``loads`` they are made of.  Value types beyond
+  strings and streams plug in through ``VALUE_WRITERS`` / ``VALUE_READERS``.
+- :mod:`.rdb_format` -- RDB's low-level encoding: lengths, strings, LZF, the
+  CRC-64 and ``Reader``, shared by snapshots and each value type's encoding.
 - :mod:`.snapshot` -- when snapshots are taken: SAVE, BGSAVE in a forked child, the
   ``save <seconds> <changes>`` points, saving at shutdown, loading at start-up.
 - :mod:`.aof` -- the append-only file.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..types.stream import Stream
@@ -63,6 +63,12 @@ def stream_commands(key: bytes, s: Stream, idmp_defaults: tuple[int, int]) -> It
             yield [b"XIDMPRECORD", key, pid, iid, _id(id)]
 
 
+# The value types beyond strings and streams: Python class -> the commands
+# that rebuild a value (each bounded in size, as Redis's rewrite batches
+# elements 64 to a command).
+VALUE_COMMANDS: dict[type, Callable[[bytes, Any], Iterator[list[bytes]]]] = {}
+
+
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:
     """The whole dataset as commands, database by database."""
     defaults = (engine.config["stream-idmp-duration"], engine.config["stream-idmp-maxsize"])
@@ -75,14 +81,18 @@ def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:
             when = db.expires.get(key)
             if when is not None and when <= now:
                 continue
-            if isinstance(value, Stream):
-                yield from stream_commands(key, value, defaults)
+            if type(value) is bytes:
                 if when is not None:
-                    yield [b"PEXPIREAT", key, b"%d" % when]
-            elif when is not None:
-                yield [b"SET", key, value, b"PXAT", b"%d" % when]
+                    yield [b"SET", key, value, b"PXAT", b"%d" % when]
+                else:
+                    yield [b"SET", key, value]
+                continue
+            if type(value) is Stream:
+                yield from stream_commands(key, value, defaults)
             else:
-                yield [b"SET", key, value]
+                yield from VALUE_COMMANDS[type(value)](key, value)
+            if when is not None:
+                yield [b"PEXPIREAT", key, b"%d" % when]
 
 
 def write_commands_file(engine: Engine, path: str) -> int:

@@ -68,8 +68,8 @@ import logging
 import mmap
 import os
 import resource
-import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +77,22 @@ from .. import REDIS_VERSION
 from ..ids import MIN_ID, StreamID
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.stream import CorruptStream, Stream
+from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
+    _I64,
+    _ID,
+    _M64,
+    _U64,
+    LzfError,
+    RdbError,
+    Reader,
+    crc64,
+    crc64_py,
+    length_bytes,
+    lzf_compress,
+    lzf_decompress,
+    lzf_decompress_py,
+    string_bytes,
+)
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -104,6 +120,13 @@ TYPE_STREAM_LISTPACKS = 15
 TYPE_STREAM_LISTPACKS_2 = 19
 TYPE_STREAM_LISTPACKS_3 = 21
 _STREAM_TYPES = (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3)
+# The value types beyond strings and streams, each encoded by a module of its
+# own: Python class -> writer(value, compress) -> (RDB type byte, the value's
+# bytes), and RDB type byte -> reader(reader) -> value (one reader per
+# encoding Redis writes for the type).
+VALUE_WRITERS: dict[type, Callable[[Any, bool], tuple[int, bytes]]] = {}
+VALUE_READERS: dict[int, Callable[[Reader], Any]] = {}
+
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
     9: "hash (zipmap)", 10: "list (ziplist)", 11: "set (intset)", 12: "zset (ziplist)",
@@ -111,183 +134,6 @@ _TYPE_NAMES = {
     17: "zset (listpack)", 18: "list (quicklist)", 20: "set (listpack)",
 }
 
-_M64 = (1 << 64) - 1
-_ID = struct.Struct(">QQ")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-
-
-class RdbError(ValueError):
-    """A file that is not a valid RDB snapshot; the text names the byte offset."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(f"{message} (at byte offset {offset})")
-        self.offset = offset
-
-
-# =====================================================================================
-# CRC-64 (Jones polynomial, reflected in and out, init 0, no final xor)
-# =====================================================================================
-_POLY_REFLECTED = 0x95AC9329AC4BC9B5  # 0xad93d23594c935a9 bit-reversed
-
-
-def _make_table() -> list[int]:
-    table = []
-    for i in range(256):
-        crc = i
-        for _ in range(8):
-            crc = (crc >> 1) ^ _POLY_REFLECTED if crc & 1 else crc >> 1
-        table.append(crc)
-    return table
-
-
-_TABLE = _make_table()
-
-
-def crc64_py(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
-    """The CRC-64 in pure Python, continuing from ``crc``.  Slow: ~10 MB/s."""
-    table = _TABLE
-    for b in bytes(data):
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
-
-
-_CRC: Any = None  # the C CRC-64 (anycrc), made on first use; False when it is not installed
-
-
-def crc64(data: bytes | bytearray | memoryview) -> int:
-    """CRC-64 as Redis computes it (``crc64(b"123456789") == 0xe9c6d914c4b8d9ca``).
-
-    With ``anycrc`` (optional, imported on the first call rather than at
-    start-up) at several GB/s, reading a memoryview in place; else in pure
-    Python."""
-    global _CRC
-    if _CRC is None:
-        try:
-            import anycrc
-        except ImportError:  # pragma: no cover - depends on the environment
-            _CRC = False
-        else:
-            _CRC = anycrc.CRC(width=64, poly=0xAD93D23594C935A9, init=0, refin=True,
-                              refout=True, xorout=0)
-    return _CRC.calc(data) if _CRC else crc64_py(data)
-
-
-# =====================================================================================
-# LZF
-# =====================================================================================
-class LzfError(ValueError):
-    pass
-
-
-def lzf_decompress_py(src: bytes, out_len: int) -> bytes:
-    """Decompress an LZF block that must expand to exactly ``out_len`` bytes.
-
-    The format: a control byte ``c``; ``c < 32`` copies the next ``c + 1``
-    bytes; otherwise ``len = c >> 5`` (7 means "add the next byte"), plus 2,
-    bytes are copied from ``((c & 31) << 8) + next byte + 1`` bytes back in
-    the output (the copy may overlap what it writes).
-    """
-    out = bytearray()
-    i = 0
-    n = len(src)
-    while i < n:
-        ctrl = src[i]
-        i += 1
-        if ctrl < 32:
-            run = ctrl + 1
-            if i + run > n:
-                raise LzfError("literal run past the end of the input")
-            out += src[i:i + run]
-            i += run
-            continue
-        run = ctrl >> 5
-        if run == 7:
-            if i >= n:
-                raise LzfError("truncated back reference")
-            run += src[i]
-            i += 1
-        if i >= n:
-            raise LzfError("truncated back reference")
-        ref = len(out) - ((ctrl & 0x1F) << 8) - src[i] - 1
-        i += 1
-        run += 2
-        if ref < 0:
-            raise LzfError("back reference before the start of the output")
-        if ref + run <= len(out):
-            out += out[ref:ref + run]
-        else:  # overlapping: byte by byte
-            for k in range(run):
-                out.append(out[ref + k])
-        if len(out) > out_len:
-            raise LzfError("output longer than announced")
-    if len(out) != out_len:
-        raise LzfError(f"expanded to {len(out)} bytes, announced {out_len}")
-    return bytes(out)
-
-
-try:  # optional C implementation
-    import lzf as _lzf
-
-    def lzf_decompress(src: bytes, out_len: int) -> bytes:
-        try:
-            out = _lzf.decompress(src, out_len)
-        except ValueError:
-            out = None
-        if out is None or len(out) != out_len:
-            raise LzfError(f"LZF data does not expand to the announced {out_len} bytes")
-        return out
-
-    def lzf_compress(data: bytes) -> bytes | None:
-        """Compressed bytes, or None when that would not save at least 4 bytes."""
-        return _lzf.compress(data, len(data) - 4) if len(data) > 4 else None
-except ImportError:  # pragma: no cover - depends on the environment
-    lzf_decompress = lzf_decompress_py
-
-    def lzf_compress(data: bytes) -> bytes | None:
-        return None
-
-
-# =====================================================================================
-# Writing
-# =====================================================================================
-def _len(n: int) -> bytes:
-    if n < 0x40:
-        return bytes((n,))
-    if n < 0x4000:
-        return bytes((0x40 | (n >> 8), n & 0xFF))
-    if n <= 0xFFFFFFFF:
-        return b"\x80" + n.to_bytes(4, "big")
-    return b"\x81" + (n & _M64).to_bytes(8, "big")
-
-
-def _int_encoding(s: bytes) -> bytes | None:
-    """The 0xC0/C1/C2 form of a canonical decimal fitting 32 bits, else None."""
-    if not 0 < len(s) <= 11:
-        return None
-    digits = s[1:] if s[:1] == b"-" else s
-    if not digits.isdigit() or (digits[:1] == b"0" and s != b"0") or s == b"-0":
-        return None
-    v = int(s)
-    if -(1 << 7) <= v < (1 << 7):
-        return b"\xc0" + v.to_bytes(1, "little", signed=True)
-    if -(1 << 15) <= v < (1 << 15):
-        return b"\xc1" + v.to_bytes(2, "little", signed=True)
-    if -(1 << 31) <= v < (1 << 31):
-        return b"\xc2" + v.to_bytes(4, "little", signed=True)
-    return None
-
-
-def _string(s: bytes, compress: bool) -> bytes:
-    if len(s) <= 11:
-        encoded = _int_encoding(s)
-        if encoded is not None:
-            return encoded
-    if compress and len(s) > 20:
-        packed = lzf_compress(s)
-        if packed:
-            return b"\xc3" + _len(len(packed)) + _len(len(s)) + packed
-    return _len(len(s)) + s
 
 
 @dataclass
@@ -300,38 +146,39 @@ class SaveStats:
 def _write_stream(out: list[bytes], stream: Stream, rdbtype: int, compress: bool,
                   stats: SaveStats) -> None:
     nodes = list(stream.nodes())
-    out.append(_len(len(nodes)))
+    out.append(length_bytes(len(nodes)))
     pack_id = _ID.pack
     for key, lp in nodes:
         out.append(b"\x10" + pack_id(key[0], key[1]))
-        out.append(_string(lp, compress) if compress else _len(len(lp)) + lp)
+        out.append(string_bytes(lp, compress) if compress else length_bytes(len(lp)) + lp)
     last = stream.last_id
-    out.append(_len(stream.length) + _len(last[0]) + _len(last[1]))
+    out.append(length_bytes(stream.length) + length_bytes(last[0]) + length_bytes(last[1]))
     if rdbtype >= TYPE_STREAM_LISTPACKS_2:
         first, deleted = stream.first_id, stream.max_deleted_entry_id
-        out.append(_len(first[0]) + _len(first[1]) + _len(deleted[0]) + _len(deleted[1])
-                   + _len(stream.entries_added))
+        out.append(length_bytes(first[0]) + length_bytes(first[1])
+                   + length_bytes(deleted[0]) + length_bytes(deleted[1])
+                   + length_bytes(stream.entries_added))
     if stream.idmp is not None and stream.idmp.producers:
         stats.dropped_idmp += 1
     groups = sorted(stream.groups.items())
-    out.append(_len(len(groups)))
+    out.append(length_bytes(len(groups)))
     for name, group in groups:
-        out.append(_string(name, False))
-        out.append(_len(group.last_id[0]) + _len(group.last_id[1]))
+        out.append(string_bytes(name, False))
+        out.append(length_bytes(group.last_id[0]) + length_bytes(group.last_id[1]))
         if rdbtype >= TYPE_STREAM_LISTPACKS_2:
-            out.append(_len(group.entries_read & _M64))
+            out.append(length_bytes(group.entries_read & _M64))
         owned = [entry for entry in group.pel.values() if entry.consumer is not None]
         stats.dropped_unowned += len(group.pel) - len(owned)
-        out.append(_len(len(owned)))
+        out.append(length_bytes(len(owned)))
         out.extend(pack_id(*entry.id) + _I64.pack(entry.delivery_time)
-                   + _len(entry.delivery_count) for entry in owned)
-        out.append(_len(len(group.consumers)))
+                   + length_bytes(entry.delivery_count) for entry in owned)
+        out.append(length_bytes(len(group.consumers)))
         for cname, consumer in group.consumers.items():
-            out.append(_string(cname, False))
+            out.append(string_bytes(cname, False))
             out.append(_I64.pack(consumer.seen_time))
             if rdbtype >= TYPE_STREAM_LISTPACKS_3:
                 out.append(_I64.pack(consumer.active_time))
-            out.append(_len(len(consumer.pel)))
+            out.append(length_bytes(len(consumer.pel)))
             out.extend(pack_id(*id) for id in consumer.pel)
 
 
@@ -352,23 +199,26 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
     for key, value in ((b"redis-ver", REDIS_VERSION.encode()), (b"redis-bits", b"64"),
                        (b"ctime", b"%d" % (now_ms // 1000)), (b"used-mem", b"%d" % used),
                        (b"aof-base", b"1" if aof_base else b"0")):
-        out.append(b"\xfa" + _string(key, False) + _string(value, False))
+        out.append(b"\xfa" + string_bytes(key, False) + string_bytes(value, False))
     for db in dbs:
         data = db.data
         if not data:
             continue
         expires = db.expires
-        out.append(b"\xfe" + _len(db.index))
-        out.append(b"\xfb" + _len(len(data)) + _len(len(expires)))
+        out.append(b"\xfe" + length_bytes(db.index))
+        out.append(b"\xfb" + length_bytes(len(data)) + length_bytes(len(expires)))
         for key, value in data.items():
             when = expires.get(key)
             if when is not None:
                 out.append(b"\xfc" + _I64.pack(when))
             if type(value) is Stream:
-                out.append(bytes((stream_type,)) + _string(key, compress))
+                out.append(bytes((stream_type,)) + string_bytes(key, compress))
                 _write_stream(out, value, stream_type, compress, stats)
+            elif type(value) is bytes:
+                out.append(b"\x00" + string_bytes(key, compress) + string_bytes(value, compress))
             else:
-                out.append(b"\x00" + _string(key, compress) + _string(value, compress))
+                rdbtype, payload = VALUE_WRITERS[type(value)](value, compress)
+                out.append(bytes((rdbtype,)) + string_bytes(key, compress) + payload)
             stats.keys += 1
     out.append(b"\xff")
     body = b"".join(out)
@@ -449,77 +299,7 @@ class Snapshot:
     end: int = 0  # offset just past the checksum: an AOF's commands follow an RDB preamble
 
 
-class _Reader:
-    __slots__ = ("data", "pos", "end")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-        self.end = len(data)
-
-    def fail(self, message: str, offset: int | None = None) -> RdbError:
-        return RdbError(message, self.pos if offset is None else offset)
-
-    def raw(self, n: int) -> bytes:
-        p = self.pos
-        if p + n > self.end:
-            raise self.fail(f"unexpected end of file reading {n} bytes")
-        self.pos = p + n
-        return self.data[p:p + n]
-
-    def byte(self) -> int:
-        p = self.pos
-        if p >= self.end:
-            raise self.fail("unexpected end of file")
-        self.pos = p + 1
-        return self.data[p]
-
-    def length(self) -> int:
-        at = self.pos
-        b = self.byte()
-        kind = b >> 6
-        if kind == 0:
-            return b
-        if kind == 1:
-            return ((b & 0x3F) << 8) | self.byte()
-        if b == 0x80:
-            return int.from_bytes(self.raw(4), "big")
-        if b == 0x81:
-            return int.from_bytes(self.raw(8), "big")
-        raise self.fail(f"bad length encoding 0x{b:02x}", at)
-
-    def int64(self) -> int:
-        return _I64.unpack(self.raw(8))[0]
-
-    def string(self) -> bytes:
-        at = self.pos
-        b = self.byte()
-        if b < 0xC0:
-            self.pos = at
-            return self.raw(self.length())
-        enc = b & 0x3F
-        if enc == 0:
-            return b"%d" % int.from_bytes(self.raw(1), "little", signed=True)
-        if enc == 1:
-            return b"%d" % int.from_bytes(self.raw(2), "little", signed=True)
-        if enc == 2:
-            return b"%d" % int.from_bytes(self.raw(4), "little", signed=True)
-        if enc == 3:
-            clen = self.length()
-            ulen = self.length()
-            packed = self.raw(clen)
-            try:
-                return lzf_decompress(packed, ulen)
-            except LzfError as exc:
-                raise self.fail(f"bad LZF string: {exc}", at) from None
-        raise self.fail(f"unknown string encoding 0x{b:02x}", at)
-
-    def stream_id(self) -> StreamID:
-        ms, seq = _ID.unpack(self.raw(16))
-        return StreamID(ms, seq)
-
-
-def _read_stream(r: _Reader, rdbtype: int, key: bytes, key_at: int) -> Stream:
+def _read_stream(r: Reader, rdbtype: int, key: bytes, key_at: int) -> Stream:
     count = r.length()
     nodes = []
     data = r.data
@@ -626,7 +406,7 @@ def loads(data: bytes | mmap.mmap, *, now_ms: int | None = None, databases: int 
 
 
 def _loads(data: bytes, now_ms: int | None, databases: int, verify_checksum: bool) -> Snapshot:
-    r = _Reader(data)
+    r = Reader(data)
     snap = Snapshot()
     magic = r.raw(9) if len(data) >= 9 else b""
     if magic[:5] != b"REDIS" or not magic[5:].isdigit():
@@ -680,6 +460,8 @@ def _loads(data: bytes, now_ms: int | None, databases: int, verify_checksum: boo
             value: Any = r.string()
         elif op in _STREAM_TYPES:
             value = _read_stream(r, op, key, key_at)
+        elif op in VALUE_READERS:
+            value = VALUE_READERS[op](r)
         else:
             kind = _TYPE_NAMES.get(op)
             what = f"value type {op} ({kind})" if kind else f"value type or opcode {op}"

@@ -144,6 +144,8 @@ class Stream:
     (:class:`~tidelog.types.idmp.IdmpState`), None until first used.
     """
 
+    TYPE_NAME = b"stream"  # what TYPE says
+
     def __init__(self) -> None:
         self.length = 0
         self.last_id: StreamID = MIN_ID
@@ -155,6 +157,10 @@ class Stream:
         self.idmp: IdmpState | None = None
         self._keys: list[int] = []
         self._nodes: list[_Node] = []
+
+    def object_encoding(self) -> bytes:
+        """What OBJECT ENCODING says."""
+        return b"stream"
 
     def __repr__(self) -> str:
         return (
