@@ -50,5 +50,5 @@ def capped_count(count: int, maxcount: int, budget: int) -> int:
 
 def last_valid_id(stream: Stream) -> StreamID:
     """The ID of the newest live entry; 0-0 for an empty stream."""
-    last = stream.last_entry()
-    return last[0] if last is not None else MIN_ID
+    last = stream.last_live_id()
+    return last if last is not None else MIN_ID

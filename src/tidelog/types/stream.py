@@ -483,6 +483,26 @@ class Stream:
         """The newest live entry, or None.  Cost: O(log N + D), D deleted entries skipped."""
         return next(self._iter_rev(0, _M64 << 64 | _M64), None) if self._nodes else None
 
+    def last_live_id(self) -> StreamID | None:
+        """The ID of the newest live entry, or None; its fields are not read.
+
+        Cost: O(1) when that entry is the tail node's last one (the common
+        case: only an XDEL of the newest entries makes it otherwise), else as
+        :meth:`last_entry`."""
+        if not self._nodes:
+            return None
+        node = self._nodes[-1]
+        if node.offs is None:
+            self._index(node)
+        offs = node.offs
+        if offs:
+            p = node.base + offs[-1]
+            if not node.lp[p] & FLAG_DELETED:
+                kms, kseq = node.key
+                return _new_id(StreamID, stream_entry_id(node.lp, p, kms, kseq))
+        last = self.last_entry()
+        return None if last is None else last[0]
+
     @property
     def node_count(self) -> int:
         """How many nodes (XINFO's radix-tree-keys).  Cost: O(1)."""
@@ -903,7 +923,7 @@ class Stream:
         assert len(self._keys) == len(self._nodes), "index and nodes differ in length"
         prev_id = -1
         live_total = 0
-        first_live = None
+        first_live = last_live = None
         for i, node in enumerate(self._nodes):
             assert self._keys[i] == node.ikey == _as_int(node.key), f"node {i}: key mismatch"
             assert isinstance(node.key, StreamID)
@@ -930,13 +950,16 @@ class Stream:
                 value = _as_int(eid)
                 assert value > prev_id, f"entry {eid} is not after the entry before it"
                 prev_id = value
-                if first_live is None and not flags & FLAG_DELETED:
-                    first_live = eid
+                if not flags & FLAG_DELETED:
+                    last_live = eid
+                    if first_live is None:
+                        first_live = eid
             live_total += live
             if node.offs is not None:
                 self._check_index(node, entries)
         assert self.length == live_total, f"length {self.length}, live entries {live_total}"
         assert self.first_id == (first_live or MIN_ID), f"first_id {self.first_id}"
+        assert self.last_live_id() == last_live, f"last live ID {self.last_live_id()}"
         assert _as_int(self.last_id) >= max(prev_id, 0), "last_id below an entry"
         assert self.entries_added >= self.length, "entries_added below length"
 
