@@ -221,6 +221,8 @@ INVALID_END_INTERVAL = b"ERR invalid end ID for the interval"
 XSETID_ENTRIES_ADDED_NEGATIVE = b"ERR entries_added must be positive"
 XSETID_BELOW_MAX_DELETED_ARG = (b"ERR The ID specified in XSETID is smaller than the provided "
                                 b"max_deleted_entry_id")
+XSETID_BELOW_CURRENT_MAX_DELETED = (b"ERR The ID specified in XSETID is smaller than current "
+                                    b"max_deleted_entry_id")
 XSETID_BELOW_TOP = b"ERR The ID specified in XSETID is smaller than the target stream top item"
 XSETID_ENTRIES_ADDED_TOO_SMALL = (b"ERR The entries_added specified in XSETID is smaller than the "
                                   b"target stream length")

@@ -350,11 +350,20 @@ def test_xdel(d):
     d.check("XLEN", "nokey")
 
 
+BELOW_MAX_DELETED = b"-ERR The ID specified in XSETID is smaller than current max_deleted_entry_id\r\n"
+
+
 def test_xsetid(d):
     fill(d, "s", 3)
     d.check("SET", "str", "x")
+    for argv in (["s", "2-5"], ["s", "2-0"], ["s", "1-0"], ["s", "3-0"]):
+        d.check("XSETID", *argv)  # below the top item: refused by both
     d.check("XDEL", "s", "3-1")
-    for argv in (["s", "2-5"], ["s", "2-0"], ["s", "1-0"], ["s", "3-0"], ["s", "3-1"],
+    # Below the largest deleted ID (3-1): refused since Redis 7.4 (redis/redis
+    # PR #11444); 7.0.15 accepts 2-5 (above the last live entry).
+    for argv in (["s", "2-5"], ["s", "3-0"]):
+        d.check_newer("XSETID", *argv, ours=BELOW_MAX_DELETED)
+    for argv in (["s", "3-1"],
                  ["s", "3-2", "ENTRIESADDED", "1"], ["s", "3-2", "ENTRIESADDED", "-1"],
                  ["s", "3-2", "ENTRIESADDED", "x"], ["s", "3-2", "ENTRIESADDED", "2"],
                  ["s", "3-2", "MAXDELETEDID", "3-3"], ["s", "3-2", "MAXDELETEDID", "3-2"],
@@ -371,8 +380,7 @@ def test_xsetid(d):
     d.check("XADD", "s", "9-0", "f", "v")
     d.check("XADD", "s", "9-*", "f", "v")
     d.check("XDEL", "s", "1-1", "2-1", "9-1")
-    d.check("XSETID", "s", "0-5")  # 7.0 allows going below the max deleted ID
-    d.check("XADD", "s", "0-6", "f", "v")
+    d.check_newer("XSETID", "s", "0-5", ours=BELOW_MAX_DELETED)  # 7.0.15: OK
     dump(d, "s")
     d.check("XADD", "e", "MAXLEN", "0", "5-0", "f", "v")
     d.check("XSETID", "e", "1-0", "ENTRIESADDED", "0")
@@ -658,11 +666,11 @@ EFFECT_SCRIPT = [
     ["XTRIM", "s", "MAXLEN", "=", "1"],
     ["XSETID", "s", "20-0"],
     ["XSETID", "s", "20-0", "ENTRIESADDED", "30", "MAXDELETEDID", "19-0"],
-    ["XSETID", "s", "1-0"],                                 # error: nothing
     ["XADD", "t", "MINID", "~", "100", "5-0", "f", "v"],    # empties t
     ["XADD", "u", "MAXLEN", "~", "0", "1-*", "f", "v"],
     ["XADD", "w", "1-0", "f", "v"], ["XADD", "w", "2-0", "f", "v"], ["XADD", "w", "3-0", "f", "v"],
     ["XDEL", "w", "1-0"],
+    ["XSETID", "w", "1-0"],                                 # error: nothing
     ["XADD", "w", "MINID", "~", "3", "6-0", "f", "v"],      # first node still starts at 1-0
     ["XTRIM", "w", "MINID", "3"],
     ["XADD", "w", "MINID", "~", "3", "7-0", "f", "v"],

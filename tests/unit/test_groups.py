@@ -18,6 +18,7 @@ from tidelog.types.groups import (
     Consumer,
     ConsumerGroup,
     PendingEntry,
+    clamp_entries_read,
     estimate_entries_read,
     range_has_tombstones,
 )
@@ -438,8 +439,9 @@ def test_range_has_tombstones():
     assert not range_has_tombstones(s, None, I(2, 99))
     s.delete(I(1, 0))  # max deleted 3-0, still >= first (2-0)
     assert range_has_tombstones(s, I(3, 0), I(3, 0))
-    s.delete(I(2, 0))  # first is 4-0 now: the tombstones are behind it
-    assert not range_has_tombstones(s)
+    s.delete(I(2, 0))  # first is 4-0 now: the largest tombstone is behind it
+    assert range_has_tombstones(s)  # Redis 8 (PR #13338); 7.0 ignored it here
+    assert not range_has_tombstones(s, I(4, 0), None)
     for id in (I(4, 0), I(5, 0)):
         s.delete(id)
     assert s.length == 0 and not range_has_tombstones(s)  # empty stream
@@ -481,7 +483,9 @@ def test_estimate_entries_read():
     assert estimate_entries_read(t, I(3, 1)) == -1
 
 
-# -- lag and entries-read: sessions replayed from redis-server 7.0.15 -----------
+# -- lag and entries-read: sessions replayed from redis-server 7.0.15, with the --
+# -- Redis 8 answers where redis/redis PRs #13338, #13473, #13958 and #14259   --
+# -- changed them (each such step says so)                                     --
 
 
 def state(g: ConsumerGroup, s: Stream) -> tuple[int, int | None]:
@@ -514,19 +518,23 @@ def test_lag_create_and_setid():
     g.set_id(I(2, 0), 2, s)
     assert state(g, s) == (2, 3)
     g.set_id(I(2, 0), 100, s)
-    assert state(g, s) == (100, -95)  # stored as given: negative lag
-    g3 = ConsumerGroup(b"g3", MIN_ID, 7)
-    assert state(g3, s) == (7, -2)
+    # Clamped to entries-added (Redis 8.2.2, #14259); 7.0: (100, -95).
+    assert state(g, s) == (5, 0)
+    g3 = ConsumerGroup(b"g3", MIN_ID, clamp_entries_read(7, s))  # CREATE ... ENTRIESREAD 7
+    # Clamped; and a group behind the first entry lags by the length (#13473).
+    assert state(g3, s) == (5, 5)
     s.trim_maxlen(3, approx=False, limit=0)
-    assert [state(x, s) for x in (g, g2, g3)] == [(100, -95), (-1, 2), (7, -2)]
+    # g and g3 are behind the first entry now: all 3 left are new to them (#13473).
+    assert [state(x, s) for x in (g, g2, g3)] == [(5, 3), (-1, 2), (5, 3)]
     s.trim_minid(I(5, 0), approx=False, limit=0)
-    assert [state(x, s) for x in (g, g2, g3)] == [(100, -95), (-1, 1), (7, -2)]
+    assert [state(x, s) for x in (g, g2, g3)] == [(5, 1), (-1, 1), (5, 1)]
 
 
 def test_lag_of_a_stream_that_never_had_entries():
     s = Stream()  # XGROUP CREATE e g 5-0 MKSTREAM [ENTRIESREAD 3]
     assert state(ConsumerGroup(b"g", I(5, 0)), s) == (-1, 0)
-    assert state(ConsumerGroup(b"g2", I(5, 0), 3), s) == (3, 0)
+    # ENTRIESREAD 3 is clamped to the 0 entries added (#14259).
+    assert state(ConsumerGroup(b"g2", I(5, 0), clamp_entries_read(3, s)), s) == (0, 0)
 
 
 def test_lag_estimates_after_xdel():
@@ -549,12 +557,15 @@ def test_lag_estimates_after_xdel():
     assert lags() == {"eq": 0, "first": 1, "hi": None, "lo": 1, "mid": 1}
     s.delete(I(3, 0))  # empty
     assert (s.length, s.first_id, s.max_deleted_entry_id) == (0, MIN_ID, I(3, 0))
-    assert lags() == {"eq": 0, "first": 0, "hi": None, "lo": 0, "mid": 0}
+    # An empty stream lags 0 for every group (Redis 8; 7.0: nil for "hi").
+    assert lags() == {"eq": 0, "first": 0, "hi": 0, "lo": 0, "mid": 0}
 
 
-def test_advance_misses_a_tombstone_behind_the_new_id():
-    # Redis 7.0 tests for tombstones from the delivered ID on, so a deleted
-    # entry between last_id and it is counted as read (fixed in later Redis).
+def test_advance_sees_a_tombstone_behind_the_new_id():
+    # Redis 8 tests for tombstones from the group's old position on, so a
+    # deleted entry between it and the delivered ID makes the counter an
+    # estimate (PR #13338).  7.0.15 counted on: (3, 2), then (4, 1), a lag
+    # of 1 with nothing left to read.
     s = stream_of(1, 2, 3, 4, 5)
     g = ConsumerGroup(b"g", MIN_ID)
     c, _ = g.create_consumer(b"c", 0)
@@ -562,13 +573,14 @@ def test_advance_misses_a_tombstone_behind_the_new_id():
     s.delete(I(3, 0))
     assert state(g, s) == (2, None)
     assert read_new(g, s, c, 2, count=1) == [I(4, 0)]
-    assert state(g, s) == (3, 2)
+    assert state(g, s) == (-1, None)
     assert read_new(g, s, c, 3, count=1) == [I(5, 0)]
-    assert state(g, s) == (4, 1)
+    assert state(g, s) == (5, 0)
 
 
-def test_lag_ignores_tombstones_behind_the_first_entry():
-    # redis/redis#13337 case 1, on 7.0.15 (fixed by PR #13338).
+def test_lag_counts_tombstones_behind_the_first_entry():
+    # redis/redis#13337 case 1: 7.0.15 reports lag 2 at the end, Redis 8
+    # (PR #13338, #13473) the 1 entry left.
     s = Stream()
     g = ConsumerGroup(b"g", s.last_id)  # XGROUP CREATE p g $ MKSTREAM
     c, _ = g.create_consumer(b"alice", 0)
@@ -582,20 +594,21 @@ def test_lag_ignores_tombstones_behind_the_first_entry():
     s.delete(I(0, 2))
     assert state(g, s) == (2, 2)
     s.delete(I(0, 3))
-    assert state(g, s) == (2, 2)
+    assert state(g, s) == (2, 1)
 
 
 def test_lag_after_xtrim_past_the_group():
-    # redis/redis#13957 on 7.0.15 (fixed by PRs #13473 and #13958).
+    # redis/redis#13957 (the expected answers there; Redis 8 with PRs #13473
+    # and #13958).  7.0.15: (1, 4) after the trim, (2, 3) after the read.
     s = stream_of(1, 2, 3, 4, 5)
     g = ConsumerGroup(b"g1", MIN_ID)
     c, _ = g.create_consumer(b"c", 0)
     read_new(g, s, c, 1, count=1)
     assert state(g, s) == (1, 4)
     s.trim_maxlen(1, approx=False, limit=0)
-    assert state(g, s) == (1, 4)
+    assert state(g, s) == (1, 1)
     assert read_new(g, s, c, 2, count=1) == [I(5, 0)]
-    assert state(g, s) == (2, 3)
+    assert state(g, s) == (5, 0)
 
 
 def test_noack_reads_advance_without_pending_entries():

@@ -397,8 +397,12 @@ def test_xdel(h):
 def test_xsetid(h):
     fill(h, 3)
     h.ok("XDEL", "s", "3-1")
-    assert h("XSETID", "s", "2-5") == OK  # above the last live entry is enough
-    assert h.err("XSETID", "s", "2-0") == errors.XSETID_BELOW_TOP
+    # Below the largest deleted ID (3-1): refused since Redis 7.4 (PR #11444).
+    assert h.err("XSETID", "s", "2-5") == errors.XSETID_BELOW_CURRENT_MAX_DELETED
+    assert h("XSETID", "s", "3-1") == OK
+    fill(h, 3, key="t")
+    assert h.err("XSETID", "t", "2-0") == errors.XSETID_BELOW_TOP
+    assert h("XSETID", "t", "3-5") == OK  # above the last entry
     assert h.err("XSETID", "s", "3-2", "ENTRIESADDED", "1") == errors.XSETID_ENTRIES_ADDED_TOO_SMALL
     assert h.err("XSETID", "s", "3-2", "ENTRIESADDED", "-1") == errors.XSETID_ENTRIES_ADDED_NEGATIVE
     assert h.err("XSETID", "s", "3-2", "MAXDELETEDID", "3-3") == errors.XSETID_BELOW_MAX_DELETED_ARG
@@ -415,12 +419,29 @@ def test_xsetid(h):
     assert h("XADD", "s", "10-*", "f", "v") == b"10-1"
 
 
-def test_xsetid_follows_redis_7_0_on_max_deleted(h):
-    """7.0 does not compare the new last ID with the stream's max deleted ID."""
+def test_xsetid_checks_the_largest_deleted_id(h):
+    """Redis 7.4 (redis/redis PR #11444): the new last ID may not go below the
+    stream's largest deleted ID (7.0.15 accepted ``XSETID s 1-5`` here, and then
+    ``XADD s 1-6`` re-created an ID the stream had deleted)."""
     fill(h, 2)
     h.ok("XDEL", "s", "2-1")
-    assert h("XSETID", "s", "1-5") == OK
-    assert h("XADD", "s", "1-6", "f", "v") == b"1-6"
+    assert h.err("XSETID", "s", "1-5") == errors.XSETID_BELOW_CURRENT_MAX_DELETED
+    assert h.err("XADD", "s", "1-6", "f", "v") == errors.XADD_ID_TOO_SMALL
+    assert h("XSETID", "s", "2-1") == OK  # equal is fine
+
+
+def test_xsetid_entries_added_clamps_entries_read(h):
+    """Redis 8.10 (redis/redis#15488, PR #15489): lowering entries-added
+    lowers every group's entries-read with it, so no lag goes negative."""
+    fill(h, 10)
+    h.ok("XGROUP", "CREATE", "s", "g", "0")
+    h.ok("XGROUP", "CREATE", "s", "unknown", "$")
+    h("XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "s", ">")
+    h.ok("XTRIM", "s", "MAXLEN", "2")
+    assert h("XSETID", "s", "10-1", "ENTRIESADDED", "2") == OK
+    groups = h.stream().groups
+    assert groups[b"g"].entries_read == 2 and groups[b"g"].lag(h.stream()) == 0
+    assert groups[b"unknown"].entries_read == -1  # unknown stays unknown
 
 
 # -- XREAD ------------------------------------------------------------------------------

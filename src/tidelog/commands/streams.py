@@ -52,7 +52,7 @@ from .. import errors
 from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_strict_id
 from ..resp.replies import NULL_ARRAY, OK
-from ..types.groups import referenced_by
+from ..types.groups import clamp_entries_read, referenced_by
 from ..types.stream import Stream
 from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
@@ -600,8 +600,10 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
     stream = ctx.db.get_stream(key)
     if stream is None:
         raise CommandError(errors.NO_SUCH_KEY)
-    # Redis 7.0 does not compare last-id with the current max_deleted_entry_id
-    # (later versions refuse a smaller one); we follow 7.0, the reference.
+    # Redis 7.4 refuses a last ID below the largest deleted ID (redis/redis
+    # PR #11444; 7.0.15 accepts it).
+    if new_last < stream.max_deleted_entry_id:
+        raise CommandError(errors.XSETID_BELOW_CURRENT_MAX_DELETED)
     if stream.length > 0:
         if new_last < last_valid_id(stream):
             raise CommandError(errors.XSETID_BELOW_TOP)
@@ -610,6 +612,10 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
     stream.last_id = new_last
     if entries_added != -1:
         stream.entries_added = entries_added
+        # No group may have read more than was ever added (Redis 8.10,
+        # redis/redis#15488: it made an RDB the server then refused).
+        for group in stream.groups.values():
+            group.entries_read = clamp_entries_read(group.entries_read, stream)
     if max_deleted != MIN_ID:
         stream.max_deleted_entry_id = max_deleted
     ctx.modified(key)

@@ -16,7 +16,7 @@ from .. import errors
 from ..errors import CommandError
 from ..ids import MIN_ID
 from ..resp.replies import OK
-from ..types.groups import UNKNOWN, ConsumerGroup
+from ..types.groups import UNKNOWN, ConsumerGroup, clamp_entries_read
 from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
@@ -132,7 +132,8 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
     name = target.name
     if name in stream.groups:
         raise CommandError(errors.BUSYGROUP)
-    stream.groups[name] = ConsumerGroup(name, last_id, target.entries_read)
+    stream.groups[name] = ConsumerGroup(name, last_id,
+                                        clamp_entries_read(target.entries_read, stream))
     ctx.changed()
     ctx.propagate_argv()
     return OK

@@ -89,9 +89,10 @@ may move ``last_id`` back below entries already delivered, and XCLAIM FORCE
 (and the XCLAIM form that XREADGROUP propagates) may create a record for any
 ID; Redis allows both.
 
-Lag and entries-read follow the Redis 7.0 rules as redis-server 7.0.15
-behaves (see :meth:`ConsumerGroup.lag`); later Redis releases changed three
-cases, listed there.  Nothing here reads a clock: times come in as ``now_ms``.
+Lag and entries-read follow Redis 8's rules (see :meth:`ConsumerGroup.lag`,
+:meth:`ConsumerGroup.advance` and :func:`estimate_entries_read`): 7.0's, with
+the fixes that make every number reported true (nil where it cannot be
+known).  Nothing here reads a clock: times come in as ``now_ms``.
 """
 
 from __future__ import annotations
@@ -591,16 +592,15 @@ class ConsumerGroup:
     def advance(self, id: StreamID, stream: Stream) -> bool:
         """A ``>`` read delivered entry ``id``: move ``last_id`` to it and count it.
 
-        Redis 7.0 rules, as redis-server 7.0.15 applies them: when
-        ``entries_read`` is known and the stream has no tombstone at or
-        after ``id``, ``entries_read`` grows by one; otherwise, if the
+        Redis 8 rules: when ``entries_read`` is known, the group's position
+        is not behind the stream's first entry, and no tombstone lies at or
+        after that position, ``entries_read`` grows by one; otherwise, if the
         stream ever had entries, ``entries_read`` becomes
         :func:`estimate_entries_read` of ``id`` (possibly unknown, -1).
-        Note the tombstone test starts at ``id``, not at the old
-        ``last_id``: a deleted entry *between* them is not noticed, so
-        entries-read falls one short per such gap (Redis 7.0.15 reads 1, 2,
-        XDEL 3, reads 4 and reports entries-read 3).  Later Redis starts the
-        test at the old ``last_id`` (PR #13338).
+        (Redis 7.0 started the tombstone test at ``id`` and did not look at
+        the first entry, so a deleted entry between the old position and
+        ``id``, or a trim past the position, left entries-read wrong:
+        redis/redis PRs #13338 and #13958.)
 
         Returns False, changing nothing, when ``id <= last_id`` (Redis only
         counts entries beyond the group's position).
@@ -609,29 +609,34 @@ class ConsumerGroup:
         """
         if id <= self.last_id:
             return False
-        if self.entries_read != UNKNOWN and not range_has_tombstones(stream, id, None):
+        if self._counts_on(stream):
             self.entries_read += 1
         elif stream.entries_added:
             self.entries_read = estimate_entries_read(stream, id)
         self.last_id = id
         return True
 
+    def _counts_on(self, stream: Stream) -> bool:
+        """Whether the next delivery may simply add one to ``entries_read``."""
+        return (self.entries_read != UNKNOWN and self.last_id >= stream.first_id
+                and not range_has_tombstones(stream, self.last_id, None))
+
     def advance_all(self, ids: list[StreamID], stream: Stream) -> bool:
         """:meth:`advance` for each of ``ids`` in turn (strictly increasing, as a
         ``>`` read yields them); whether ``last_id`` moved.
 
-        When the first is beyond ``last_id``, ``entries_read`` is known and
-        the stream has no tombstone at or after it (so none after the others
-        either), that is ``entries_read += k`` and ``last_id`` the last ID;
-        otherwise each ID takes :meth:`advance`'s path.
+        When the first is beyond ``last_id`` and :meth:`advance` would count
+        it on (then it counts the others on too: the position only moves
+        forward, past no tombstone), that is ``entries_read += k`` and
+        ``last_id`` the last ID; otherwise each ID takes :meth:`advance`'s
+        path.
 
         Cost: O(1) in the first case, else O(k) for k IDs.
         """
         if not ids:
             return False
         first = ids[0]
-        if (first > self.last_id and self.entries_read != UNKNOWN
-                and not range_has_tombstones(stream, first, None)):
+        if first > self.last_id and self._counts_on(stream):
             self.entries_read += len(ids)
             self.last_id = ids[-1]
             return True
@@ -643,51 +648,43 @@ class ConsumerGroup:
     def set_id(self, id: StreamID, entries_read: int | None, stream: Stream) -> None:
         """XGROUP SETID: move ``last_id`` to ``id``; ``entries_read`` None means unknown (-1).
 
-        The value is stored as given: redis-server 7.0.15 accepts an
-        ENTRIESREAD above the stream's entries-added and then reports a
-        negative lag (``XGROUP SETID s g 2-0 ENTRIESREAD 100`` on a stream
-        of 5 entries: lag -95).  The range check (>= 0 or -1) is the
-        command's.  ``stream`` is not used by the 7.0 rule; it is taken so
-        that a later rule (clamping to entries-added) needs no new callers.
+        An ``entries_read`` above the stream's entries-added is lowered to
+        it (Redis 8.2.2, redis/redis#14257; 7.0 stored it and then reported
+        a negative lag).  The range check (>= 0 or -1) is the command's.
 
         Cost: O(1).
         """
         self.last_id = id
-        self.entries_read = UNKNOWN if entries_read is None else entries_read
+        self.entries_read = clamp_entries_read(
+            UNKNOWN if entries_read is None else entries_read, stream)
 
     def lag(self, stream: Stream) -> int | None:
         """XINFO GROUPS ``lag``: entries not yet delivered to the group, or None (nil).
 
-        Redis 7.0 rules, checked against redis-server 7.0.15 after XDEL,
-        XTRIM, and XGROUP CREATE/SETID with and without ENTRIESREAD:
+        Redis 8 rules (7.0's, with the fixes of redis/redis PRs #13338,
+        #13473 and #13958):
 
-        1. A stream that never had entries (``entries_added == 0``): 0,
-           whatever ``entries_read`` says.
-        2. ``entries_read`` known and no tombstone at or after ``last_id``
-           (:func:`range_has_tombstones`): ``entries_added - entries_read``
-           (negative if ENTRIESREAD was set too high).
-        3. Otherwise ``entries_added -`` :func:`estimate_entries_read` of
+        1. A stream that never had entries (``entries_added == 0``), or one
+           that is empty now: 0.
+        2. The group's position and the largest deleted ID both before the
+           first entry (everything left is new to the group, whatever was
+           trimmed or deleted before): the stream's length.
+        3. ``entries_read`` known and no tombstone at or after ``last_id``
+           (:func:`range_has_tombstones`): ``entries_added - entries_read``.
+        4. Otherwise ``entries_added -`` :func:`estimate_entries_read` of
            ``last_id``, or None when that is unknown.
 
         The estimate is not stored: XINFO shows ``entries-read`` nil and a
         number for ``lag`` (``XGROUP CREATE s g $``: nil and 0).
 
-        Known 7.0 inaccuracies that this reproduces on purpose, each fixed
-        in a later Redis:
-
-        - Tombstones before the first entry are ignored even when they lie
-          after ``last_id`` (read 0-1, 0-2 of 0-1..0-4, XDEL 0-1 0-2 0-3:
-          lag 2, where 1 is left; PR #13338).
-        - XTRIM does not raise ``max_deleted_entry_id``, so trimming past
-          ``last_id`` keeps rule 2 (read 1-0 of 1..5, XTRIM MAXLEN 1: lag 4,
-          where 1 is left; PR #13473, and #13958 for the reads after it).
-        - See :meth:`advance` for the tombstone test of ``>`` reads.
-
         Cost: O(1).
         """
         added = stream.entries_added
-        if added == 0:
+        if added == 0 or stream.length == 0:
             return 0
+        first = stream.first_id
+        if self.last_id < first and stream.max_deleted_entry_id < first:
+            return stream.length
         if self.entries_read != UNKNOWN and not range_has_tombstones(stream, self.last_id, None):
             return added - self.entries_read
         estimate = estimate_entries_read(stream, self.last_id)
@@ -781,14 +778,14 @@ def range_has_tombstones(
 
     Redis keeps only the largest deleted ID, so this asks whether
     ``max_deleted_entry_id`` is in the range, and says no when the stream
-    is empty, nothing was ever deleted (0-0), or the largest deleted ID is
-    below the first entry (every tombstone is then gone with the entries
-    before it; see :meth:`ConsumerGroup.lag` for where that is wrong).
+    is empty or nothing was ever deleted (0-0).  (Redis 7.0 also said no
+    when the largest deleted ID was below the first entry, even for a
+    range starting before it: redis/redis PR #13338.)
 
     Cost: O(1).
     """
     deleted = stream.max_deleted_entry_id
-    if stream.length == 0 or deleted == MIN_ID or deleted < stream.first_id:
+    if stream.length == 0 or deleted == MIN_ID:
         return False
     low = MIN_ID if start is None else start
     high = MAX_ID if end is None else end
@@ -798,10 +795,12 @@ def range_has_tombstones(
 def estimate_entries_read(stream: Stream, id: StreamID) -> int:
     """The logical offset of ``id`` (entries added up to and including it), or -1.
 
-    Redis 7.0's estimate, for a group positioned at ``id``:
+    Redis 8's estimate, for a group positioned at ``id``:
 
     - the stream never had entries: 0;
     - the stream is empty and ``id <= last_id``: ``entries_added``;
+    - ``id`` (not 0-0) before the largest deleted ID: unknown (a deleted
+      entry lies ahead of it; PR #13338);
     - ``id`` is the stream's ``last_id``: ``entries_added``;
     - ``id`` is beyond ``last_id``: unknown;
     - no tombstone in the stream (none ever, or all below the first entry):
@@ -817,11 +816,13 @@ def estimate_entries_read(stream: Stream, id: StreamID) -> int:
     last = stream.last_id
     if stream.length == 0 and id <= last:
         return added
+    deleted = stream.max_deleted_entry_id
+    if id != MIN_ID and id < deleted:
+        return UNKNOWN
     if id == last:
         return added
     if id > last:
         return UNKNOWN
-    deleted = stream.max_deleted_entry_id
     first = stream.first_id
     if deleted == MIN_ID or deleted < first:
         if id < first:
@@ -829,6 +830,15 @@ def estimate_entries_read(stream: Stream, id: StreamID) -> int:
         if id == first:
             return added - stream.length + 1
     return UNKNOWN
+
+
+def clamp_entries_read(entries_read: int, stream: Stream) -> int:
+    """An entries-read given by XGROUP CREATE/SETID, or left by XSETID's
+    ENTRIESADDED, never above the stream's entries-added (Redis 8.2.2,
+    redis/redis#14257; and #15488 for XSETID); unknown (-1) stays.  Cost: O(1)."""
+    if entries_read > stream.entries_added:
+        return stream.entries_added
+    return entries_read
 
 
 def referenced_by(groups: Iterable[ConsumerGroup]) -> Callable[[StreamID], bool] | None:
