@@ -161,9 +161,15 @@ def test_history_reads_bump_deliveries_and_propagate_nothing(h):
     assert h("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "NOACK", "STREAMS", "s", "3-1") == \
         [[b"s", [entry("4-1", "f", "4")]]]
     assert len(h.group().pel) == 4
-    # another consumer has no history; reading it creates the consumer
+    # another consumer has no history; reading it creates the consumer, and
+    # with no XCLAIM to make it on a replica, its creation is propagated
+    # (Redis 8.8, redis/redis PR #14963)
+    h.take_effects()
     assert h("XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", "0") == [[b"s", []]]
     assert b"d" in h.group().consumers
+    assert h.take_effects() == [[b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"d"]]
+    assert h("XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", "0") == [[b"s", []]]
+    assert h.take_effects() == []  # only when it was created
 
 
 def test_consumer_seen_and_active_times(h):

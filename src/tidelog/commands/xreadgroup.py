@@ -5,7 +5,9 @@ the PEL, ``XCLAIM key group consumer 0 id TIME <ms> RETRYCOUNT <n> FORCE
 JUSTID LASTID <group last ID>``; then, when the group's last ID moved,
 ``XGROUP SETID key group <last ID> ENTRIESREAD <n>`` (Redis 7.4+ sends it
 after every read that moved the ID; 7.0 only with NOACK).  With NOACK a
-consumer it created goes out as ``XGROUP CREATECONSUMER``.  A history read
+consumer it created goes out as ``XGROUP CREATECONSUMER``, and so does one
+created by a read that delivers nothing (a history read; Redis 8.8,
+``#14963``).  A history read
 (explicit ID) bumps delivery times and counts and propagates nothing (7.4+;
 ``#13251``).  ``>`` ... CLAIM (Redis 8.4): each claimed entry goes out as the
 XCLAIM form (the time and count it now has), each claimed entry found gone
@@ -173,6 +175,10 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
                 found += _deliver_new(ctx, args, target, consumer, left, now, claim_form=True)
         else:
             found = _deliver_new(ctx, args, target, consumer, limit, now)
+        if created and not args.noack and not found:
+            # Nothing delivered, so no XCLAIM makes the consumer on a replica:
+            # Redis 8.8 sends its creation (redis/redis PR #14963).
+            ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name, consumer.name])
         results.append((target.key, found))
         budget -= len(found)
     return results
