@@ -491,11 +491,71 @@ def test_xread_maxcount_across_several_keys(h):
     # a key with nothing new does not use the budget
     got = h.ok("XREAD", "MAXCOUNT", "2", "STREAMS", "s1", "s2", "3-1", "2-1")
     assert [(k, ids(es)) for k, es in got] == [(b"s2", [b"3-1"])]
-    # choice: 0 or a negative MAXCOUNT is no limit, as for COUNT
-    assert len(h.ok("XREAD", "MAXCOUNT", "0", "STREAMS", "s1", "0")[0][1]) == 3
-    assert h.err("XREAD", "MAXCOUNT", "x", "STREAMS", "s1", "0") == errors.NOT_INTEGER
-    # choice: MAXSIZE is not implemented (its unit is undocumented): a syntax error
-    assert h.err("XREAD", "MAXSIZE", "100", "STREAMS", "s1", "0") == errors.SYNTAX
+    # A positive integer, at least COUNT (the texts predis's XREAD tests assert
+    # against Redis 8.10: tests/Predis/Command/Redis/XREAD_NEW_Test.php).
+    for bad in ("0", "-1", "x", "1.5"):
+        assert h.err("XREAD", "MAXCOUNT", bad, "STREAMS", "s1", "0") == \
+            errors.MAXCOUNT_NOT_POSITIVE
+    assert h.err("XREAD", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "s1", "0") == \
+        errors.MAXCOUNT_BELOW_COUNT
+    assert h.err("XREAD", "MAXCOUNT", "1", "COUNT", "2", "STREAMS", "s1", "0") == \
+        errors.MAXCOUNT_BELOW_COUNT  # options in any order
+    assert h.err("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "MAXCOUNT", "2",
+                 "STREAMS", "s1", ">") == errors.MAXCOUNT_BELOW_COUNT
+    assert len(h.ok("XREAD", "COUNT", "0", "MAXCOUNT", "1", "STREAMS", "s1", "0")[0][1]) == 1
+
+
+# -- MAXSIZE --------------------------------------------------------------------------------
+# https://redis.io/docs/latest/commands/xread/ (Redis 8.10): a soft cap on the
+# reply's bytes; the first entry is always returned; once passed, no more
+# entries and no more keys.  The cases are predis's (XREAD_NEW_Test.php), run
+# there against Redis 8.10.
+
+def test_xread_maxsize(h):
+    h.ok("XADD", "stream1", "1-0", "field", "value1")
+    h.ok("XADD", "stream1", "2-0", "field", "value2")
+    h.ok("XADD", "stream2", "1-0", "field", "value3")
+    # the first entry even when it alone passes the budget; the rest left out
+    assert h.ok("XREAD", "MAXSIZE", "1", "STREAMS", "stream1", "stream2", "0-0", "0-0") == [
+        [b"stream1", [[b"1-0", [b"field", b"value1"]]]]]
+    got = h.ok("XREAD", "MAXSIZE", "1048576", "STREAMS", "stream1", "stream2", "0-0", "0-0")
+    assert [(k, ids(es)) for k, es in got] == [(b"stream1", [b"1-0", b"2-0"]),
+                                               (b"stream2", [b"1-0"])]
+    got = h.ok("XREAD", "MAXCOUNT", "2", "MAXSIZE", "1048576",
+               "STREAMS", "stream1", "stream2", "0-0", "0-0")
+    assert [(k, ids(es)) for k, es in got] == [(b"stream1", [b"1-0", b"2-0"])]
+    # the budget counts bytes: each entry here is 40 bytes in RESP2, the key's
+    # header (*2 $stream1 *2) 21, so 21 + 40 + 1 takes a second entry and 21 + 40
+    # does not
+    assert [ids(es) for _, es in h.ok("XREAD", "MAXSIZE", "62", "STREAMS", "stream1", "0")] \
+        == [[b"1-0", b"2-0"]]
+    assert [ids(es) for _, es in h.ok("XREAD", "MAXSIZE", "61", "STREAMS", "stream1", "0")] \
+        == [[b"1-0"]]
+    # an empty reply stays empty
+    h.ok("XDEL", "stream2", "1-0")
+    assert h("XREAD", "MAXCOUNT", "2", "MAXSIZE", "1024", "STREAMS", "stream2", "0-0") \
+        is NULL_ARRAY
+    for bad in ("0", "-5", "x"):
+        assert h.err("XREAD", "MAXSIZE", bad, "STREAMS", "stream1", "0") == \
+            errors.MAXSIZE_NOT_POSITIVE
+
+
+def test_xreadgroup_maxsize_delivers_only_what_it_returns(h):
+    for key in ("a", "b"):
+        fill(h, 3, key=key)
+        h.ok("XGROUP", "CREATE", key, "g", "0")
+    got = h.ok("XREADGROUP", "GROUP", "g", "c", "MAXSIZE", "1", "STREAMS", "a", "b", ">", ">")
+    assert [(k, ids(es)) for k, es in got] == [(b"a", [b"1-1"])]
+    assert h.group("g", "a").last_id == StreamID(1, 1)
+    assert len(h.group("g", "a").pel) == 1
+    assert h.group("g", "b").consumer(b"c") is None  # b was not served
+    # a history read: only the entries returned count as delivered again
+    h.ok("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", ">")
+    before = {e.id: e.delivery_count for e in h.group("g", "a").pel.values()}
+    got = h.ok("XREADGROUP", "GROUP", "g", "c", "MAXSIZE", "1", "STREAMS", "a", "0")
+    assert [(k, ids(es)) for k, es in got] == [(b"a", [b"1-1"])]
+    after = {e.id: e.delivery_count for e in h.group("g", "a").pel.values()}
+    assert after == {**before, StreamID(1, 1): before[StreamID(1, 1)] + 1}
 
 
 def test_xread_maxcount_when_blocked(h):

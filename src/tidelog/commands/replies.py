@@ -52,3 +52,53 @@ def last_valid_id(stream: Stream) -> StreamID:
     """The ID of the newest live entry; 0-0 for an empty stream."""
     last = stream.last_live_id()
     return last if last is not None else MIN_ID
+
+
+def _bulk_size(value: bytes) -> int:
+    return len(value) + len(str(len(value))) + 5  # $<len>\r\n<value>\r\n
+
+
+class SizeBudget:
+    """MAXSIZE on XREAD and XREADGROUP (Redis 8.10): a soft cap on the reply's
+    bytes across every key.  Entries are taken while the budget is not yet
+    passed, so the entry that passes it is still returned (and the first one
+    always is); after that no more entries and no more keys.  Bytes are
+    counted in RESP2's form: each served key's ``*2 $key *n`` and each entry's
+    ``*2 $id *2k $f $v ...`` (the outer array's header is not counted).
+    Cost: O(fields) per entry admitted."""
+
+    __slots__ = ("left", "taken")
+
+    def __init__(self, maxsize: int) -> None:
+        self.left = maxsize
+        self.taken = 0
+
+    def spent(self) -> bool:
+        """Whether the budget is passed (no further key is served)."""
+        return self.left <= 0 and self.taken > 0
+
+    def open_key(self, key: bytes) -> None:
+        """Charge a served key's header (its entry count taken as one digit)."""
+        self.left -= 8 + _bulk_size(key)
+
+    def admit(self, id_bytes: bytes, fields: list[bytes]) -> bool:
+        """Whether one more entry fits; charges it when it does."""
+        if self.left <= 0 and self.taken > 0:
+            return False
+        size = 4 + _bulk_size(id_bytes) + len(str(len(fields))) + 3
+        for value in fields:
+            size += _bulk_size(value)
+        self.left -= size
+        self.taken += 1
+        return True
+
+    def fit(self, entries: list[list[Any]]) -> int:
+        """How many of ``entries`` (``[id, fields, ...]`` replies, in order)
+        fit, the first ones; charges them."""
+        k = 0
+        for entry in entries:
+            if not self.admit(entry[0], entry[1]):
+                break
+            k += 1
+        return k
+

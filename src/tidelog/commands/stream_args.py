@@ -127,6 +127,7 @@ class ReadArgs:
 
     count: int = 0         # COUNT per key; 0: no limit
     maxcount: int = 0      # MAXCOUNT, entries in total (Redis 8.10); 0: no limit
+    maxsize: int = 0       # MAXSIZE, reply bytes, a soft cap (Redis 8.10); 0: no limit
     timeout: int = -1      # BLOCK ms; -1: no BLOCK, 0: forever
     group: bytes = b""     # XREADGROUP: GROUP group consumer
     consumer: bytes = b""
@@ -207,7 +208,13 @@ def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
         elif opt == b"COUNT" and r.more():
             args.count = max(r.next_int(), 0)
         elif opt == b"MAXCOUNT" and r.more():
-            args.maxcount = max(r.next_int(), 0)
+            args.maxcount = r.next_int(errors.MAXCOUNT_NOT_POSITIVE)
+            if args.maxcount <= 0:
+                raise CommandError(errors.MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"MAXSIZE" and r.more():
+            args.maxsize = r.next_int(errors.MAXSIZE_NOT_POSITIVE)
+            if args.maxsize <= 0:
+                raise CommandError(errors.MAXSIZE_NOT_POSITIVE)
         elif opt == b"STREAMS" and r.more():
             nkeys, odd = divmod(r.remaining(), 2)
             if odd:
@@ -238,5 +245,7 @@ def parse_read_options(argv: list[bytes], group: bool) -> ReadArgs:
         raise CommandError(errors.SYNTAX)
     if group and not group_given:
         raise CommandError(errors.XREADGROUP_MISSING_GROUP)
+    if args.maxcount and args.count > args.maxcount:
+        raise CommandError(errors.MAXCOUNT_BELOW_COUNT)
     r.finish()
     return args

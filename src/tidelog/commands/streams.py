@@ -58,7 +58,7 @@ from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
 from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
-from .replies import capped_count, entries_reply, last_valid_id, streams_reply
+from .replies import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from .stream_args import (
     ACKED,
     DELREF,
@@ -633,7 +633,7 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Returns entries from one or more streams with IDs above the ones given, "
                  "optionally blocking until there are some.")
 def xread(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XREAD [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""
+    """XREAD [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     opts = parse_read_options(argv, group=False)
     timeout, count, maxcount, keys = opts.timeout, opts.count, opts.maxcount, opts.keys
     # The ID after which each stream is read; keys are checked in order, each
@@ -658,12 +658,18 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
 
     results = []
     budget = maxcount
+    size = SizeBudget(opts.maxsize) if opts.maxsize else None
     for key, gt in zip(keys, after):
         if maxcount and budget <= 0:
             break  # MAXCOUNT reached: the keys after it are not served
         stream = ctx.db.get_stream(key)
         if stream is not None and last_valid_id(stream) > gt:
             found = entries_reply(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
+            if size is not None:
+                size.open_key(key)
+                found = found[:size.fit(found)]
+                if not found:
+                    break  # MAXSIZE passed: this key and those after it are left out
             results.append((key, found))
             budget -= len(found)
     if results:
@@ -685,8 +691,10 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
             # Served as soon as the stream's last ID moved past ours, even if
             # the entries after it are gone again (an empty list, as Redis).
             if gt is not None and type(stream) is Stream and stream.last_id > gt:
-                return streams_reply(
-                    woken, [(key, entries_reply(stream, gt.incr(), MAX_ID, served_count))])
+                found = entries_reply(stream, gt.incr(), MAX_ID, served_count)
+                if opts.maxsize:
+                    found = found[:SizeBudget(opts.maxsize).fit(found)]
+                return streams_reply(woken, [(key, found)])
         return None
 
     return Wait(list(waits), timeout, retry, NULL_ARRAY)

@@ -55,6 +55,7 @@ from .group_ops import (
     xclaim_effect,
 )
 from .replies import (
+    SizeBudget,
     capped_count,
     entry_reply,
     last_valid_id,
@@ -145,12 +146,17 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
     now = ctx.now_ms()
     results = []
     budget = args.maxcount
+    size = SizeBudget(args.maxsize) if args.maxsize else None
     for target in targets:
         if args.maxcount and budget <= 0:
             break
         limit = capped_count(count, args.maxcount, budget)
         group = target.group
         serve = target.after is not None or _servable(target, args, now)
+        if serve and size is not None:
+            size.open_key(target.key)
+            if size.spent():
+                break  # MAXSIZE passed: this key and those after it are left out
         if serve:
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
@@ -167,14 +173,15 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
             continue
         consumer.seen_time = now
         if target.after is not None:
-            found = _read_history(target, consumer, limit, now)
+            found = _read_history(target, consumer, limit, now, size)
         elif args.claim >= 0:
-            found = _claim_idle(ctx, target, consumer, limit, now, args.claim)
-            if not limit or len(found) < limit:
+            found = _claim_idle(ctx, target, consumer, limit, now, args.claim, size)
+            if (not limit or len(found) < limit) and (size is None or not size.spent()):
                 left = limit - len(found) if limit else 0
-                found += _deliver_new(ctx, args, target, consumer, left, now, claim_form=True)
+                found += _deliver_new(ctx, args, target, consumer, left, now, size,
+                                      claim_form=True)
         else:
-            found = _deliver_new(ctx, args, target, consumer, limit, now)
+            found = _deliver_new(ctx, args, target, consumer, limit, now, size)
         if created and not args.noack and not found:
             # Nothing delivered, so no XCLAIM makes the consumer on a replica:
             # Redis 8.8 sends its creation (redis/redis PR #14963).
@@ -184,11 +191,13 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
     return results
 
 
-def _read_history(target: _Target, consumer: Consumer, count: int, now: int) -> list[Any]:
+def _read_history(target: _Target, consumer: Consumer, count: int, now: int,
+                  size: SizeBudget | None) -> list[Any]:
     """The consumer's pending entries after ``target.after``, oldest first.
 
     Each one still in the stream counts as delivered again (time now, count
-    + 1); one deleted from the stream comes back as ``[id, nil]``.
+    + 1); one deleted from the stream comes back as ``[id, nil]``.  An entry
+    MAXSIZE leaves out is not touched.
     Cost: O(log P + M log N) for M entries returned.
     """
     assert target.after is not None
@@ -200,8 +209,11 @@ def _read_history(target: _Target, consumer: Consumer, count: int, now: int) -> 
     stream, group = target.stream, target.group
     for entry in group.consumer_pending_range(consumer, start, MAX_ID):
         fields = stream.get(entry.id)
+        id_bytes = bytes(entry.id)
+        if size is not None and not size.admit(id_bytes, fields or []):
+            break
         if fields is None:
-            out.append([bytes(entry.id), NULL_ARRAY])
+            out.append([id_bytes, NULL_ARRAY])
         else:
             out.append(entry_reply(entry.id, fields))
             group.touch_delivery(entry, now)
@@ -211,7 +223,7 @@ def _read_history(target: _Target, consumer: Consumer, count: int, now: int) -> 
 
 
 def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: int,
-                min_idle: int) -> list[Any]:
+                min_idle: int, size: SizeBudget | None) -> list[Any]:
     """XREADGROUP ... CLAIM's first phase (Redis 8.4): take pending entries.
 
     In :meth:`~tidelog.types.groups.ConsumerGroup.claimable` order (the NACK
@@ -234,6 +246,8 @@ def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: 
         if fields is None:
             drop_gone(ctx, key, group, bytes(id), entry)
             continue
+        if size is not None and not size.admit(bytes(id), fields):
+            break  # MAXSIZE passed: left pending as it was
         idle = -1 if entry.consumer is None else max(now - entry.delivery_time, 0)
         before = entry.delivery_count
         claim(ctx, key, group, consumer, id, bytes(id), now, one_more(before), now)
@@ -242,7 +256,8 @@ def _claim_idle(ctx: Ctx, target: _Target, consumer: Consumer, count: int, now: 
 
 
 def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
-                 count: int, now: int, claim_form: bool = False) -> list[Any]:
+                 count: int, now: int, size: SizeBudget | None,
+                 claim_form: bool = False) -> list[Any]:
     """Deliver entries beyond the group's last ID, recording their effects.
 
     ``claim_form`` (XREADGROUP ... CLAIM) adds the idle time and delivery
@@ -260,6 +275,9 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
     """
     stream, group, key = target.stream, target.group, target.key
     ids, out = stream.read_from(group.last_id.incr(), count)
+    if size is not None:  # entries MAXSIZE leaves out are not delivered
+        k = size.fit(out)
+        ids, out = ids[:k], out[:k]
     if not ids:
         return out
     if claim_form:
@@ -289,7 +307,7 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
          summary="Reads new entries as a consumer of a group (or the consumer's pending "
                  "history), optionally blocking until there are some.")
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
+    """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     args = parse_read_options(argv, group=True)
     targets = _resolve_targets(ctx, args, args.ids)
     results = _serve(ctx, args, targets, args.count)
