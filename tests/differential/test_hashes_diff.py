@@ -34,7 +34,7 @@ def default_hash_limits(differ):
     """Both servers at Redis's defaults before and after every test."""
     def reset():
         for client in (differ.ours, differ.theirs):
-            assert client.call("CONFIG", "SET", "hash-max-listpack-entries", "128") == b"+OK\r\n"
+            assert client.call("CONFIG", "SET", "hash-max-listpack-entries", "512") == b"+OK\r\n"
             assert client.call("CONFIG", "SET", "hash-max-listpack-value", "64") == b"+OK\r\n"
     reset()
     yield
@@ -190,13 +190,13 @@ def test_hincrbyfloat_propagates_hset(differ, tidelog):
 # Encodings
 # =====================================================================================
 def test_encoding_by_entries(d):
-    fill(d, "h", 128)
+    fill(d, "h", 512)
     d.check("OBJECT", "ENCODING", "h")
     d.check("HSET", "h", "one-more", "v")
     d.check("OBJECT", "ENCODING", "h")
     d.check("HDEL", "h", "one-more", "f0", "f1")
     d.check("OBJECT", "ENCODING", "h")  # stays a hashtable
-    fill(d, "big", 300)
+    fill(d, "big", 700)
     d.check("OBJECT", "ENCODING", "big")
 
 
@@ -232,7 +232,7 @@ def test_encoding_follows_config_set(d):
 
 
 def test_big_hash_replies_as_sets(d):
-    fill(d, "h", 200)
+    fill(d, "h", 600)
     d.check("HLEN", "h")
     same_set(d, "HGETALL", "h", pairs=True)
     same_set(d, "HKEYS", "h")
@@ -265,7 +265,7 @@ def test_hrandfield_exact_cases(d):
     ])
 
 
-@pytest.mark.parametrize("size", [5, 200])
+@pytest.mark.parametrize("size", [5, 600])
 def test_hrandfield_shapes(d, size):
     fill(d, "h", size)
     fields = {f"f{i}".encode(): f"v{i}".encode() for i in range(size)}
@@ -323,7 +323,7 @@ def test_hscan_small_exact(d):
 
 
 def test_hscan_big_full_iteration(d):
-    fill(d, "h", 500)
+    fill(d, "h", 1000)
     for client in (d.ours, d.theirs):
         seen: dict[bytes, bytes] = {}
         cursor, calls = b"0", 0
@@ -335,7 +335,7 @@ def test_hscan_big_full_iteration(d):
             if cursor == b"0":
                 break
         assert calls > 1
-        assert seen == {f"f{i}".encode(): f"v{i}".encode() for i in range(500)}
+        assert seen == {f"f{i}".encode(): f"v{i}".encode() for i in range(1000)}
     ours, theirs = both(d, "HSCAN", "h", "0", "MATCH", "f1?", "COUNT", "1000")
     assert sorted(ours[1]) == sorted(theirs[1])
 
@@ -365,7 +365,7 @@ def test_keyspace(d):
 
 def test_memory_and_debug_do_not_fail(differ):
     fill(differ, "h", 3)
-    fill(differ, "big", 200)
+    fill(differ, "big", 600)
     for key in ("h", "big"):
         assert int(parse(differ.ours.call("MEMORY", "USAGE", key))[1:]) > 0
         assert differ.ours.call("DEBUG", "OBJECT", key).startswith(b"+Value at:")

@@ -6,7 +6,7 @@ type 4 (a length, then field and value strings).  Read: types 4, 16, 13
 (a ziplist blob, Redis before 7.0) and 9 (a zipmap blob, Redis before 2.6).
 
 A loaded hash takes the encoding Redis gives it when it loads a snapshot
-with the default thresholds (128 fields, 64 bytes): a listpack when it fits
+with the default thresholds (512 fields, 64 bytes): a listpack when it fits
 them, a hashtable otherwise.  Costs: O(size of the value) both ways.
 """
 
@@ -24,7 +24,7 @@ TYPE_HASH_ZIPLIST = 13
 TYPE_HASH_LISTPACK = 16
 
 # Redis's defaults: a loaded hash within them is a listpack.
-LOAD_MAX_ENTRIES = 128
+LOAD_MAX_ENTRIES = 512
 LOAD_MAX_VALUE = 64
 
 
