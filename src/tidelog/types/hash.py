@@ -148,6 +148,8 @@ class Hash:
         ``count`` reaches the size) or, when not ``unique``, drawn with
         repetition.  O(N + count)."""
         pairs = list(self.map.items())
+        if not pairs:
+            return []
         if unique:
             if count >= len(pairs):
                 return pairs
