@@ -329,6 +329,10 @@ NOT_A_FLOAT = b"ERR value is not a valid float"
 VALUE_NAN_OR_INFINITY = b"ERR value is NaN or Infinity"
 INCR_NAN_OR_INFINITY = b"ERR increment would produce NaN or Infinity"
 VALUE_OUT_OF_RANGE = b"ERR value is out of range"
+# Redis 8.0's HGETDEL (and the other FIELDS-taking hash commands)
+FIELDS_MISSING = b"ERR Mandatory argument FIELDS is missing or not at the right position"
+NUMFIELDS_NOT_POSITIVE = b"ERR Number of fields must be a positive integer"
+NUMFIELDS_MISMATCH = b"ERR The `numfields` parameter must match the number of arguments"
 
 
 def value_out_of_range_between(lo: int, hi: int) -> CommandError:

@@ -323,3 +323,30 @@ def test_config_defaults_are_redis_defaults():
     config = Config()
     assert config["hash-max-listpack-entries"] == 512
     assert config["hash-max-listpack-value"] == 64
+
+
+def test_hgetdel_redis_8():
+    """HGETDEL (Redis 8.0, https://redis.io/docs/latest/commands/hgetdel/):
+    the values (nil for missing fields), the fields deleted, propagated as
+    HDEL; the key goes with its last field."""
+    h = Harness()
+    assert h.ok("HGETDEL", "nokey", "FIELDS", "2", "a", "b") == [None, None]
+    h.ok("HSET", "k", "a", "1", "b", "2", "c", "3")
+    h.take_effects()
+    assert h.ok("HGETDEL", "k", "fields", "3", "a", "zz", "a") == [b"1", None, None]
+    assert h.take_effects() == [[b"HDEL", b"k", b"a", b"zz", b"a"]]
+    assert h.ok("HGETDEL", "k", "FIELDS", "1", "zz") == [None]
+    assert h.take_effects() == []
+    assert h.ok("HGETDEL", "k", "FIELDS", "2", "b", "c") == [b"2", b"3"]
+    assert b"k" not in h.engine.dbs[0].data
+    h.ok("HSET", "k", "a", "1")
+    assert h.err("HGETDEL", "k", "FIELD", "1", "a") == \
+        b"ERR Mandatory argument FIELDS is missing or not at the right position"
+    for bad in ("0", "-1", "x"):
+        assert h.err("HGETDEL", "k", "FIELDS", bad, "a") == \
+            b"ERR Number of fields must be a positive integer"
+    assert h.err("HGETDEL", "k", "FIELDS", "2", "a") == \
+        b"ERR The `numfields` parameter must match the number of arguments"
+    assert h.err("HGETDEL", "k", "FIELDS") == b"ERR wrong number of arguments for 'hgetdel' command"
+    h.ok("SET", "s", "v")
+    assert h.err("HGETDEL", "s", "NOPE", "1", "a").startswith(b"WRONGTYPE")

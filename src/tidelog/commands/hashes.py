@@ -1,5 +1,6 @@
 """Hashes: HSET, HSETNX, HGET, HMGET, HMSET, HDEL, HEXISTS, HGETALL, HKEYS,
-HVALS, HLEN, HSTRLEN, HINCRBY, HINCRBYFLOAT, HRANDFIELD and HSCAN.
+HVALS, HLEN, HSTRLEN, HINCRBY, HINCRBYFLOAT, HRANDFIELD, HSCAN and Redis
+8.0's HGETDEL.  (Field expiry -- HEXPIRE, HGETEX, HSETEX -- is not here.)
 
 The value is a :class:`~tidelog.types.hash.Hash`.  Every write checks the
 encoding thresholds (``hash-max-listpack-entries``,
@@ -8,7 +9,8 @@ hashtable when a write passes them.  An emptied hash is deleted.
 
 Propagation: the writes go to the AOF and replicas as they came, except
 HINCRBYFLOAT, which goes as ``HSET key field <new value>`` (as in Redis, so
-a replica does not redo the float arithmetic).  A write that changed nothing
+a replica does not redo the float arithmetic), and HGETDEL, which goes as
+``HDEL key field ...``.  A write that changed nothing
 (HDEL of absent fields, HSETNX of a present one) propagates nothing.
 """
 
@@ -17,11 +19,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import (
+    FIELDS_MISSING,
     HASH_VALUE_NOT_FLOAT,
     HASH_VALUE_NOT_INTEGER,
     INCR_NAN_OR_INFINITY,
     INCR_OVERFLOW,
     NOT_A_FLOAT,
+    NUMFIELDS_MISMATCH,
+    NUMFIELDS_NOT_POSITIVE,
     SYNTAX,
     VALUE_NAN_OR_INFINITY,
     VALUE_OUT_OF_RANGE,
@@ -58,6 +63,7 @@ COMMAND_EXTRAS.update({
     "hstrlen": ((), [_ks("RO", 1)]),
     "hincrby": ((), [_ks("RW access update", 1)]),
     "hincrbyfloat": ((), [_ks("RW access update", 1)]),
+    "hgetdel": ((), [_ks("RW access delete", 1)]),
 })
 
 
@@ -161,6 +167,38 @@ def hdel(ctx: Ctx, argv: list[bytes]) -> object:
         ctx.modified(key, deleted)
         ctx.propagate_argv()
     return deleted
+
+
+@command("hgetdel", arity=-5, flags="write fast", keys=(1, 1, 1), group="hash",
+         since="8.0.0", complexity="O(N) where N is the number of specified fields",
+         summary="Returns the value of a field and deletes it from the hash.")
+def hgetdel(ctx: Ctx, argv: list[bytes]) -> object:
+    """HGETDEL key FIELDS numfields field [field ...]"""
+    key = argv[1]
+    h = ctx.db.get_typed(key, Hash)
+    if argv[2].upper() != b"FIELDS":
+        raise CommandError(FIELDS_MISSING)
+    numfields = parse_int(argv[3], NUMFIELDS_NOT_POSITIVE)
+    if numfields < 1:
+        raise CommandError(NUMFIELDS_NOT_POSITIVE)
+    if numfields != len(argv) - 4:
+        raise CommandError(NUMFIELDS_MISMATCH)
+    if h is None:
+        return [None] * numfields
+    values = []
+    for field in argv[4:]:
+        value = h.get(field)
+        if value is not None:
+            h.delete(field)
+        values.append(value)
+    deleted = sum(v is not None for v in values)
+    if deleted:
+        if not len(h):
+            ctx.db.delete(key)
+            ctx.ready(key)
+        ctx.modified(key, deleted)
+        ctx.effect([b"HDEL", key, *argv[4:]])
+    return values
 
 
 @command("hincrby", arity=4, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
