@@ -227,6 +227,10 @@ def test_encoding_follows_config_set(d):
         ["OBJECT", "ENCODING", "w"],  # CONFIG SET converts nothing already there
         ["CONFIG", "SET", "hash-max-listpack-entries", "-1"],
         ["CONFIG", "SET", "hash-max-listpack-entries", "x"],
+        ["CONFIG", "SET", "hash-max-listpack-entries", "1kb"],
+        ["CONFIG", "SET", "hash-max-listpack-value", "-1"],
+        ["CONFIG", "SET", "hash-max-listpack-value", "1kb"],
+        ["CONFIG", "GET", "hash-max-listpack-value"],
     ])
     same_set(d, "CONFIG", "GET", "hash-max-listpack-*", pairs=True)
 
@@ -346,6 +350,14 @@ def test_hscan_novalues_redis_7_4(differ):
     differ.ours.call("HSET", "h", "a", "1", "b", "2")
     assert parse(differ.ours.call("HSCAN", "h", "0", "NOVALUES")) == [b"0", [b"a", b"b"]]
     assert parse(differ.ours.call("HSCAN", "h", "0", "MATCH", "b", "NOVALUES")) == [b"0", [b"b"]]
+    differ.ours.call("HSET", "big", *[f"f{i // 2}" if i % 2 == 0 else "v" for i in range(1200)])
+    seen, cursor = [], b"0"
+    while True:
+        cursor, fields = parse(differ.ours.call("HSCAN", "big", cursor, "NOVALUES", "COUNT", "50"))
+        seen += fields
+        if cursor == b"0":
+            break
+    assert sorted(set(seen)) == sorted(f"f{i}".encode() for i in range(600))
 
 
 # =====================================================================================
