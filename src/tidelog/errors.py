@@ -327,6 +327,24 @@ def xclaim_unrecognized(option: bytes) -> CommandError:
     return CommandError(b"ERR Unrecognized XCLAIM option '%s'" % option)
 
 
+# -- hashes (commands/hashes.py; Redis 7.0's texts) -------------------------------
+HASH_VALUE_NOT_INTEGER = b"ERR hash value is not an integer"
+HASH_VALUE_NOT_FLOAT = b"ERR hash value is not a float"
+NOT_A_FLOAT = b"ERR value is not a valid float"
+VALUE_NAN_OR_INFINITY = b"ERR value is NaN or Infinity"
+INCR_NAN_OR_INFINITY = b"ERR increment would produce NaN or Infinity"
+VALUE_OUT_OF_RANGE = b"ERR value is out of range"
+# Redis 8.0's HGETDEL (and the other FIELDS-taking hash commands)
+FIELDS_MISSING = b"ERR Mandatory argument FIELDS is missing or not at the right position"
+NUMFIELDS_NOT_POSITIVE = b"ERR Number of fields must be a positive integer"
+NUMFIELDS_MISMATCH = b"ERR The `numfields` parameter must match the number of arguments"
+
+
+def value_out_of_range_between(lo: int, hi: int) -> CommandError:
+    """A ranged number argument (HRANDFIELD's count) outside its range."""
+    return CommandError(b"ERR value is out of range, value must between %d and %d" % (lo, hi))
+
+
 # -- persistence (SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD / LOADAOF) ------------
 BGSAVE_IN_PROGRESS = b"ERR Background save already in progress"
 BGSAVE_CHILD_ACTIVE = (b"ERR Another child process is active (AOF?): can't BGSAVE right now. "

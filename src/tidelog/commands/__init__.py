@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     config,
     connection,
     debug,
+    hashes,
     idmp,
     info,
     keys,

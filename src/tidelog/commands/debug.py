@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
+from ..types.hash import Hash
 from ..types.stream import Stream
 from .args import parse_int
 from .contract import Ctx, Reply
@@ -71,6 +72,10 @@ def _serialized_length(value: Any) -> int:
     """An estimate of the RDB encoding's size (DEBUG OBJECT serializedlength)."""
     if isinstance(value, Stream):
         return sum(len(blob) + 16 for _, blob in value.nodes()) + 16
+    if isinstance(value, Hash):
+        if not value.big:  # one listpack blob
+            return 9 + sum(len(f) + len(v) + 4 for f, v in value.map.items())
+        return 5 + sum(_serialized_length(f) + _serialized_length(v) for f, v in value.map.items())
     number = None
     if len(value) <= 11:
         try:

@@ -9,6 +9,7 @@ from ..errors import (
     SYNTAX,
     CommandError,
 )
+from ..types.hash import Hash
 from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
@@ -46,12 +47,27 @@ def _sds_size(length: int, embedded: bool = False) -> int:
     return header + length + 1
 
 
+def hash_memory(h: Hash) -> int:
+    """A hash's bytes as Redis lays it out: a listpack (about 2 bytes of
+    header and backlen per element) or a dict (a bucket pointer, a 24-byte
+    entry and two sds strings per field).  O(N)."""
+    if not h.big:
+        body = sum(len(f) + len(v) + 4 for f, v in h.map.items())
+        return 16 + _jemalloc_size(7 + body)
+    buckets = 1 << max(2, (len(h) - 1).bit_length())
+    entries = sum(24 + _jemalloc_size(_sds_size(len(f))) + _jemalloc_size(_sds_size(len(v)))
+                  for f, v in h.map.items())
+    return 16 + 96 + 8 * buckets + entries
+
+
 def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
     if isinstance(value, Stream):
         return value.memory_usage() + overhead
+    if isinstance(value, Hash):
+        return hash_memory(value) + overhead
     encoding = object_encoding(value)
     if encoding == b"int":
         size = 16

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
+from ..types.hash import Hash
 from ..types.stream import Stream
 from .aof_format import encode_command
 
@@ -67,6 +68,16 @@ def stream_commands(key: bytes, s: Stream, idmp_defaults: tuple[int, int]) -> It
 # that rebuild a value (each bounded in size, as Redis's rewrite batches
 # elements 64 to a command).
 VALUE_COMMANDS: dict[type, Callable[[bytes, Any], Iterator[list[bytes]]]] = {}
+
+
+def hash_commands(key: bytes, h: Hash) -> Iterator[list[bytes]]:
+    """HSET key f v ..., 64 pairs to a command (as Redis's rewrite batches)."""
+    flat = h.flat()
+    for at in range(0, len(flat), 128):
+        yield [b"HSET", key, *flat[at:at + 128]]
+
+
+VALUE_COMMANDS[Hash] = hash_commands
 
 
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:
