@@ -25,8 +25,9 @@ The layers are import-linter contracts in ``pyproject.toml``, checked by ``make 
 """
 
 __version__ = "0.1.0"
-# The Redis version we report to clients (HELLO, INFO): the grammar we follow.
-REDIS_VERSION = "7.0.15"
+# The Redis version we report to clients (HELLO, INFO, an RDB's redis-ver): the
+# newest whose behaviour we follow (docs/compatibility.md lists what differs).
+REDIS_VERSION = "8.10.0"
 
 # The typed kernels (parser, encoder, listpack, IDs): compiled or pure twin.
 from . import kernels as _kernels  # noqa: E402

@@ -89,7 +89,7 @@ def test_ping_echo(r, r3, raw):
 def test_hello_switches_protocol_and_reports_the_client(raw, tidelog):
     client_id = int(raw.call("CLIENT", "ID")[1:-2])
     reply = raw.call("HELLO", "3", "SETNAME", "hello-conn")
-    assert reply.startswith(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n")
+    assert reply.startswith(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n8.10.0\r\n")
     assert b"$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%d\r\n" % client_id in reply
     assert reply.endswith(b"$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
                           b"$7\r\nmodules\r\n*0\r\n")
@@ -691,7 +691,7 @@ def test_config_rewrite(tmp_path):
 
 def test_info(r, raw, tidelog):
     info = r.info()
-    assert info["redis_version"] == "7.0.15" and info["role"] == "master"
+    assert info["redis_version"] == "8.10.0" and info["role"] == "master"
     assert info["aof_enabled"] == 0 and info["loading"] == 0
     assert info["master_replid"] == tidelog.call(lambda: tidelog.engine.run_id)
     assert info["connected_clients"] >= 1
@@ -710,7 +710,7 @@ def test_info(r, raw, tidelog):
         "# Keyspace"]
     raw.call("HELLO", "3")
     reply = raw.call("INFO", "server")
-    assert re.match(rb"=\d+\r\ntxt:# Server\r\nredis_version:7\.0\.15\r\n", reply)
+    assert re.match(rb"=\d+\r\ntxt:# Server\r\nredis_version:8\.10\.0\r\n", reply)
     assert raw.call("INFO", "nope") == b"=4\r\ntxt:\r\n"
 
 
