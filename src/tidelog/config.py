@@ -176,6 +176,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # (XCFGSET changes one stream's); seconds, and iids per producer.
     Option("stream-idmp-duration", _parse_int(1, 86400), "100"),
     Option("stream-idmp-maxsize", _parse_int(1, 10000), "100"),
+    # Sets (types/set.py): the intset and listpack (Redis 7.2+) encodings' limits.
+    Option("set-max-intset-entries", _parse_int(0, LONG_MAX), "512"),
+    Option("set-max-listpack-entries", _parse_int(0, LONG_MAX), "128"),
+    Option("set-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),

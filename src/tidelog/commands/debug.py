@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
+from ..types.set import Set
 from ..types.stream import Stream
 from .args import parse_int
 from .contract import Ctx, Reply
@@ -71,6 +72,10 @@ def _serialized_length(value: Any) -> int:
     """An estimate of the RDB encoding's size (DEBUG OBJECT serializedlength)."""
     if isinstance(value, Stream):
         return sum(len(blob) + 16 for _, blob in value.nodes()) + 16
+    if isinstance(value, Set):  # RDB: an intset blob, or a count and each member
+        if value.encoding == b"intset":
+            return 13 + 8 * len(value)
+        return 5 + sum(len(m) + 1 for m in value.members())
     number = None
     if len(value) <= 11:
         try:

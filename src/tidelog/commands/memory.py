@@ -9,6 +9,7 @@ from ..errors import (
     SYNTAX,
     CommandError,
 )
+from ..types.set import Set
 from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
@@ -50,7 +51,7 @@ def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
-    if isinstance(value, Stream):
+    if isinstance(value, (Stream, Set)):
         return value.memory_usage() + overhead
     encoding = object_encoding(value)
     if encoding == b"int":

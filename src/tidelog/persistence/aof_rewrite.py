@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
+from ..types.set import Set
 from ..types.stream import Stream
 from .aof_format import encode_command
 
@@ -67,6 +68,16 @@ def stream_commands(key: bytes, s: Stream, idmp_defaults: tuple[int, int]) -> It
 # that rebuild a value (each bounded in size, as Redis's rewrite batches
 # elements 64 to a command).
 VALUE_COMMANDS: dict[type, Callable[[bytes, Any], Iterator[list[bytes]]]] = {}
+
+
+def set_commands(key: bytes, value: Set) -> Iterator[list[bytes]]:
+    """A set as SADDs of 64 members each (Redis's rewrite batch)."""
+    members = value.members()
+    for at in range(0, len(members), 64):
+        yield [b"SADD", key, *members[at:at + 64]]
+
+
+VALUE_COMMANDS[Set] = set_commands
 
 
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:

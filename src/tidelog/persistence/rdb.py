@@ -76,7 +76,9 @@ from typing import TYPE_CHECKING, Any
 from .. import REDIS_VERSION
 from ..ids import MIN_ID, StreamID
 from ..types.groups import ConsumerGroup, estimate_entries_read
+from ..types.set import Set
 from ..types.stream import CorruptStream, Stream
+from . import rdb_set
 from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
     _I64,
     _ID,
@@ -126,6 +128,12 @@ _STREAM_TYPES = (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LIS
 # encoding Redis writes for the type).
 VALUE_WRITERS: dict[type, Callable[[Any, bool], tuple[int, bytes]]] = {}
 VALUE_READERS: dict[int, Callable[[Reader], Any]] = {}
+
+# Sets (rdb_set.py): written as type 11 (intset) or 2; read as 2, 11 and 20.
+VALUE_WRITERS[Set] = rdb_set.write_set
+VALUE_READERS[rdb_set.TYPE_SET] = rdb_set.read_set
+VALUE_READERS[rdb_set.TYPE_SET_INTSET] = rdb_set.read_intset
+VALUE_READERS[rdb_set.TYPE_SET_LISTPACK] = rdb_set.read_set_listpack
 
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
