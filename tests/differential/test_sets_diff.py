@@ -404,3 +404,23 @@ def test_effects_match_redis_aof(tidelog, aof_oracle):
     finally:
         ours.close()
         theirs.close()
+
+
+SET_COMMANDS = ["sadd", "srem", "smembers", "sismember", "smismember", "scard", "spop",
+                "srandmember", "smove", "sinter", "sintercard", "sinterstore", "sunion",
+                "sunionstore", "sdiff", "sdiffstore", "sscan"]
+
+
+@pytest.mark.parametrize("name", SET_COMMANDS)
+def test_command_info(differ, name):
+    differ.check("COMMAND", "INFO", name)
+
+
+def test_command_getkeys(differ):
+    differ.check_all([
+        ["COMMAND", "GETKEYS", "sadd", "k", "m"], ["COMMAND", "GETKEYS", "smove", "a", "b", "m"],
+        ["COMMAND", "GETKEYS", "sinter", "a", "b", "c"],
+        ["COMMAND", "GETKEYS", "sinterstore", "d", "a", "b"],
+        ["COMMAND", "GETKEYS", "sintercard", "2", "a", "b", "LIMIT", "1"],
+        ["COMMAND", "GETKEYS", "sscan", "k", "0"],
+    ])

@@ -32,6 +32,7 @@ from ..errors import (
 from ..resp.replies import SetReply
 from ..types.set import Set, SetLimits
 from .args import INT64_MAX, ArgReader, parse_int
+from .command_docs import COMMAND_EXTRAS, KeySpec
 from .keys import glob_match, lookup_read, parse_cursor
 from .table import command
 
@@ -40,6 +41,35 @@ if TYPE_CHECKING:
 
 # SPOP's SREM effects carry at most this many members each.
 SPOP_PROPAGATION_BATCH = 1024
+
+
+
+def _ks(flags: str, begin: int, lastkey: int = 0,
+        keynum: tuple[int, int, int] | None = None) -> KeySpec:
+    return KeySpec(tuple(flags.split()), begin, lastkey, keynum=keynum)
+
+
+# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
+_ND, _NDO = "nondeterministic_output", "nondeterministic_output_order"
+COMMAND_EXTRAS.update({
+    "sadd": ((), [_ks("RW insert", 1)]),
+    "srem": ((), [_ks("RW delete", 1)]),
+    "smembers": ((_NDO,), [_ks("RO access", 1)]),
+    "sismember": ((), [_ks("RO", 1)]),
+    "smismember": ((), [_ks("RO access", 1)]),
+    "scard": ((), [_ks("RO", 1)]),
+    "spop": ((_ND,), [_ks("RW access delete", 1)]),
+    "srandmember": ((_ND,), [_ks("RO access", 1)]),
+    "smove": ((), [_ks("RW access delete", 1), _ks("RW insert", 2)]),
+    "sinter": ((_NDO,), [_ks("RO access", 1, -1)]),
+    "sintercard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
+    "sinterstore": ((), [_ks("RW update", 1), _ks("RO access", 2, -1)]),
+    "sunion": ((_NDO,), [_ks("RO access", 1, -1)]),
+    "sunionstore": ((), [_ks("OW update", 1), _ks("RO access", 2, -1)]),
+    "sdiff": ((_NDO,), [_ks("RO access", 1, -1)]),
+    "sdiffstore": ((), [_ks("OW update", 1), _ks("RO access", 2, -1)]),
+    "sscan": ((_ND,), [_ks("RO access", 1)]),
+})
 
 
 def limits(ctx: Ctx) -> SetLimits:
@@ -252,9 +282,12 @@ def smove(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # -- SINTER, SUNION, SDIFF and their STORE forms ------------------------------------------
-def _sets_of(ctx: Ctx, keys: list[bytes]) -> list[Set | None]:
+def _sets_of(ctx: Ctx, keys: list[bytes], write: bool = False) -> list[Set | None]:
     """The set at every key (None for a missing one); WRONGTYPE for any
-    other type, every key checked before any work, as in Redis."""
+    other type, every key checked before any work, as in Redis.  The STORE
+    forms look up as writes (not counted in keyspace hits/misses)."""
+    if write:
+        return [_write_set(ctx, key) for key in keys]
     return [_read_set(ctx, key) for key in keys]
 
 
@@ -332,11 +365,11 @@ def sinter(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Intersect multiple sets and store the resulting set in a key")
 def sinterstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SINTERSTORE destination key [key ...]"""
-    sets = _sets_of(ctx, argv[2:])
+    sets = _sets_of(ctx, argv[2:], write=True)
     return _store(ctx, argv[1], _built(_inter_members(sets), limits(ctx)))
 
 
-@command("sintercard", arity=-3, flags="readonly", keys=(2, 2, 1), group="set", since="7.0.0",
+@command("sintercard", arity=-3, flags="readonly movablekeys", group="set", since="7.0.0",
          complexity="O(N*M) worst case where N is the cardinality of the smallest set and M is "
                     "the number of sets.",
          summary="Intersect multiple sets and return the cardinality of the result")
@@ -374,7 +407,7 @@ def sunion(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Add multiple sets and store the resulting set in a key")
 def sunionstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SUNIONSTORE destination key [key ...]"""
-    return _store(ctx, argv[1], _union(_sets_of(ctx, argv[2:]), limits(ctx)))
+    return _store(ctx, argv[1], _union(_sets_of(ctx, argv[2:], write=True), limits(ctx)))
 
 
 @command("sdiff", arity=-2, flags="readonly", keys=(1, -1, 1), group="set", since="1.0.0",
@@ -391,7 +424,7 @@ def sdiff(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Subtract multiple sets and store the resulting set in a key")
 def sdiffstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SDIFFSTORE destination key [key ...]"""
-    return _store(ctx, argv[1], _diff(_sets_of(ctx, argv[2:]), limits(ctx)))
+    return _store(ctx, argv[1], _diff(_sets_of(ctx, argv[2:], write=True), limits(ctx)))
 
 
 # -- SSCAN ------------------------------------------------------------------------------
