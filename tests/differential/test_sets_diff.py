@@ -424,3 +424,22 @@ def test_command_getkeys(differ):
         ["COMMAND", "GETKEYS", "sintercard", "2", "a", "b", "LIMIT", "1"],
         ["COMMAND", "GETKEYS", "sscan", "k", "0"],
     ])
+
+
+def test_spop_effects_come_in_batches_of_1024(tidelog):
+    client = RawClient(tidelog.port)
+    try:
+        client.call("DEL", "p")
+        client.call("SADD", "p", *ints(3000))
+        with captured_effects(tidelog) as captured:
+            popped = parse(client.call("SPOP", "p", "2500"))
+            got = tidelog.call(lambda: list(captured))
+        # several effects of one command go out as one MULTI/EXEC, as in Redis
+        assert got[0] == [b"MULTI"] and got[-1] == [b"EXEC"]
+        got = got[1:-1]
+        assert [len(argv) - 2 for argv in got] == [1024, 1024, 452]
+        assert all(argv[:2] == [b"SREM", b"p"] for argv in got)
+        assert [m for argv in got for m in argv[2:]] == popped
+        assert parse(client.call("SCARD", "p")) == b":500"
+    finally:
+        client.close()
