@@ -186,3 +186,26 @@ def test_redis_benchmark_sadd_spop(tidelog_srv):
     assert [line.split(":")[0].strip() for line in lines] == ["SADD", "SPOP"], result.stdout
     with redis.Redis(port=tidelog_srv.port) as r:
         assert r.scard("myset") == 0      # 2000 SADDs of one member, then 2000 SPOPs
+
+
+def test_config_limits_drive_the_encodings(tidelog_srv):
+    with redis.Redis(port=tidelog_srv.port) as r:
+        assert r.config_get("set-max-*") == {"set-max-intset-entries": "512",
+                                             "set-max-listpack-entries": "128",
+                                             "set-max-listpack-value": "64"}
+        assert r.config_set("set-max-listpack-entries", 3)
+        assert r.config_set("set-max-listpack-value", "1kb")
+        assert r.config_get("set-max-listpack-value") == {"set-max-listpack-value": "1024"}
+        r.sadd("a", "x" * 1000, "b", "c")
+        assert r.object("encoding", "a") == b"listpack"
+        r.sadd("a", "d")
+        assert r.object("encoding", "a") == b"hashtable"
+        assert r.config_set("set-max-intset-entries", 2)
+        r.sadd("i", 1, 2)
+        assert r.object("encoding", "i") == b"intset"
+        r.smove("a", "i", "b")                # 2 ints + "b": a listpack of 3
+        assert r.object("encoding", "i") == b"listpack"
+        r.sadd("j", 1, 2, 3)                  # hint 3: past the intset limit, within the listpack one
+        assert r.object("encoding", "j") == b"listpack"
+        with pytest.raises(redis.ResponseError):
+            r.config_set("set-max-listpack-entries", -1)
