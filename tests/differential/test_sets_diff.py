@@ -423,6 +423,12 @@ def test_command_getkeys(differ):
         ["COMMAND", "GETKEYS", "sinterstore", "d", "a", "b"],
         ["COMMAND", "GETKEYS", "sintercard", "2", "a", "b", "LIMIT", "1"],
         ["COMMAND", "GETKEYS", "sscan", "k", "0"],
+        ["COMMAND", "GETKEYS", "sintercard", "3", "a", "b"],
+        ["COMMAND", "GETKEYS", "sintercard", "0", "a"],
+        ["COMMAND", "GETKEYS", "sintercard", "x", "a"],
+        ["COMMAND", "GETKEYSANDFLAGS", "sintercard", "2", "a", "b"],
+        ["COMMAND", "GETKEYSANDFLAGS", "smove", "a", "b", "m"],
+        ["COMMAND", "GETKEYSANDFLAGS", "sunionstore", "d", "a", "b"],
     ])
 
 
