@@ -57,6 +57,7 @@ class SetMachine(RuleBasedStateMachine):
                 fits = (n < lim.listpack_entries and len(m) <= lim.listpack_value
                         and longest <= lim.listpack_value)
                 self.enc = LISTPACK if fits else HASHTABLE
+                self.order.sort(key=int)  # a listpack made from an intset starts in its order
         elif self.enc is LISTPACK:
             if not (n < lim.listpack_entries and len(m) <= lim.listpack_value):
                 self.enc = HASHTABLE
