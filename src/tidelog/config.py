@@ -180,6 +180,10 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # or a longer field or value than these, then a hashtable for good.
     Option("hash-max-listpack-entries", _parse_int(0, LONG_MAX), "512"),
     Option("hash-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
+    # Sets (types/set.py): the intset and listpack (Redis 7.2+) encodings' limits.
+    Option("set-max-intset-entries", _parse_int(0, LONG_MAX), "512"),
+    Option("set-max-listpack-entries", _parse_int(0, LONG_MAX), "128"),
+    Option("set-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),

@@ -367,3 +367,11 @@ def rewrite_failed(reason: str) -> CommandError:
 def aof_load_failed(reason: str) -> CommandError:
     """DEBUG LOADAOF: the AOF did not load; the reason on one line."""
     return CommandError("ERR " + reason.replace("\r", " ").replace("\n", " "))
+
+# -- sets (commands/sets.py; Redis 7.0's texts) ----------------------------------
+POSITIVE_OUT_OF_RANGE = b"ERR value is out of range, must be positive"
+SRANDMEMBER_RANGE = (b"ERR value is out of range, value must between -9223372036854775807 and "
+                     b"9223372036854775807")
+NUMKEYS_NOT_POSITIVE = b"ERR numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = b"ERR Number of keys can't be greater than number of args"
+LIMIT_CANT_BE_NEGATIVE = b"ERR LIMIT can't be negative"

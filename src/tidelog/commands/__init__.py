@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     memory,
     pel,
     server,
+    sets,
     streams,
     strings,
     transactions,

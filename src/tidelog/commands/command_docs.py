@@ -49,6 +49,9 @@ class KeySpec:
     limit: int = 0
     startfrom: int = 1          # for a keyword begin: where to start looking for it
     notes: str | None = None
+    # find_keys "keynum" instead of "range": (keynumidx, firstkey, keystep),
+    # offsets from begin (SINTERCARD numkeys key [key ...]).
+    keynum: tuple[int, int, int] | None = None
 
 
 def _ks(flags: str, begin: int | str, lastkey: int = 0, keystep: int = 1, limit: int = 0,
@@ -175,6 +178,11 @@ def _key_spec_reply(ks: KeySpec) -> Map:
     else:
         begin = Map([(b"type", b"index"), (b"spec", Map([(b"index", ks.begin)]))])
     items.append((b"begin_search", begin))
+    if ks.keynum is not None:
+        keynumidx, firstkey, keystep = ks.keynum
+        items.append((b"find_keys", Map([(b"type", b"keynum"), (b"spec", Map([
+            (b"keynumidx", keynumidx), (b"firstkey", firstkey), (b"keystep", keystep)]))])))
+        return Map(items)
     items.append((b"find_keys", Map([(b"type", b"range"), (b"spec", Map([
         (b"lastkey", ks.lastkey), (b"keystep", ks.keystep), (b"limit", ks.limit)]))])))
     return Map(items)
@@ -314,12 +322,29 @@ def _keyword_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
     return []
 
 
+def _keynum_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
+    """Key positions for a keynum key spec (SINTERCARD numkeys k1 k2 ...)."""
+    keynumidx, firstkey, keystep = ks.keynum  # type: ignore[misc]
+    at = ks.begin + keynumidx  # type: ignore[operator]
+    try:
+        n = int(argv[at]) if at < len(argv) else 0
+    except ValueError:
+        return []
+    first = ks.begin + firstkey  # type: ignore[operator]
+    if n <= 0 or first + (n - 1) * keystep >= len(argv):
+        return []
+    return list(range(first, first + n * keystep, keystep))
+
+
 def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[int, KeySpec]]:
     """(argv index, key spec) of every key in a full command."""
     found: list[tuple[int, KeySpec]] = []
     for ks in key_specs(spec):
         if isinstance(ks.begin, str):
             found += [(i, ks) for i in _keyword_keys(ks, argv)]
+            continue
+        if ks.keynum is not None:
+            found += [(i, ks) for i in _keynum_keys(ks, argv)]
             continue
         first = ks.begin
         last = first + ks.lastkey if ks.lastkey >= 0 else len(argv) + ks.lastkey

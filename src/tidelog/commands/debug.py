@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
 from ..types.hash import Hash
+from ..types.set import Set
 from ..types.stream import Stream
 from .args import parse_int
 from .contract import Ctx, Reply
@@ -76,6 +77,10 @@ def _serialized_length(value: Any) -> int:
         if not value.big:  # one listpack blob
             return 9 + sum(len(f) + len(v) + 4 for f, v in value.map.items())
         return 5 + sum(_serialized_length(f) + _serialized_length(v) for f, v in value.map.items())
+    if isinstance(value, Set):  # RDB: an intset blob, or a count and each member
+        if value.encoding == b"intset":
+            return 13 + 8 * len(value)
+        return 5 + sum(len(m) + 1 for m in value.members())
     number = None
     if len(value) <= 11:
         try:

@@ -10,6 +10,7 @@ from ..errors import (
     CommandError,
 )
 from ..types.hash import Hash
+from ..types.set import Set
 from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
@@ -64,7 +65,7 @@ def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
-    if isinstance(value, Stream):
+    if isinstance(value, (Stream, Set)):
         return value.memory_usage() + overhead
     if isinstance(value, Hash):
         return hash_memory(value) + overhead

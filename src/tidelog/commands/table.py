@@ -36,6 +36,7 @@ RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
 _GROUP_CATEGORY = {
     "stream": "@stream", "string": "@string", "hash": "@hash", "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
+    "set": "@set",
 }
 
 

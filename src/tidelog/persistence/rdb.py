@@ -77,8 +77,9 @@ from .. import REDIS_VERSION
 from ..ids import MIN_ID, StreamID
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.hash import Hash
+from ..types.set import Set
 from ..types.stream import CorruptStream, Stream
-from . import rdb_hash
+from . import rdb_hash, rdb_set
 from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
     _I64,
     _ID,
@@ -130,6 +131,12 @@ VALUE_WRITERS: dict[type, Callable[[Any, bool], tuple[int, bytes]]] = {}
 VALUE_READERS: dict[int, Callable[[Reader], Any]] = {}
 VALUE_WRITERS[Hash] = rdb_hash.write_hash
 VALUE_READERS.update(rdb_hash.READERS)
+
+# Sets (rdb_set.py): written as type 11 (intset) or 2; read as 2, 11 and 20.
+VALUE_WRITERS[Set] = rdb_set.write_set
+VALUE_READERS[rdb_set.TYPE_SET] = rdb_set.read_set
+VALUE_READERS[rdb_set.TYPE_SET_INTSET] = rdb_set.read_intset
+VALUE_READERS[rdb_set.TYPE_SET_LISTPACK] = rdb_set.read_set_listpack
 
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",

@@ -5,5 +5,6 @@ the stream type on them (listpack macro nodes keyed by their first ID, with a
 sorted index over the node keys); ``groups`` holds consumer groups: pending
 entries lists ordered by ID, shared between a group and its consumers, with an
 index by delivery time; ``idmp`` holds a stream's idempotent-production state
-(producer -> idempotent ID -> stream ID, aged and capped).
+(producer -> idempotent ID -> stream ID, aged and capped); ``set`` is the set
+type in Redis's intset, listpack and hashtable encodings.
 """
