@@ -93,6 +93,9 @@ def test_ping_echo(d):
 
 def test_hello(differ):
     differ.normalise(rb"\$2\r\nid\r\n:\d+\r\n", b"$2\r\nid\r\n:ID\r\n")
+    # We report the Redis we follow (8.10.0), the oracle its own 7.0.15.
+    differ.normalise(rb"\$7\r\nversion\r\n\$\d+\r\n[\d.]+\r\n", b"$7\r\nversion\r\n<V>\r\n")
+    assert b"$6\r\n8.10.0\r\n" in differ.ours.call("HELLO", "2")
     differ.check_all([
         ["HELLO", "4"], ["HELLO", "1"], ["HELLO", "foo"], ["HELLO", "-1"], ["HELLO", "2.0"],
         ["HELLO", "2", "AUTH", "bob", "x"], ["HELLO", "2", "AUTH"],

@@ -188,7 +188,7 @@ def test_config_file_errors_read_like_redis(text, line, why):
         Config().load_text(text)
     bad = text.splitlines()[line - 1]
     assert str(info.value) == (
-        "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n"
+        "\n*** FATAL CONFIG FILE ERROR (Redis 8.10.0) ***\n"
         f"Reading the configuration file, at line {line}\n>>> '{bad}'\n{why}")
 
 
