@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     pel,
     server,
     streams,
+    string_ranges,
     strings,
     transactions,
     xgroup,
