@@ -320,3 +320,41 @@ def test_multi_with_strings(d):
         ["WATCH", "w"], ["GETEX", "w", "PERSIST"], ["MULTI"], ["GET", "w"], ["EXEC"],
         ["WATCH", "w"], ["GETEX", "w", "EX", "100"], ["MULTI"], ["GET", "w"], ["EXEC"],
     ])
+
+
+def test_encoding_after_partial_writes(differ):
+    """OBJECT ENCODING, MEMORY USAGE and DEBUG OBJECT of strings edited in
+    place (raw) or made by INCRBYFLOAT (embstr, never int)."""
+    differ.normalise(rb"Value at:0x[0-9a-f]+ ", b"Value at:ADDR ")
+    differ.normalise(rb" lru:\d+ lru_seconds_idle:\d+", b" lru:N lru_seconds_idle:N")
+    differ.check_all([
+        ["SET", "a", "12"], ["APPEND", "a", "3"], ["SET", "r", "hello"], ["SETRANGE", "r", "0", "j"],
+        ["SETRANGE", "z", "2", "ab"], ["INCRBYFLOAT", "f", "40"], ["INCRBYFLOAT", "g", "2.5"],
+        ["SET", "l", "abcdefghijklmnopqrstuvwxyz0123"], ["APPEND", "l", "ABCDEFGHIJKLMNOPQRSTUVWXYZ4567"],
+        *[[*sub.split(), key] for key in ["a", "r", "z", "f", "g", "l"]
+          for sub in ("OBJECT ENCODING", "DEBUG OBJECT", "OBJECT REFCOUNT")],
+        # (MEMORY USAGE of a string edited in place leaves out the spare room
+        # Redis's string buffer keeps after growing: an estimate)
+        ["MEMORY", "USAGE", "f"], ["MEMORY", "USAGE", "g"],
+        ["RENAME", "a", "a2"], ["OBJECT", "ENCODING", "a2"],
+        ["SET", "r", "hello"], ["OBJECT", "ENCODING", "r"], ["INCR", "a2"], ["OBJECT", "ENCODING", "a2"],
+    ])
+
+
+def _hits_and_misses(client) -> list[bytes]:
+    info = client.call("INFO", "stats")
+    return [line for line in info.split(b"\r\n") if line.startswith(b"keyspace_")]
+
+
+def test_keyspace_hits_and_misses(differ):
+    for client in (differ.ours, differ.theirs):
+        client.call("CONFIG", "RESETSTAT")
+    differ.check_all([
+        ["SET", "a", "1"], ["SET", "b", "xyz"],
+        ["STRLEN", "a"], ["STRLEN", "nope"], ["GETRANGE", "b", "0", "1"], ["SUBSTR", "nope", "0", "1"],
+        ["GETDEL", "a"], ["GETDEL", "a"], ["GETEX", "b"], ["GETEX", "nope"], ["GETSET", "b", "2"],
+        ["GETSET", "c", "3"], ["SET", "b", "4", "GET"], ["LCS", "b", "nope"], ["APPEND", "b", "x"],
+        ["SETRANGE", "b", "0", "y"], ["INCRBYFLOAT", "b2", "1"], ["SETNX", "b", "1"],
+        ["MSETNX", "b", "1", "q", "2"], ["MGET", "b", "nope"],
+    ])
+    assert _hits_and_misses(differ.ours) == _hits_and_misses(differ.theirs)
