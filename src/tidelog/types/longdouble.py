@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 MANTISSA_BITS = 64                 # x87 extended: explicit 64-bit significand
 MIN_EXP = -16382                   # exponent of the smallest normal number (2**MIN_EXP)
@@ -42,22 +43,34 @@ _BINARY_EXP_LIMIT = 16600
 
 
 def round_to_format(value: Fraction) -> LongDouble:
-    """The long double nearest ``value`` (ties to even); +-inf on overflow."""
-    if value == 0:
-        return Fraction(0)
-    sign = -1 if value < 0 else 1
-    magnitude = abs(value)
-    # e with 2**e <= magnitude < 2**(e+1)
-    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
-    if _pow2(e) > magnitude:
+    """The long double nearest ``value`` (ties to even); +-inf on overflow.
+    Integer arithmetic on the numerator and denominator: O(d^2) in digits."""
+    num, den = value.numerator, value.denominator
+    if num == 0:
+        return ZERO
+    negative = num < 0
+    num = -num if negative else num
+    # e with 2**e <= num/den < 2**(e+1)
+    e = num.bit_length() - den.bit_length()
+    if (num << -e if e < 0 else num) < (den << e if e > 0 else den):
         e -= 1
-    quantum = _pow2(max(e, MIN_EXP) - (MANTISSA_BITS - 1))
-    rounded = round(magnitude / quantum) * quantum  # round() on Fraction: ties to even
-    if rounded >= _pow2(MAX_EXP + 1):
-        return sign * INF
-    return sign * rounded
+    shift = max(e, MIN_EXP) - (MANTISSA_BITS - 1)   # the quantum is 2**shift
+    if shift >= 0:
+        units, rest = divmod(num, den << shift)
+        twice_rest, whole = rest << 1, den << shift
+    else:
+        units, rest = divmod(num << -shift, den)
+        twice_rest, whole = rest << 1, den
+    if twice_rest > whole or (twice_rest == whole and units & 1):
+        units += 1                                   # to nearest, ties to even
+    if units.bit_length() + shift > MAX_EXP + 1:
+        return -INF if negative else INF
+    if negative:
+        units = -units
+    return Fraction(units << shift) if shift >= 0 else Fraction(units, 1 << -shift)
 
 
+@lru_cache(maxsize=512)
 def _pow2(e: int) -> Fraction:
     return Fraction(2**e) if e >= 0 else Fraction(1, 2**-e)
 
@@ -138,6 +151,7 @@ def format_human(value: Fraction) -> bytes:
 # against quadratic costs); a long double has up to 4933 integer digits and
 # its text up to 5119, so both conversions go by chunks.
 _CHUNK = 4000
+_CHUNK_POWER = 10**_CHUNK
 
 
 def _int_from_decimal(digits: bytes) -> int:
@@ -149,7 +163,7 @@ def _int_from_decimal(digits: bytes) -> int:
 
 
 def _decimal_text(n: int) -> str:
-    if n < 10**_CHUNK:
+    if n < _CHUNK_POWER:
         return str(n)
-    high, low = divmod(n, 10**_CHUNK)
+    high, low = divmod(n, _CHUNK_POWER)
     return _decimal_text(high) + str(low).zfill(_CHUNK)
