@@ -6,6 +6,8 @@ WRONGTYPE paths."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -358,3 +360,13 @@ def test_keyspace_hits_and_misses(differ):
         ["MSETNX", "b", "1", "q", "2"], ["MGET", "b", "nope"],
     ])
     assert _hits_and_misses(differ.ours) == _hits_and_misses(differ.theirs)
+
+
+def test_lcs_long_strings(differ):
+    rng = random.Random(7)
+    a = "".join(rng.choice("acgt") for _ in range(3000))
+    b = "".join(rng.choice("acgt") for _ in range(2000))
+    differ.check_all([
+        ["MSET", "a", a, "b", b], ["LCS", "a", "b", "LEN"], ["LCS", "a", "b"],
+        ["LCS", "a", "b", "IDX", "MINMATCHLEN", "6", "WITHMATCHLEN"], ["LCS", "b", "a", "IDX"],
+    ])

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.support.engine_harness import NOW, Harness
-from tidelog.commands.string_ranges import lcs_matches, lcs_table
+from tidelog.commands.string_ranges import lcs_matches, lcs_rows
 
 
 def effects_of(h: Harness, *argv) -> list[list[bytes]]:
@@ -100,6 +100,16 @@ def test_getrange_follows_redis_8():
     assert h("GETRANGE", "k", "-1", "-3") == b""
 
 
+def _table(a: bytes, b: bytes) -> list[list[int]]:
+    """The textbook dynamic programme: table[i][j] = LCS length of a[:i], b[:j]."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i][j] = (table[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1]
+                           else max(table[i - 1][j], table[i][j - 1]))
+    return table
+
+
 def _brute_lcs_length(a: bytes, b: bytes) -> int:
     for size in range(min(len(a), len(b)), 0, -1):
         subs = {bytes(c) for c in combinations(a, size)}
@@ -108,13 +118,18 @@ def _brute_lcs_length(a: bytes, b: bytes) -> int:
     return 0
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(st.binary(max_size=7).map(lambda s: bytes(b"ab"[x % 2] for x in s)),
        st.binary(max_size=7).map(lambda s: bytes(b"abc"[x % 3] for x in s)))
 def test_lcs_against_brute_force(a, b):
-    table = lcs_table(a, b)
-    common, runs = lcs_matches(a, b, table)
-    assert len(common) == table[len(a)][len(b)] == _brute_lcs_length(a, b)
+    length, rows = lcs_rows(a, b)
+    common, runs = lcs_matches(a, b, rows)
+    assert len(common) == length == _brute_lcs_length(a, b) == lcs_rows(a, b, keep=False)[0]
+    # every row in bit form is the table's row: bit j clear where L[i][j+1] = L[i][j] + 1
+    table = _table(a, b)
+    for i, row in enumerate(rows):
+        assert [table[i][j + 1] - table[i][j] for j in range(len(b))] == [
+            1 - (row >> j & 1) for j in range(len(b))]
     # the runs, read back to front, spell the common subsequence
     assert b"".join(a[s:e + 1] for s, e, _, _ in reversed(runs)) == common
     assert b"".join(b[s:e + 1] for _, _, s, e in reversed(runs)) == common

@@ -171,29 +171,34 @@ def setrange(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # -- LCS ------------------------------------------------------------------------------
-def lcs_table(a: bytes, b: bytes) -> list[list[int]]:
-    """table[i][j]: the length of the longest common subsequence of a[:i]
-    and b[:j].  O(len(a) * len(b)) time and memory."""
-    width = len(b) + 1
-    table = [[0] * width]
-    previous = table[0]
-    for ca in a:
-        row = [0] * width
-        left = 0
-        for j in range(1, width):
-            if b[j - 1] == ca:
-                left = previous[j - 1] + 1
-            else:
-                up = previous[j]
-                if up > left:
-                    left = up
-            row[j] = left
-        table.append(row)
-        previous = row
-    return table
+# The dynamic programme's table, L[i][j] = the length of the longest common
+# subsequence of a[:i] and b[:j], is kept one row per int: bit j of row i is
+# 0 when L[i][j+1] = L[i][j] + 1 (Hyyro's bit-parallel form of the rows), so
+# a row costs a few big-int operations on len(b) bits.
+def _match_masks(b: bytes) -> dict[int, int]:
+    masks: dict[int, int] = {}
+    for j, byte in enumerate(b):
+        masks[byte] = masks.get(byte, 0) | (1 << j)
+    return masks
 
 
-def lcs_matches(a: bytes, b: bytes, table: list[list[int]]
+def lcs_rows(a: bytes, b: bytes, keep: bool = True) -> tuple[int, list[int]]:
+    """The LCS length, and (with keep) every row of the table in bit form
+    (rows[i] for a[:i]).  O(len(a) * len(b) / 30) time (CPython's big-int
+    digits), O(len(a) * len(b) / 8) bytes with keep, O(len(b)) without."""
+    full = (1 << len(b)) - 1
+    masks = _match_masks(b)
+    row = full
+    rows = [row] if keep else []
+    for byte in a:
+        match = row & masks.get(byte, 0)
+        row = ((row + match) | (row - match)) & full
+        if keep:
+            rows.append(row)
+    return len(b) - row.bit_count(), rows
+
+
+def lcs_matches(a: bytes, b: bytes, rows: list[int]
                 ) -> tuple[bytes, list[tuple[int, int, int, int]]]:
     """The common subsequence Redis reports, and its matching runs as
     ``(a_start, a_end, b_start, b_end)``, from the ends of the strings back.
@@ -202,7 +207,8 @@ def lcs_matches(a: bytes, b: bytes, table: list[list[int]]
     run grows while the matches are adjacent); otherwise it steps back in
     ``a`` when that keeps the longer subsequence, else in ``b`` (the tie
     choice fixes which of several equal answers is given, as in Redis).
-    O(len(a) + len(b))."""
+    Stepping back in ``b`` keeps the length exactly when bit j-1 of row i is
+    set, so each step reads one bit.  O((len(a) + len(b)) * len(b) / 30)."""
     i, j = len(a), len(b)
     out = bytearray()
     runs: list[tuple[int, int, int, int]] = []
@@ -220,10 +226,10 @@ def lcs_matches(a: bytes, b: bytes, table: list[list[int]]
                 runs.append((run[0], run[1], run[2], run[3]))
                 run = None
         else:
-            if table[i - 1][j] > table[i][j - 1]:
-                i -= 1
-            else:
+            if (rows[i] >> (j - 1)) & 1:
                 j -= 1
+            else:
+                i -= 1
             if run is not None:
                 runs.append((run[0], run[1], run[2], run[3]))
                 run = None
@@ -237,7 +243,7 @@ def lcs_matches(a: bytes, b: bytes, table: list[list[int]]
 def lcs(ctx: Ctx, argv: list[bytes]) -> object:
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
 
-    O(N*M) time and memory (the table of the dynamic programme)."""
+    O(N*M/30) time and N*M/8 bytes (the table in bit form; LEN keeps one row)."""
     a = lookup_read(ctx, argv[1])
     b = lookup_read(ctx, argv[2])
     if (a is not None and type(a) is not bytes) or (b is not None and type(b) is not bytes):
@@ -263,11 +269,10 @@ def lcs(ctx: Ctx, argv: list[bytes]) -> object:
         i += 1
     if want_idx and want_len:
         raise CommandError(LCS_LEN_AND_IDX)
-    table = lcs_table(a, b)
-    length = table[len(a)][len(b)]
+    length, rows = lcs_rows(a, b, keep=not want_len)
     if want_len:
         return length
-    common, runs = lcs_matches(a, b, table)
+    common, runs = lcs_matches(a, b, rows)
     if not want_idx:
         return common
     matches: list[list[object]] = []
