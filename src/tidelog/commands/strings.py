@@ -247,8 +247,11 @@ def getex(ctx: Ctx, argv: list[bytes]) -> object:
         when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     db = ctx.db
     if when is not None:
-        if expire_option not in _RELATIVE and when <= ctx.now_ms() and ctx.client.kind != "aof":
-            db.delete(key)  # a deadline already past: the key goes now
+        if (expire_option not in _RELATIVE and when <= ctx.now_ms()
+                and ctx.client.kind not in ("aof", "master")):
+            # A deadline already past: the key goes now (a replayed AOF or a
+            # master's stream stores it as given, as Redis does).
+            db.delete(key)
             ctx.modified(key)
             ctx.ready(key)
             ctx.effect([b"DEL", key])
