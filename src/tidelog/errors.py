@@ -125,6 +125,7 @@ STRING_TOO_LONG = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)
 OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
 LCS_NOT_STRINGS = b"ERR The specified keys must contain string values"
 LCS_LEN_AND_IDX = b"ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = b"ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
 
 
 def unsupported_option(option: bytes) -> CommandError:

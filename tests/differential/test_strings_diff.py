@@ -7,6 +7,7 @@ WRONGTYPE paths."""
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -171,18 +172,28 @@ def test_setrange(d):
     ])
 
 
+@contextmanager
+def small_bulk_limit(differ):
+    """proto-max-bulk-len at its 1 MB minimum on both servers, restored after."""
+    differ.check("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+    try:
+        yield
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
+
 def test_string_length_limit(differ):
     """APPEND and SETRANGE past proto-max-bulk-len (set to its 1 MB minimum)."""
     mb = 1024 * 1024
-    differ.check_all([
-        ["CONFIG", "SET", "proto-max-bulk-len", "1mb"],
-        ["SETRANGE", "k", str(mb - 1), "x"], ["STRLEN", "k"], ["SETRANGE", "k", str(mb), "x"],
-        ["SETRANGE", "k", str(mb - 1), "xy"], ["SETRANGE", "n", str(mb - 2), "xyz"],
-        ["EXISTS", "n"], ["APPEND", "k", "y"], ["APPEND", "k", ""], ["STRLEN", "k"],
-        ["SET", "a", "x" * 1000], ["APPEND", "a", "y" * (mb - 1000)], ["STRLEN", "a"],
-        ["APPEND", "a", "z"], ["STRLEN", "a"],
-        ["CONFIG", "SET", "proto-max-bulk-len", "512mb"],
-    ])
+    with small_bulk_limit(differ):
+        differ.check_all([
+            ["SETRANGE", "k", str(mb - 1), "x"], ["STRLEN", "k"], ["SETRANGE", "k", str(mb), "x"],
+            ["SETRANGE", "k", str(mb - 1), "xy"], ["SETRANGE", "n", str(mb - 2), "xyz"],
+            ["EXISTS", "n"], ["APPEND", "k", "y"], ["APPEND", "k", ""], ["STRLEN", "k"],
+            ["SET", "a", "x" * 1000], ["APPEND", "a", "y" * (mb - 1000)], ["STRLEN", "a"],
+            ["APPEND", "a", "z"], ["STRLEN", "a"],
+        ])
 
 
 def test_incrbyfloat_cases(d):
@@ -360,6 +371,18 @@ def test_keyspace_hits_and_misses(differ):
         ["MSETNX", "b", "1", "q", "2"], ["MGET", "b", "nope"],
     ])
     assert _hits_and_misses(differ.ours) == _hits_and_misses(differ.theirs)
+
+
+def test_lcs_table_size_limit(differ):
+    """Redis refuses an LCS whose table (4 bytes a cell) would pass
+    proto-max-bulk-len (set to its 1 MB minimum: 512 x 512 cells fit)."""
+    with small_bulk_limit(differ):
+        differ.check_all([
+            ["MSET", "a", "x" * 511, "b", "x" * 511], ["LCS", "a", "b", "LEN"],
+            ["SET", "b", "x" * 512], ["LCS", "a", "b", "LEN"], ["LCS", "a", "b", "IDX"],
+            ["LCS", "a", "b", "FOO"], ["LCS", "a", "b", "IDX", "LEN"], ["LCS", "a", "nope"],
+        ])
+    differ.check("LCS", "a", "b", "LEN")
 
 
 def test_lcs_long_strings(differ):

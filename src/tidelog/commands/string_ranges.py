@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..errors import (
     LCS_LEN_AND_IDX,
     LCS_NOT_STRINGS,
+    LCS_TOO_BIG,
     OFFSET_OUT_OF_RANGE,
     STRING_TOO_LONG,
     SYNTAX,
@@ -243,7 +244,8 @@ def lcs_matches(a: bytes, b: bytes, rows: list[int]
 def lcs(ctx: Ctx, argv: list[bytes]) -> object:
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
 
-    O(N*M/30) time and N*M/8 bytes (the table in bit form; LEN keeps one row)."""
+    O(N*M/30) time and N*M/8 bytes (the table in bit form; LEN keeps one
+    row).  As in Redis, N*M is bounded: 4 bytes a cell within proto-max-bulk-len."""
     a = lookup_read(ctx, argv[1])
     b = lookup_read(ctx, argv[2])
     if (a is not None and type(a) is not bytes) or (b is not None and type(b) is not bytes):
@@ -269,6 +271,9 @@ def lcs(ctx: Ctx, argv: list[bytes]) -> object:
         i += 1
     if want_idx and want_len:
         raise CommandError(LCS_LEN_AND_IDX)
+    # Redis refuses when its table (4 bytes a cell) would pass proto-max-bulk-len.
+    if (len(a) + 1) * (len(b) + 1) * 4 > ctx.config["proto-max-bulk-len"]:
+        raise CommandError(LCS_TOO_BIG)
     length, rows = lcs_rows(a, b, keep=not want_len)
     if want_len:
         return length
