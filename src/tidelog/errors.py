@@ -118,6 +118,15 @@ GETKEYS_NO_KEYS = b"ERR The command has no key arguments"
 GETKEYS_BAD_ARITY = b"ERR Invalid number of arguments specified for command"
 GETKEYS_INVALID_ARGUMENTS = b"ERR Invalid arguments specified for command"
 
+# -- strings (commands/strings.py, string_ranges.py) ---------------------------------
+NOT_A_FLOAT = b"ERR value is not a valid float"
+INCRBYFLOAT_NAN_OR_INF = b"ERR increment would produce NaN or Infinity"
+STRING_TOO_LONG = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = b"ERR offset is out of range"
+LCS_NOT_STRINGS = b"ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = b"ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = b"ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+
 
 def unsupported_option(option: bytes) -> CommandError:
     """EXPIRE's ``ERR Unsupported option x``."""

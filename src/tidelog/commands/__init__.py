@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     server,
     sets,
     streams,
+    string_ranges,
     strings,
     transactions,
     xgroup,

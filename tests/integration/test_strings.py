@@ -1,0 +1,81 @@
+"""Strings over real sockets: redis-benchmark's default string tests, and
+the string commands' propagation replayed from the AOF after a crash."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import redis
+
+from tests.support.processes import ProcessGroup, ServerProcess
+from tests.support.redis_oracle import free_port
+
+REDIS_BENCHMARK = shutil.which("redis-benchmark")
+
+
+def start(processes: ProcessGroup, *extra: str) -> tuple[ServerProcess, int]:
+    port = free_port()
+    proc = processes.tidelog(["--port", str(port), "--bind", "127.0.0.1",
+                              "--dir", str(processes.workdir / "data"), "--save", "", *extra],
+                             port=port)
+    return proc, port
+
+
+@pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark is not installed")
+def test_redis_benchmark_string_tests(processes):
+    """SET, GET, INCR and MSET (10 keys) as redis-benchmark sends them."""
+    proc, port = start(processes)
+    result = subprocess.run(
+        [REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(port), "-t", "set,get,incr,mset",
+         "-n", "300", "-c", "4", "-q"],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout + result.stderr
+    assert "ERR" not in out and "rror" not in out, out
+    for name in ("SET", "GET", "INCR", "MSET (10 keys)"):
+        assert f"{name}: " in out, out
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert int(r.get("counter:__rand_int__")) == 300
+        assert r.get("key:__rand_int__") is not None
+        assert r.dbsize() >= 2
+
+
+def test_string_commands_survive_the_aof(processes):
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        r.set("f", "10.5")
+        assert r.incrbyfloat("f", "0.1") == 10.6
+        r.expire("f", 1000)
+        assert r.incrbyfloat("f", "1e-3") == 10.601
+        r.execute_command("SETEX", "sx", 1000, "v")
+        r.psetex("px", 1000000, "v")
+        r.set("g", "v")
+        assert r.getex("g", ex=1000) == "v"
+        r.set("p", "v", ex=1000)
+        assert r.getex("p", persist=True) == "v"
+        r.set("gone", "v")
+        assert r.getex("gone", pxat=1) == "v"
+        assert r.append("a", "hello") == 5
+        assert r.append("a", " world") == 11
+        assert r.setrange("r", 3, "xy") == 5
+        r.mset({"m1": "1", "m2": "2"})
+        assert r.msetnx({"m2": "x", "m3": "3"}) is False
+        assert r.getset("m1", "one") == "1"
+        r.set("d", "v")
+        assert r.getdel("d") == "v"
+        assert r.setnx("n", "first") is True
+        before = {key: (r.get(key), r.ttl(key)) for key in r.keys()}
+    proc.sigkill()
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        after = {key: (r.get(key), r.ttl(key)) for key in r.keys()}
+        assert after.keys() == before.keys() == {
+            "f", "sx", "px", "g", "p", "a", "r", "m1", "m2", "n"}
+        for key, (value, ttl) in before.items():
+            assert after[key][0] == value, key
+            assert (ttl == -1) == (after[key][1] == -1), key
+        assert after["f"][0] == "10.601" and after["f"][1] > 900
+        assert after["r"][0] == "\0\0\0xy"
+        assert after["p"][1] == -1
