@@ -13,10 +13,12 @@ import re
 import sys
 from pathlib import Path
 
+import tidelog.persistence  # noqa: F401  (registers SAVE, BGSAVE, ... beside the others)
 from tidelog.commands.table import COMMANDS
 
 GROUP_TITLES = [
-    ("stream", "Streams"), ("string", "Strings"), ("generic", "Keys"),
+    ("stream", "Streams"), ("string", "Strings"), ("hash", "Hashes"), ("list", "Lists"),
+    ("set", "Sets"), ("sorted_set", "Sorted sets"), ("generic", "Keys"),
     ("transactions", "Transactions"), ("connection", "Connection"), ("server", "Server"),
 ]
 BEGIN, END = "<!-- commands:begin -->", "<!-- commands:end -->"
@@ -24,6 +26,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def command_list() -> str:
+    titled = {group for group, _ in GROUP_TITLES}
+    untitled = sorted({spec.group for spec in COMMANDS.values()} - titled)
+    assert not untitled, f"command groups without a title here: {untitled}"
     lines = []
     for group, title in GROUP_TITLES:
         names = []

@@ -3,7 +3,7 @@
 * :class:`Hash` checked (``Hash.check``) after every mutation, and a
   hypothesis machine against a plain dict (contents, order, the one-way
   encoding, HSCAN's guarantee under changes);
-* the long double arithmetic of HINCRBYFLOAT (``commands/floats.py``) on
+* the long double arithmetic of HINCRBYFLOAT (``types/longdouble.py``) on
   texts whose Redis replies were read from redis-server 7.0.15;
 * RDB: both written encodings read back; ziplist (13) and zipmap (9) blobs
   built by hand; the AOF rewrite's batches replayed through the engine;
@@ -20,11 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.commands import floats
 from tidelog.persistence import rdb, rdb_hash
 from tidelog.persistence.aof_rewrite import hash_commands
 from tidelog.persistence.rdb_format import Reader, string_bytes
-from tidelog.types import listpack
+from tidelog.types import listpack, longdouble
 from tidelog.types.hash import Hash
 
 
@@ -175,8 +174,7 @@ TestHashMachine.settings = settings(max_examples=60, stateful_step_count=40, dea
 # HINCRBYFLOAT's arithmetic (expected texts from redis-server 7.0.15)
 # =====================================================================================
 def _incr(current: bytes, by: bytes) -> bytes:
-    return floats.format_long_double(
-        floats.add(floats.parse_long_double(current), floats.parse_long_double(by)))
+    return longdouble.format_human(longdouble.add(longdouble.parse(current), longdouble.parse(by)))
 
 
 @pytest.mark.parametrize("current, by, expected", [
@@ -202,24 +200,24 @@ def test_incr_huge_and_tiny():
     b"1e-5000", b"0x", b"0x1p", b"x" * 6000, b"1" * 5120,
 ])
 def test_refused_texts(text):
-    assert floats.parse_long_double(text) is None
+    assert longdouble.parse(text) is None
 
 
 def test_accepted_texts():
-    assert floats.parse_long_double(b"inf") == floats.INF
-    assert floats.parse_long_double(b"-Infinity") == -floats.INF
-    assert floats.parse_long_double(b"0e-99999") == 0
-    assert floats.parse_long_double(b"1\x00junk") == 1  # C strings end at NUL
-    assert floats.parse_long_double(b"0x10") == 16
-    assert floats.parse_long_double(b"1e-4950") > 0     # a subnormal, kept
+    assert longdouble.parse(b"inf") == longdouble.INF
+    assert longdouble.parse(b"-Infinity") == -longdouble.INF
+    assert longdouble.parse(b"0e-99999") == 0           # an exact zero (1e-99999 is refused)
+    assert longdouble.parse(b"1\x00junk") is None       # redis-server 7.0.15 refuses it
+    assert longdouble.parse(b"0x10") == 16
+    assert longdouble.parse(b"1e-4950") > 0             # a subnormal, kept
 
 
 def test_rounding_to_64_bits():
     one = Fraction(1)
-    assert floats.round_ld(one + Fraction(1, 2**64)) == one          # a tie: to even
-    assert floats.round_ld(one + Fraction(3, 2**65)) == one + Fraction(1, 2**63)
-    assert floats.round_ld(Fraction(2) ** 16384) == floats.INF
-    assert floats.format_long_double(Fraction(-1, 10**20)) == b"0"
+    assert longdouble.round_to_format(one + Fraction(1, 2**64)) == one  # a tie: to even
+    assert longdouble.round_to_format(one + Fraction(3, 2**65)) == one + Fraction(1, 2**63)
+    assert longdouble.round_to_format(Fraction(2) ** 16384) == longdouble.INF
+    assert longdouble.format_human(Fraction(-1, 10**20)) == b"0"
 
 
 # =====================================================================================

@@ -36,8 +36,8 @@ from ..errors import (
     wrong_arity,
 )
 from ..resp.replies import OK, Map
+from ..types import longdouble
 from ..types.hash import Hash
-from . import floats
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from .command_docs import COMMAND_EXTRAS, _ks
 from .keys import glob_match, lookup_read, parse_cursor
@@ -228,23 +228,23 @@ def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
 def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     """HINCRBYFLOAT key field increment"""
     key, field = argv[1], argv[2]
-    by = floats.parse_long_double(argv[3])
+    by = longdouble.parse(argv[3])
     if by is None:
         raise CommandError(NOT_A_FLOAT)
-    if not floats.is_finite(by):
+    if isinstance(by, float):  # +-inf: refused before the key is looked at
         raise CommandError(VALUE_NAN_OR_INFINITY)
     h = _write(ctx, key)
     current = h.get(field)
-    old: floats.LongDouble = 0
+    old: longdouble.LongDouble = longdouble.ZERO
     if current is not None:
-        parsed = floats.parse_long_double(current)
+        parsed = longdouble.parse(current)
         if parsed is None:
             raise CommandError(HASH_VALUE_NOT_FLOAT)
         old = parsed
-    new = floats.add(old, by)
-    if not floats.is_finite(new):
+    new = longdouble.add(old, by)
+    if new is None:
         raise CommandError(INCR_NAN_OR_INFINITY)
-    text = floats.format_long_double(new)  # type: ignore[arg-type] (finite: a Fraction)
+    text = longdouble.format_human(new)
     _set_pairs(ctx, h, [field, text])
     ctx.modified(key)
     ctx.effect([b"HSET", key, field, text])
