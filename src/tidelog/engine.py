@@ -40,6 +40,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import perf_counter_ns
 from typing import Any
 
 from . import commands, errors  # noqa: F401  (importing commands registers them)
@@ -73,6 +74,10 @@ IDMP_EXPIRE_BUDGET = 1000
 _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
 
+# How many different error codes INFO errorstats tracks (as Redis: a client
+# cannot grow the table without bound; later codes are not added).
+ERRORSTATS_MAX = 128
+
 # Most raw command names (b"XADD", b"xadd", ...) the dispatch remembers; a
 # client sending names in ever new letter cases cannot grow it further.
 DISPATCH_CACHE_MAX = 1024
@@ -80,12 +85,14 @@ DISPATCH_CACHE_MAX = 1024
 
 class Entry:
     """One command as this engine runs it: what it needs of the table's spec
-    (name, handler, arity, flags) read once, and its call count (INFO
-    commandstats).  The dispatch maps raw name bytes to entries; each
-    increment is an attribute add."""
+    (name, handler, arity, flags) read once, and its statistics (INFO
+    commandstats): calls, the time they took, and the calls that answered
+    an error (failed) or were refused before running (rejected: arity,
+    MULTI).  The dispatch maps raw name bytes to entries; each update is an
+    attribute add."""
 
     __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
-                 "refused_in_multi", "run", "calls")
+                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         self.name = spec.name
@@ -96,6 +103,9 @@ class Entry:
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
         self.calls = 0
+        self.ns = 0          # time spent in the handler, nanoseconds
+        self.failed = 0
+        self.rejected = 0
 
 
 @dataclass(eq=False)
@@ -168,6 +178,9 @@ class Engine:
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "total_error_replies": 0, "unexpected_error_replies": 0,
         }
+        # INFO errorstats: error replies by code (the message's first word).
+        self.error_counts: dict[str, int] = {}
+        self.error_counts_full = False  # ERRORSTATS_MAX codes reached
         # Every command this engine has resolved, by table name (the order
         # of first use is INFO commandstats' order), and by raw name bytes.
         self._entries: dict[str, Entry] = {}
@@ -244,6 +257,7 @@ class Engine:
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
         entry.calls += len(run)
+        started = perf_counter_ns()
         ctx = Ctx(self, client, run[0], entry, False)
         no_touch = client.no_touch
         if no_touch:
@@ -258,7 +272,13 @@ class Engine:
         finally:
             if no_touch:
                 ctx.db.no_touch = False
-        replies = [self._error(r.message) if isinstance(r, CommandError) else r for r in results]
+        replies = []
+        for r in results:
+            if isinstance(r, CommandError):
+                entry.failed += 1
+                r = self._error(r.message)
+            replies.append(r)
+        entry.ns += perf_counter_ns() - started
         if ctx.changes:
             self.dirty += ctx.changes
         if ctx.effects and self.effect_listeners:
@@ -280,6 +300,7 @@ class Engine:
         if client.multi is not None:
             if entry.refused_in_multi:
                 client.multi_error = True
+                entry.rejected += 1
                 return self._error(errors.NOT_IN_MULTI)
             if entry.queued_in_multi:
                 client.multi.append(argv)
@@ -306,6 +327,7 @@ class Engine:
             raise errors.unknown_subcommand(argv[1], argv[0])
         argc = len(argv)
         if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
+            self._entry(spec).rejected += 1
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
         if not spec.subcommands and "|" not in spec.name and \
@@ -318,23 +340,29 @@ class Engine:
     def _call(self, client: ClientState, entry: Entry, argv: list[bytes],
               may_block: bool) -> Reply:
         """Run a resolved command; errors become error replies."""
+        started = perf_counter_ns()
         ctx = Ctx(self, client, argv, entry, may_block)
-        entry.calls += 1
         no_touch = client.no_touch
         if no_touch:
             ctx.db.no_touch = True
         try:
             reply = entry.handler(ctx, argv)  # type: ignore[misc]
         except CommandError as exc:
+            entry.failed += 1
             reply = self._error(exc.message)
         except Exception:
             log.exception("internal error running %r", argv[:8])
             self.internal_errors += 1
             self.stats["unexpected_error_replies"] += 1
+            entry.failed += 1
             reply = self._error(errors.INTERNAL)
         finally:
             if no_touch:
                 ctx.db.no_touch = False
+            # Counted once it ran, as Redis does: INFO does not count itself,
+            # and CONFIG RESETSTAT's own call survives the reset.
+            entry.calls += 1
+            entry.ns += perf_counter_ns() - started
         if reply.__class__ is Wait:
             reply = self._block(ctx, reply)
         if ctx.changes or ctx.effects:
@@ -347,6 +375,13 @@ class Engine:
         """Calls per command name (subcommands as ``container|sub``), in the
         order of first use; commands never called are left out."""
         return {name: entry.calls for name, entry in self._entries.items() if entry.calls}
+
+    def command_stats(self) -> list[tuple[str, int, int, int, int]]:
+        """INFO commandstats: ``(name, calls, usec, rejected, failed)`` for each
+        command called, refused or failed at least once, in the order of first
+        use."""
+        return [(name, e.calls, e.ns // 1000, e.rejected, e.failed)
+                for name, e in self._entries.items() if e.calls or e.rejected or e.failed]
 
     @property
     def total_commands_processed(self) -> int:
@@ -361,7 +396,9 @@ class Engine:
         for name in self.stats:
             self.stats[name] = 0
         for entry in self._entries.values():
-            entry.calls = 0
+            entry.calls = entry.ns = entry.failed = entry.rejected = 0
+        self.error_counts.clear()
+        self.error_counts_full = False
 
     def _finish(self, ctx: Ctx) -> None:
         if ctx.changes:
@@ -393,7 +430,16 @@ class Engine:
             listener(effects)
 
     def _error(self, message: bytes) -> ErrorReply:
+        """An error reply, counted (INFO stats and errorstats)."""
         self.stats["total_error_replies"] += 1
+        code = message.split(b" ", 1)[0].decode("latin-1")
+        counts = self.error_counts
+        if code in counts:
+            counts[code] += 1
+        elif len(counts) < ERRORSTATS_MAX:
+            counts[code] = 1
+        else:
+            self.error_counts_full = True
         return ErrorReply(message)
 
     def _key_expired(self, db: Database, key: bytes) -> None:

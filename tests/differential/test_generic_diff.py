@@ -556,3 +556,43 @@ def test_multi_exec_with_generic_commands(d):
         ["MULTI"], ["SELECT", "1"], ["SET", "y", "1"], ["EXEC"], ["DBSIZE"], ["SELECT", "0"],
         ["DBSIZE"],
     ])
+
+
+def _info_stats(client, section: str) -> dict[str, dict[str, str]]:
+    """INFO commandstats/errorstats as {name: {field: value}}, usec left out."""
+    raw = client.call("INFO", section)
+    text = raw.split(b"\r\n", 1)[1].decode()
+    out = {}
+    for line in text.split("\r\n"):
+        if ":" not in line:
+            continue
+        name, _, fields = line.partition(":")
+        values = dict(f.split("=", 1) for f in fields.split(","))
+        for timed in ("usec", "usec_per_call"):
+            values.pop(timed, None)
+        out[name] = values
+    return out
+
+
+def test_commandstats_and_errorstats(differ):
+    """Calls, rejected and failed calls per command, and errors by code, as
+    redis-server counts them (the times themselves differ, so not compared;
+    usec_per_call is checked to be usec / calls)."""
+    d = differ
+    d.check("CONFIG", "RESETSTAT")
+    d.check_all([
+        ["SET", "k", "v"], ["GET", "k"], ["GET"], ["SET", "k", "v", "XX", "NX"], ["INCR", "k"],
+        ["NOSUCH", "x"], ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        ["XADD", "k", "1-1", "f", "v"], ["XADD", "s", "1-1", "f", "v"], ["XLEN", "s"],
+        ["MULTI"], ["MULTI"], ["EXEC"], ["HSET", "h", "f", "v"], ["HGET", "k", "f"],
+        ["XGROUP", "CREATE", "s", "g", "$"], ["XGROUP", "CREATE", "s", "g", "$"],
+    ])
+    for section in ("commandstats", "errorstats"):
+        assert _info_stats(d.ours, section) == _info_stats(d.theirs, section), section
+    raw = d.ours.call("INFO", "commandstats").decode()
+    for line in raw.split("\r\n")[1:]:
+        if line.startswith("cmdstat_"):
+            fields = dict(f.split("=", 1) for f in line.split(":", 1)[1].split(","))
+            calls, usec = int(fields["calls"]), int(fields["usec"])
+            assert fields["usec_per_call"] == f"{usec / calls if calls else 0:.2f}", line
+

@@ -181,9 +181,17 @@ def _section_cpu(ctx: Ctx) -> list[str]:
 
 
 def _section_commandstats(ctx: Ctx) -> list[str]:
-    # Calls are counted; time per command is not measured, so usec reads 0.
-    return [f"cmdstat_{name}:calls={calls},usec=0,usec_per_call=0.00,rejected_calls=0,"
-            f"failed_calls=0" for name, calls in ctx.engine.command_calls.items()]
+    # usec is the time in the command's handler (a blocked command's wait is
+    # not in it); rejected calls never ran (arity, refused in MULTI), failed
+    # ones answered an error.
+    return [f"cmdstat_{name}:calls={calls},usec={usec},"
+            f"usec_per_call={usec / calls if calls else 0:.2f},rejected_calls={rejected},"
+            f"failed_calls={failed}"
+            for name, calls, usec, rejected, failed in ctx.engine.command_stats()]
+
+
+def _section_errorstats(ctx: Ctx) -> list[str]:
+    return [f"errorstat_{code}:count={count}" for code, count in ctx.engine.error_counts.items()]
 
 
 def _section_cluster(ctx: Ctx) -> list[str]:
@@ -217,7 +225,7 @@ _SECTIONS = [
     ("cpu", "CPU", _section_cpu, True),
     ("modules", "Modules", _empty, True),
     ("commandstats", "Commandstats", _section_commandstats, False),
-    ("errorstats", "Errorstats", _empty, True),
+    ("errorstats", "Errorstats", _section_errorstats, True),
     ("latencystats", "Latencystats", _empty, False),
     ("cluster", "Cluster", _section_cluster, True),
     ("keyspace", "Keyspace", _section_keyspace, True),
