@@ -197,6 +197,57 @@ def ping(pipeline: int, clients: int) -> Workload:
         key="", pipeline=pipeline, clients=clients)
 
 
+# -- the other data types: one write (or pop) per request --------------------------------
+
+# Random members or fields are drawn from 0 .. TYPE_RANGE-1, so a run fills a
+# hash, set or sorted set of up to that many (the big encodings, as a busy key
+# has); pops start from a list of POP_PRELOAD elements.
+TYPE_RANGE = 100_000
+POP_PRELOAD = 3_000_000
+
+
+def _fill_list(target: Target, wl: Workload) -> None:
+    """A list of POP_PRELOAD elements for the pops (RPUSH, 1,000 per command)."""
+    _delete(target, wl)
+    batch = ["RPUSH", wl.key] + ["element"] * 1000
+    for _ in range(0, POP_PRELOAD, 100_000):
+        target.client.pipeline([batch] * 100)
+
+
+def _type_range(target: Target, wl: Workload) -> int:
+    return TYPE_RANGE
+
+
+def _type_check(command: str) -> Callable[[Target, Workload, int, Any], list[str]]:
+    """After a run: the key holds the type the command writes, and nothing
+    answered an error (redis-benchmark would have stopped)."""
+    expected = {"HSET": "hash", "SADD": "set", "ZADD": "zset", "LPUSH": "list",
+                "LPOP": "list"}[command]
+
+    def check(target: Target, wl: Workload, requests: int, before: Any) -> list[str]:
+        kind = target.client.call("TYPE", wl.key)
+        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        return [] if kind == expected else [f"TYPE {wl.key} is {kind}, expected {expected}"]
+    return check
+
+
+def datatype(command: str, pipeline: int, clients: int) -> Workload:
+    """HSET, SADD, ZADD and LPUSH on one key; LPOP from a preloaded list."""
+    args = {"HSET": ("f__rand_int__", "v"), "SADD": ("m__rand_int__",),
+            "ZADD": ("__rand_int__", "m__rand_int__"), "LPUSH": ("element",),
+            "LPOP": ()}[command]
+    wid = f"{command.lower()}-p{pipeline}-c{clients}"
+    return Workload(
+        id=wid, label=f"{command} {' '.join(args)}".strip(),
+        command=(command, "{key}") + args, key=f"bench:{wid}",
+        pipeline=pipeline, clients=clients,
+        reset=_fill_list if command == "LPOP" else _delete,
+        rand_range=_type_range if "__rand_int__" in " ".join(args) else None,
+        after=_type_check(command), cleanup=_delete)
+
+
+TYPE_COMMANDS = ("HSET", "SADD", "ZADD", "LPUSH", "LPOP")
+
 DEPTHS = (1, 16, 128)
 CONNECTIONS = (1, 8)
 
@@ -206,4 +257,5 @@ WORKLOADS: list[Workload] = (
     [xrange10(p, c) for p in DEPTHS for c in CONNECTIONS]
     + [xadd(p, c) for p in DEPTHS for c in CONNECTIONS]
     + [ping(128, c) for c in CONNECTIONS]
+    + [datatype(command, 16, 8) for command in TYPE_COMMANDS]
 )
