@@ -37,6 +37,7 @@ EXECABORT = b"EXECABORT Transaction discarded because of previous errors."
 INTERNAL = b"ERR internal error"
 TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
 TIMEOUT_NEGATIVE = b"ERR timeout is negative"
+TIMEOUT_NOT_FLOAT = b"ERR timeout is not a float or out of range"
 INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
 PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
 # The request parser's messages (str: ProtocolError's text, after PROTOCOL_PREFIX).
@@ -344,3 +345,14 @@ def rewrite_failed(reason: str) -> CommandError:
 def aof_load_failed(reason: str) -> CommandError:
     """DEBUG LOADAOF: the AOF did not load; the reason on one line."""
     return CommandError("ERR " + reason.replace("\r", " ").replace("\n", " "))
+
+
+# -- lists ---------------------------------------------------------------------------
+LIST_COUNT_POSITIVE = b"ERR value is out of range, must be positive"
+LIST_INDEX_OUT_OF_RANGE = b"ERR index out of range"
+NUMKEYS_POSITIVE = b"ERR numkeys should be greater than 0"
+MPOP_COUNT_POSITIVE = b"ERR count should be greater than 0"
+LPOS_RANK_ZERO = (b"ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
+                  b"second ... or use negative to start from the end of the list")
+LPOS_COUNT_NEGATIVE = b"ERR COUNT can't be negative"
+LPOS_MAXLEN_NEGATIVE = b"ERR MAXLEN can't be negative"

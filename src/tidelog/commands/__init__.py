@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     idmp,
     info,
     keys,
+    lists,
     memory,
     pel,
     server,

@@ -34,7 +34,7 @@ RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
 
 # ACL categories derived from flags and group, as Redis shows them in COMMAND INFO.
 _GROUP_CATEGORY = {
-    "stream": "@stream", "string": "@string", "generic": "@keyspace",
+    "stream": "@stream", "string": "@string", "list": "@list", "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
 }
 
