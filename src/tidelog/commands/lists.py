@@ -20,7 +20,7 @@ blocks: it answers its timeout reply at once.
 Propagation, as Redis does it: the blocking pops go out in their
 non-blocking forms (BLPOP -> ``LPOP key``, BRPOP -> ``RPOP key``, BLMPOP and
 LMPOP -> ``LPOP|RPOP key n`` with n the number popped, BLMOVE -> ``LMOVE
-src dst LEFT|RIGHT LEFT|RIGHT``, BRPOPLPUSH -> ``RPOPLPUSH src dst``), both
+src dst wherefrom whereto`` (the words as given), BRPOPLPUSH -> ``RPOPLPUSH src dst``), both
 when they pop at once and when a blocked client is served; the other
 commands go out as they came, and only when they changed something.
 """
@@ -209,10 +209,6 @@ def _move(ctx: Ctx, src: bytes, dst: bytes, left_from: bool, left_to: bool) -> b
     return value
 
 
-def _lmove_effect(src: bytes, dst: bytes, left_from: bool, left_to: bool) -> list[bytes]:
-    return [b"LMOVE", src, dst, _LEFT if left_from else _RIGHT, _LEFT if left_to else _RIGHT]
-
-
 def _block_on_list(keys: list[bytes], timeout_ms: int, pop: Any, timeout_reply: Any) -> Wait:
     """A Wait on ``keys``, served when a key holds a list, by running the
     pop ``pop(ctx)`` again (None: keep waiting)."""
@@ -281,7 +277,7 @@ def _pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
     if lst is None:
         return NULL_ARRAY if count is not None else None
     if count == 0:
-        return NULL_ARRAY
+        return []
     fill = _fill(ctx)
     if count is None:
         reply: Any = lst.pop(left, fill)
@@ -423,19 +419,23 @@ def rpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     return value
 
 
-def _blocking_move(ctx: Ctx, src: bytes, dst: bytes, left_from: bool, left_to: bool,
-                   timeout: int, rpoplpush_form: bool) -> Any:
+def _blocking_move(ctx: Ctx, effect: list[bytes], left_from: bool, left_to: bool,
+                   timeout: int) -> Any:
+    """BLMOVE and BRPOPLPUSH: move at once, or wait on the source.  Inside
+    MULTI the answer is a null bulk string; a timeout answers a null array
+    (RESP2 ``*-1``), as Redis's timed-out list commands all do."""
+    src, dst = effect[1], effect[2]
+
     def move(c: Ctx) -> Any:
         value = _move(c, src, dst, left_from, left_to)
         if value is not None:
-            c.effect([b"RPOPLPUSH", src, dst] if rpoplpush_form
-                     else _lmove_effect(src, dst, left_from, left_to))
+            c.effect(effect)
         return value
 
     value = move(ctx)
-    if value is not None:
+    if value is not None or not ctx.may_block:
         return value
-    return _block_on_list([src], timeout, move, None)
+    return _block_on_list([src], timeout, move, NULL_ARRAY)
 
 
 @command("blmove", arity=6, flags="write denyoom blocking", keys=(1, 2, 1), group="list",
@@ -447,7 +447,8 @@ def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMOVE source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout"""
     left_from, left_to = _position(argv[3]), _position(argv[4])
     timeout = parse_timeout(argv[5])
-    return _blocking_move(ctx, argv[1], argv[2], left_from, left_to, timeout, False)
+    # Propagated as LMOVE with the position words as given (Redis rewrites the argv).
+    return _blocking_move(ctx, [b"LMOVE", *argv[1:5]], left_from, left_to, timeout)
 
 
 @command("brpoplpush", arity=4, flags="write denyoom blocking", keys=(1, 2, 1), group="list",
@@ -458,7 +459,7 @@ def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
 def brpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """BRPOPLPUSH source destination timeout"""
     timeout = parse_timeout(argv[3])
-    return _blocking_move(ctx, argv[1], argv[2], False, True, timeout, True)
+    return _blocking_move(ctx, [b"RPOPLPUSH", argv[1], argv[2]], False, True, timeout)
 
 
 # -- reading -----------------------------------------------------------------------------
