@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
+from ..types.list import List
 from ..types.stream import Stream
 from .args import parse_int
 from .contract import Ctx, Reply
@@ -71,6 +72,8 @@ def _serialized_length(value: Any) -> int:
     """An estimate of the RDB encoding's size (DEBUG OBJECT serializedlength)."""
     if isinstance(value, Stream):
         return sum(len(blob) + 16 for _, blob in value.nodes()) + 16
+    if isinstance(value, List):
+        return value.lp_bytes + 2 * (value.lp_bytes // 8192 + 1) + 1
     number = None
     if len(value) <= 11:
         try:

@@ -9,6 +9,7 @@ from ..errors import (
     SYNTAX,
     CommandError,
 )
+from ..types.list import List
 from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
@@ -52,6 +53,11 @@ def key_memory(key: bytes, value: Any) -> int:
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
     if isinstance(value, Stream):
         return value.memory_usage() + overhead
+    if isinstance(value, List):
+        # One quicklist (40 bytes) and, per 8 KB listpack node, its node (32)
+        # and the listpack itself.
+        nodes = value.lp_bytes // 8192 + 1
+        return 16 + 40 + nodes * 32 + _jemalloc_size(value.lp_bytes) + overhead
     encoding = object_encoding(value)
     if encoding == b"int":
         size = 16

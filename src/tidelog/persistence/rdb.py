@@ -77,6 +77,7 @@ from .. import REDIS_VERSION
 from ..ids import MIN_ID, StreamID
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.stream import CorruptStream, Stream
+from . import rdb_list
 from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
     _I64,
     _ID,
@@ -126,6 +127,7 @@ _STREAM_TYPES = (TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LIS
 # encoding Redis writes for the type).
 VALUE_WRITERS: dict[type, Callable[[Any, bool], tuple[int, bytes]]] = {}
 VALUE_READERS: dict[int, Callable[[Reader], Any]] = {}
+rdb_list.register(VALUE_WRITERS, VALUE_READERS)
 
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
