@@ -354,5 +354,8 @@ NUMKEYS_POSITIVE = b"ERR numkeys should be greater than 0"
 MPOP_COUNT_POSITIVE = b"ERR count should be greater than 0"
 LPOS_RANK_ZERO = (b"ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
                   b"second ... or use negative to start from the end of the list")
+# Redis 7.2 (LPOS RANK) and 8.0 (LREM count) refuse LLONG_MIN, whose negation overflows.
+LONG_OUT_OF_RANGE = (b"ERR value is out of range, value must between -9223372036854775807 and "
+                     b"9223372036854775807")
 LPOS_COUNT_NEGATIVE = b"ERR COUNT can't be negative"
 LPOS_MAXLEN_NEGATIVE = b"ERR MAXLEN can't be negative"

@@ -514,3 +514,20 @@ def test_served_client_pops_the_first_nonempty_key(differ, tidelog):
         assert theirs == b"*2\r\n$1\r\nb\r\n$6\r\nfrom-b\r\n"
     finally:
         pair.close()
+
+
+def test_llong_min_rank_and_count_are_refused(differ):
+    """LPOS RANK and LREM's count refuse -2**63 (Redis 7.2, redis/redis#12167;
+    Redis 8.0, redis/redis#12465); 7.0 reads them as -1 and 0."""
+    differ.check("RPUSH", "l", "a", "b", "a")
+    out_of_range = (b"-ERR value is out of range, value must between -9223372036854775807 and "
+                    b"9223372036854775807\r\n")
+    for argv in (["LPOS", "l", "a", "RANK", "-9223372036854775808"],
+                 ["LREM", "l", "-9223372036854775808", "a"]):
+        assert differ.ours.call(*argv) == out_of_range
+        assert differ.theirs.call(*argv) != out_of_range
+    differ.check("DEL", "l")  # 7.0's LREM removed every "a"
+    differ.check("RPUSH", "l", "a", "b", "a")
+    differ.check("LPOS", "l", "a", "RANK", "-9223372036854775807")
+    differ.check("LREM", "l", "-9223372036854775807", "a")
+    dump(differ, "l")

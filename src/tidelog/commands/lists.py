@@ -37,7 +37,7 @@ from .. import errors
 from ..errors import SYNTAX, WRONGTYPE, CommandError
 from ..resp.replies import NULL_ARRAY, OK
 from ..types.list import List
-from .args import ArgReader, parse_int
+from .args import INT64_MIN, ArgReader, parse_int
 from .contract import Wait
 from .keys import lookup_read
 from .table import command
@@ -510,6 +510,8 @@ def lpos(ctx: Ctx, argv: list[bytes]) -> Any:
         opt = r.next_upper()
         if opt == b"RANK" and r.more():
             rank = r.next_int()
+            if rank == INT64_MIN:  # Redis 7.2, redis/redis#12167
+                raise CommandError(errors.LONG_OUT_OF_RANGE)
             if rank == 0:
                 raise CommandError(errors.LPOS_RANK_ZERO)
         elif opt == b"COUNT" and r.more():
@@ -576,6 +578,8 @@ def linsert(ctx: Ctx, argv: list[bytes]) -> Any:
 def lrem(ctx: Ctx, argv: list[bytes]) -> Any:
     """LREM key count element"""
     count = parse_int(argv[2])
+    if count == INT64_MIN:  # Redis 8.0, redis/redis#12465
+        raise CommandError(errors.LONG_OUT_OF_RANGE)
     lst = _write_list(ctx, argv[1])
     if lst is None:
         return 0
