@@ -38,6 +38,7 @@ INTERNAL = b"ERR internal error"
 TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
 TIMEOUT_NEGATIVE = b"ERR timeout is negative"
 TIMEOUT_NOT_FLOAT = b"ERR timeout is not a float or out of range"
+TIMEOUT_OUT_OF_RANGE = b"ERR timeout is out of range"
 INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
 PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
 # The request parser's messages (str: ProtocolError's text, after PROTOCOL_PREFIX).

@@ -241,8 +241,8 @@ def test_blocking_pops_answer_at_once(d):
     dump(d, "a", "b", "c", "d")
 
 
-TIMEOUTS = ["x", "", "1.5x", "-1", "-0.5", "inf", "-inf", "nan", " 1", "1 ", "1e30", "1e5000",
-            "0x", "1e", "--1", "+-1", "1e4000"]
+TIMEOUTS = ["x", "", "1.5x", "-1", "-0.5", "-inf", "nan", " 1", "1 ", "1e5000", "0x", "1e",
+            "--1", "+-1", "-1e30"]
 
 
 def test_timeout_errors(d):
@@ -531,3 +531,13 @@ def test_llong_min_rank_and_count_are_refused(differ):
     differ.check("LPOS", "l", "a", "RANK", "-9223372036854775807")
     differ.check("LREM", "l", "-9223372036854775807", "a")
     dump(differ, "l")
+
+
+@pytest.mark.parametrize("timeout", ["inf", "1e30", "1e4000", "9223372036854776"])
+def test_timeouts_past_llong_max_are_out_of_range(differ, timeout):
+    """Redis 7.2 (redis/redis#11338) answers "timeout is out of range" for a
+    timeout whose milliseconds pass 2**63 - 1; 7.0 calls it negative."""
+    for argv in (["BLPOP", "k", timeout], ["BLMPOP", timeout, "1", "k", "LEFT"],
+                 ["BLMOVE", "k", "j", "LEFT", "LEFT", timeout]):
+        assert differ.ours.call(*argv) == b"-ERR timeout is out of range\r\n"
+        assert differ.theirs.call(*argv) == b"-ERR timeout is negative\r\n"

@@ -16,7 +16,13 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from tests.support.engine_harness import Harness
 from tidelog.commands.lists import parse_timeout
 from tidelog.engine import BLOCKED
-from tidelog.errors import TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT, WRONGTYPE, CommandError
+from tidelog.errors import (
+    TIMEOUT_NEGATIVE,
+    TIMEOUT_NOT_FLOAT,
+    TIMEOUT_OUT_OF_RANGE,
+    WRONGTYPE,
+    CommandError,
+)
 from tidelog.persistence import aof_rewrite, rdb, rdb_list
 from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
 from tidelog.resp.replies import NULL_ARRAY
@@ -257,12 +263,23 @@ def test_timeouts_parse(text, ms):
 @pytest.mark.parametrize("text, error", [
     (b"x", TIMEOUT_NOT_FLOAT), (b"", TIMEOUT_NOT_FLOAT), (b" 1", TIMEOUT_NOT_FLOAT),
     (b"nan", TIMEOUT_NOT_FLOAT), (b"1e5000", TIMEOUT_NOT_FLOAT), (b"0x", TIMEOUT_NOT_FLOAT),
-    (b"-1", TIMEOUT_NEGATIVE), (b"inf", TIMEOUT_NEGATIVE), (b"1e30", TIMEOUT_NEGATIVE),
-    (b"-inf", TIMEOUT_NEGATIVE), (b"9223372036854776", TIMEOUT_NEGATIVE)])
+    (b"-1", TIMEOUT_NEGATIVE), (b"-inf", TIMEOUT_NEGATIVE), (b"-1e30", TIMEOUT_NEGATIVE),
+    (b"inf", TIMEOUT_OUT_OF_RANGE), (b"1e30", TIMEOUT_OUT_OF_RANGE),
+    (b"9223372036854776", TIMEOUT_OUT_OF_RANGE), (b"1e4000", TIMEOUT_OUT_OF_RANGE)])
 def test_timeout_errors(text, error):
     with pytest.raises(CommandError) as exc:
         parse_timeout(text)
     assert exc.value.message == error
+
+
+def test_timeout_deadline_overflow_is_out_of_range():
+    """Redis 7.2 (redis/redis#11338): the deadline, now plus the timeout,
+    must fit a long long too."""
+    now = 1_700_000_000_000
+    assert parse_timeout(b"9223370336854775", now) == 9223370336854775000
+    with pytest.raises(CommandError) as exc:
+        parse_timeout(b"9223370336854776", now)
+    assert exc.value.message == TIMEOUT_OUT_OF_RANGE
 
 
 # -- blocking through the engine ------------------------------------------------------------

@@ -99,20 +99,22 @@ _INFINITY = re.compile(rb"[+-]?(?:inf|infinity)\Z", re.IGNORECASE)
 _LDBL_MAX = Fraction((1 << 64) - 1, 1 << 63) * (Fraction(2) ** 16383)
 _LDBL_ZERO = Fraction(1, 2) ** 16446
 _MAX_TIMEOUT_CHARS = 5 * 1024
-_LLONG_LIMIT = 1 << 63
+_LLONG_MAX = (1 << 63) - 1
 
 
-def parse_timeout(arg: bytes) -> int:
+def parse_timeout(arg: bytes, now_ms: int = 0) -> int:
     """A blocking command's timeout in seconds (a float, as C's strtold
     reads it: decimal, hex or inf; no spaces, no nan) as whole milliseconds,
-    rounded up; 0 waits forever.  Redis's errors: not a float, or negative
-    (which is also what a timeout of 2**63 ms or more gives, as its
-    conversion to a C long long makes it negative)."""
+    rounded up; 0 waits forever.  Redis's errors: not a float; out of range
+    when the milliseconds, or the deadline (``now_ms`` plus them), pass
+    2**63 - 1 (Redis 7.2, redis/redis#11338; 7.0 said "negative" for the
+    first and overflowed on the second); negative."""
     bad = CommandError(errors.TIMEOUT_NOT_FLOAT)
     if not arg or len(arg) > _MAX_TIMEOUT_CHARS:
         raise bad
     if _INFINITY.match(arg):
-        raise CommandError(errors.TIMEOUT_NEGATIVE)  # inf * 1000 overflows the conversion
+        raise CommandError(errors.TIMEOUT_NEGATIVE if arg[0] == 0x2D
+                           else errors.TIMEOUT_OUT_OF_RANGE)
     if _DECIMAL.match(arg):
         try:
             number = Decimal(arg.decode("ascii"))
@@ -136,9 +138,13 @@ def parse_timeout(arg: bytes) -> int:
             value = -value
     if abs(value) > _LDBL_MAX or (value and abs(value) < _LDBL_ZERO):
         raise bad
+    if value * 1000 > _LLONG_MAX:
+        raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
     ms = ceil(value * 1000)
-    if ms < 0 or ms >= _LLONG_LIMIT:
+    if ms < 0:
         raise CommandError(errors.TIMEOUT_NEGATIVE)
+    if ms > 0 and ms > _LLONG_MAX - now_ms:
+        raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
     return ms
 
 
@@ -343,7 +349,7 @@ def lmpop(ctx: Ctx, argv: list[bytes]) -> Any:
 
 def _blocking_pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
     keys = argv[1:-1]
-    timeout = parse_timeout(argv[-1])
+    timeout = parse_timeout(argv[-1], ctx.now_ms())
 
     def pop(c: Ctx) -> Any:
         return _pop_first(c, keys, left, None)
@@ -381,7 +387,7 @@ def brpop(ctx: Ctx, argv: list[bytes]) -> Any:
 def blmpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMPOP timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     keys, left, count = _parse_mpop(argv, 2)
-    timeout = parse_timeout(argv[1])
+    timeout = parse_timeout(argv[1], ctx.now_ms())
 
     def pop(c: Ctx) -> Any:
         return _pop_first(c, keys, left, count)
@@ -446,7 +452,7 @@ def _blocking_move(ctx: Ctx, effect: list[bytes], left_from: bool, left_to: bool
 def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMOVE source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout"""
     left_from, left_to = _position(argv[3]), _position(argv[4])
-    timeout = parse_timeout(argv[5])
+    timeout = parse_timeout(argv[5], ctx.now_ms())
     # Propagated as LMOVE with the position words as given (Redis rewrites the argv).
     return _blocking_move(ctx, [b"LMOVE", *argv[1:5]], left_from, left_to, timeout)
 
@@ -458,7 +464,7 @@ def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
                  "element was popped.")
 def brpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """BRPOPLPUSH source destination timeout"""
-    timeout = parse_timeout(argv[3])
+    timeout = parse_timeout(argv[3], ctx.now_ms())
     return _blocking_move(ctx, [b"RPOPLPUSH", argv[1], argv[2]], False, True, timeout)
 
 
