@@ -419,3 +419,93 @@ def test_aof_rewrite_batches_64_and_replays():
     for argv in commands:
         replay.ok(*argv)
     assert replay.ok("LRANGE", "l", 0, -1) == values
+
+
+# -- blocked clients against a model ----------------------------------------------------------
+
+class BlockingPops(RuleBasedStateMachine):
+    """Clients blocking on lists ``a``/``b``, served by pushes (alone or in
+    a transaction), against a model of Redis 7.2's rules: waiters on a ready
+    key are served in the order they blocked, each popping from the first
+    of its keys that has elements."""
+
+    CLIENTS = 4
+
+    @initialize()
+    def setup(self):
+        self.h = Harness()
+        self.clients = [self.h.new_client() for _ in range(self.CLIENTS)]
+        self.lists: dict[bytes, list[bytes]] = {b"a": [], b"b": []}
+        self.waiting: list[tuple[int, list[bytes], bool]] = []  # in blocking order
+        self.expected: list[list] = [[] for _ in range(self.CLIENTS)]
+        self.counter = 0
+
+    def _pop_first(self, keys, left):
+        for key in keys:
+            if self.lists[key]:
+                return [key, self.lists[key].pop(0 if left else -1)]
+        return None
+
+    def _serve(self, ready: list[bytes]):
+        for key in dict.fromkeys(ready):
+            for entry in list(self.waiting):
+                n, keys, left = entry
+                if key in keys and self.lists[key] and entry in self.waiting:
+                    self.waiting.remove(entry)
+                    self.expected[n].append(self._pop_first(keys, left))
+
+    @rule(n=st.integers(0, CLIENTS - 1), keys=st.sampled_from([[b"a"], [b"b"], [b"a", b"b"],
+                                                                [b"b", b"a"]]),
+          left=st.booleans())
+    def block(self, n, keys, left):
+        if any(w[0] == n for w in self.waiting):
+            return
+        reply = self.h("BLPOP" if left else "BRPOP", *keys, 0, client=self.clients[n])
+        now = self._pop_first(keys, left)
+        if now is None:
+            assert reply is BLOCKED
+            self.waiting.append((n, keys, left))
+        else:
+            assert reply == now
+
+    def _values(self, k):
+        self.counter += k
+        return [b"v%d" % i for i in range(self.counter - k, self.counter)]
+
+    @rule(key=st.sampled_from([b"a", b"b"]), k=st.integers(1, 3), left=st.booleans())
+    def push(self, key, k, left):
+        values = self._values(k)
+        reply = self.h.ok("LPUSH" if left else "RPUSH", key, *values)
+        if left:
+            self.lists[key][:0] = values[::-1]
+        else:
+            self.lists[key].extend(values)
+        assert reply == len(self.lists[key])  # counted before any waiter pops
+        self._serve([key])
+
+    @rule(first=st.sampled_from([b"a", b"b"]), k=st.integers(1, 2))
+    def push_both_in_multi(self, first, k):
+        second = b"b" if first == b"a" else b"a"
+        self.h.ok("MULTI")
+        for key in (first, second):
+            self.h.ok("RPUSH", key, *self._values(k))
+        self.h.ok("EXEC")
+        self.counter -= 2 * k
+        for key in (first, second):
+            self.lists[key].extend(self._values(k))
+        self._serve([first, second])
+
+    @invariant()
+    def agrees(self):
+        if not hasattr(self, "h"):
+            return
+        for n, client in enumerate(self.clients):
+            assert client.inbox == self.expected[n]
+        for key, values in self.lists.items():
+            assert self.h.ok("LRANGE", key, 0, -1) == values
+        assert self.h.engine.blocked_clients == len(self.waiting)
+        assert self.h.engine.internal_errors == 0
+
+
+BlockingPops.TestCase.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+TestBlockingPops = BlockingPops.TestCase
