@@ -541,3 +541,22 @@ def test_timeouts_past_llong_max_are_out_of_range(differ, timeout):
                  ["BLMOVE", "k", "j", "LEFT", "LEFT", timeout]):
         assert differ.ours.call(*argv) == b"-ERR timeout is out of range\r\n"
         assert differ.theirs.call(*argv) == b"-ERR timeout is negative\r\n"
+
+
+LIST_COMMANDS = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex",
+                 "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop",
+                 "blpop", "brpop", "blmove", "brpoplpush", "blmpop"]
+
+
+@pytest.mark.parametrize("name", LIST_COMMANDS)
+def test_command_info(d, name):
+    d.check("COMMAND", "INFO", name)
+
+
+@pytest.mark.parametrize("argv", [
+    ["LMPOP", "2", "a", "b", "LEFT"], ["BLMPOP", "0", "3", "a", "b", "c", "RIGHT", "COUNT", "2"],
+    ["BLPOP", "a", "b", "0"], ["LMOVE", "a", "b", "LEFT", "RIGHT"], ["RPOPLPUSH", "a", "b"],
+    ["LPUSH", "a", "x", "y"], ["LRANGE", "a", "0", "1"]])
+def test_command_getkeys(differ, argv):
+    differ.check("COMMAND", "GETKEYS", *argv)
+    differ.check("COMMAND", "GETKEYSANDFLAGS", *argv)

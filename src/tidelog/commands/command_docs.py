@@ -49,11 +49,16 @@ class KeySpec:
     limit: int = 0
     startfrom: int = 1          # for a keyword begin: where to start looking for it
     notes: str | None = None
+    # find_keys by a key count (LMPOP's numkeys): (keynumidx, firstkey, keystep)
+    # relative to begin; None: a range (lastkey, keystep, limit).
+    keynum: tuple[int, int, int] | None = None
 
 
 def _ks(flags: str, begin: int | str, lastkey: int = 0, keystep: int = 1, limit: int = 0,
-        startfrom: int = 1, notes: str | None = None) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes)
+        startfrom: int = 1, notes: str | None = None,
+        keynum: tuple[int, int, int] | None = None) -> KeySpec:
+    return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes,
+                   keynum)
 
 
 _ND = "nondeterministic_output"
@@ -116,6 +121,20 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "xdel": ((), [_ks("RW delete", 1)]),
     "xtrim": ((_ND,), [_ks("RW delete", 1)]),
     "xlen": ((), [_ks("RO", 1)]),
+    # lists
+    **{name: ((), [_ks("RW insert", 1)]) for name in ("lpush", "rpush", "lpushx", "rpushx",
+                                                         "linsert")},
+    **{name: ((), [_ks("RW access delete", 1)]) for name in ("lpop", "rpop")},
+    "llen": ((), [_ks("RO", 1)]),
+    **{name: ((), [_ks("RO access", 1)]) for name in ("lrange", "lindex", "lpos")},
+    "lset": ((), [_ks("RW update", 1)]),
+    "lrem": ((), [_ks("RW delete", 1)]),
+    "ltrim": ((), [_ks("RW delete", 1)]),
+    **{name: ((), [_ks("RW access delete", 1), _ks("RW insert", 2)])
+       for name in ("lmove", "rpoplpush", "blmove", "brpoplpush")},
+    **{name: ((), [_ks("RW access delete", 1, -2)]) for name in ("blpop", "brpop")},
+    "lmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
+    "blmpop": ((), [_ks("RW access delete", 2, keynum=(0, 1, 1))]),
 }
 
 # Redis lists flags and ACL categories in the order of its own bit tables.
@@ -175,6 +194,11 @@ def _key_spec_reply(ks: KeySpec) -> Map:
     else:
         begin = Map([(b"type", b"index"), (b"spec", Map([(b"index", ks.begin)]))])
     items.append((b"begin_search", begin))
+    if ks.keynum is not None:
+        keynumidx, firstkey, keystep = ks.keynum
+        items.append((b"find_keys", Map([(b"type", b"keynum"), (b"spec", Map([
+            (b"keynumidx", keynumidx), (b"firstkey", firstkey), (b"keystep", keystep)]))])))
+        return Map(items)
     items.append((b"find_keys", Map([(b"type", b"range"), (b"spec", Map([
         (b"lastkey", ks.lastkey), (b"keystep", ks.keystep), (b"limit", ks.limit)]))])))
     return Map(items)
@@ -322,6 +346,15 @@ def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[in
             found += [(i, ks) for i in _keyword_keys(ks, argv)]
             continue
         first = ks.begin
+        if ks.keynum is not None:  # LMPOP's numkeys key [key ...]
+            keynumidx, firstkey, keystep = ks.keynum
+            if first + keynumidx >= len(argv) or not argv[first + keynumidx].isdigit():
+                continue
+            count = int(argv[first + keynumidx])
+            start = first + firstkey
+            found += [(i, ks) for i in range(start, min(start + count * keystep, len(argv)),
+                                             keystep)]
+            continue
         last = first + ks.lastkey if ks.lastkey >= 0 else len(argv) + ks.lastkey
         found += [(i, ks) for i in range(first, min(last, len(argv) - 1) + 1, ks.keystep)]
     return found

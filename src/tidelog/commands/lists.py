@@ -360,7 +360,7 @@ def _blocking_pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
     return _block_on_list(list(keys), timeout, pop, NULL_ARRAY)
 
 
-@command("blpop", arity=-3, flags="write blocking", keys=(1, -2, 1), group="list",
+@command("blpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1), group="list",
          since="2.0.0", complexity="O(N) where N is the number of provided keys.",
          summary="Removes and returns the first element in a list. Blocks until an element "
                  "is available otherwise. Deletes the list if the last element was popped.")
@@ -369,7 +369,7 @@ def blpop(ctx: Ctx, argv: list[bytes]) -> Any:
     return _blocking_pop(ctx, argv, True)
 
 
-@command("brpop", arity=-3, flags="write blocking", keys=(1, -2, 1), group="list",
+@command("brpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1), group="list",
          since="2.0.0", complexity="O(N) where N is the number of provided keys.",
          summary="Removes and returns the last element in a list. Blocks until an element is "
                  "available otherwise. Deletes the list if the last element was popped.")
@@ -444,7 +444,7 @@ def _blocking_move(ctx: Ctx, effect: list[bytes], left_from: bool, left_to: bool
     return _block_on_list([src], timeout, move, NULL_ARRAY)
 
 
-@command("blmove", arity=6, flags="write denyoom blocking", keys=(1, 2, 1), group="list",
+@command("blmove", arity=6, flags="write denyoom noscript blocking", keys=(1, 2, 1), group="list",
          since="6.2.0", complexity="O(1)",
          summary="Pops an element from a list, pushes it to another list and returns it. "
                  "Blocks until an element is available otherwise. Deletes the list if the "
@@ -457,7 +457,7 @@ def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
     return _blocking_move(ctx, [b"LMOVE", *argv[1:5]], left_from, left_to, timeout)
 
 
-@command("brpoplpush", arity=4, flags="write denyoom blocking", keys=(1, 2, 1), group="list",
+@command("brpoplpush", arity=4, flags="write denyoom noscript blocking", keys=(1, 2, 1), group="list",
          since="2.2.0", complexity="O(1)",
          summary="Pops an element from a list, pushes it to another list and returns it. "
                  "Block until an element is available otherwise. Deletes the list if the last "
