@@ -110,6 +110,23 @@ def test_object_encoding_through_commands():
     assert h.ok("OBJECT", "ENCODING", "big") == b"quicklist"
 
 
+@pytest.mark.parametrize("command", [
+    ["RPUSH", "lst", "{big}"], ["LINSERT", "lst", "AFTER", "b", "{big}"],
+    ["LSET", "lst", "0", "{big}"], ["LMOVE", "src", "lst", "RIGHT", "RIGHT"]])
+@pytest.mark.parametrize("fill, big", [(3, "x"), (-1, "x" * 5000)])
+def test_conversion_to_quicklist_as_redis_tests_it(command, fill, big):
+    """Redis's "List listpack -> quicklist encoding conversion" cases: at
+    fill 3 a three-element list turns quicklist on any addition, LSET
+    included (it counts as adding one); at fill -1 a 5000-byte element."""
+    h = Harness()
+    h.ok("CONFIG", "SET", "list-max-listpack-size", fill)
+    h.ok("RPUSH", "lst", "a", "b", "c")
+    h.ok("RPUSH", "src", big)
+    assert h.ok("OBJECT", "ENCODING", "lst") == b"listpack"
+    h.ok(*[a.replace("{big}", big) for a in command])
+    assert h.ok("OBJECT", "ENCODING", "lst") == b"quicklist"
+
+
 # -- a state machine against a Python list ------------------------------------------------
 
 ELEMS = st.sampled_from([b"a", b"b", b"1", b"-2", b"x" * 70, b"y" * 3000])

@@ -21,8 +21,10 @@ ENCODING answers what Redis 7.2+ answers:
 
 (https://redis.io/commands/object-encoding/ names the encodings;
 https://redis.io/docs/latest/operate/oss_and_stack/management/config-file/
-documents ``list-max-listpack-size``; the one-node-at-half rule is Redis
-7.2's, see its release notes, "lists: convert quicklist to listpack".)
+documents ``list-max-listpack-size``; the listpack encoding and the
+one-node-at-half rule came with Redis 7.2,
+https://github.com/redis/redis/pull/11303.)  LSET and LINSERT count as
+adding one element, as in Redis.
 
 Elements are plain ``bytes``.  Indexes follow Redis: 0 is the head, -1 the
 tail.  Nothing here imports commands, the keyspace or the engine.
