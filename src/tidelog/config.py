@@ -172,6 +172,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("client-query-buffer-limit", _parse_memory_bounded(1024 * 1024, LONG_MAX), "1073741824"),
     Option("stream-node-max-entries", _parse_int(0, LONG_MAX), "100"),
     Option("stream-node-max-bytes", _parse_memory_bounded(0, LONG_MAX), "4096"),
+    Option("list-max-listpack-size", _parse_int(-(2**31), INT32_MAX), "-2"),
+    Option("list-compress-depth", _parse_int(0, INT32_MAX), "0"),
     # Redis 8.6: the IDMP settings a stream takes when it first uses IDMP
     # (XCFGSET changes one stream's); seconds, and iids per producer.
     Option("stream-idmp-duration", _parse_int(1, 86400), "100"),

@@ -37,6 +37,8 @@ EXECABORT = b"EXECABORT Transaction discarded because of previous errors."
 INTERNAL = b"ERR internal error"
 TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
 TIMEOUT_NEGATIVE = b"ERR timeout is negative"
+TIMEOUT_NOT_FLOAT = b"ERR timeout is not a float or out of range"
+TIMEOUT_OUT_OF_RANGE = b"ERR timeout is out of range"
 INVALID_EXPIRE = b"ERR invalid expire time in '%s' command"
 PROTOCOL_PREFIX = b"ERR Protocol error: "        # + the parser's message; then close
 # The request parser's messages (str: ProtocolError's text, after PROTOCOL_PREFIX).
@@ -339,9 +341,7 @@ def xclaim_unrecognized(option: bytes) -> CommandError:
 # -- hashes (commands/hashes.py; Redis 7.0's texts) -------------------------------
 HASH_VALUE_NOT_INTEGER = b"ERR hash value is not an integer"
 HASH_VALUE_NOT_FLOAT = b"ERR hash value is not a float"
-NOT_A_FLOAT = b"ERR value is not a valid float"
 VALUE_NAN_OR_INFINITY = b"ERR value is NaN or Infinity"
-INCR_NAN_OR_INFINITY = b"ERR increment would produce NaN or Infinity"
 VALUE_OUT_OF_RANGE = b"ERR value is out of range"
 # Redis 8.0's HGETDEL (and the other FIELDS-taking hash commands)
 FIELDS_MISSING = b"ERR Mandatory argument FIELDS is missing or not at the right position"
@@ -379,8 +379,17 @@ def aof_load_failed(reason: str) -> CommandError:
 
 # -- sets (commands/sets.py; Redis 7.0's texts) ----------------------------------
 POSITIVE_OUT_OF_RANGE = b"ERR value is out of range, must be positive"
-SRANDMEMBER_RANGE = (b"ERR value is out of range, value must between -9223372036854775807 and "
-                     b"9223372036854775807")
 NUMKEYS_NOT_POSITIVE = b"ERR numkeys should be greater than 0"
 NUMKEYS_TOO_MANY = b"ERR Number of keys can't be greater than number of args"
 LIMIT_CANT_BE_NEGATIVE = b"ERR LIMIT can't be negative"
+
+# -- lists ---------------------------------------------------------------------------
+LIST_INDEX_OUT_OF_RANGE = b"ERR index out of range"
+MPOP_COUNT_POSITIVE = b"ERR count should be greater than 0"
+LPOS_RANK_ZERO = (b"ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
+                  b"second ... or use negative to start from the end of the list")
+# Redis 7.2 (LPOS RANK) and 8.0 (LREM count) refuse LLONG_MIN, whose negation overflows.
+LONG_OUT_OF_RANGE = (b"ERR value is out of range, value must between -9223372036854775807 and "
+                     b"9223372036854775807")
+LPOS_COUNT_NEGATIVE = b"ERR COUNT can't be negative"
+LPOS_MAXLEN_NEGATIVE = b"ERR MAXLEN can't be negative"

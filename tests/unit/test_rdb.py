@@ -264,9 +264,9 @@ def test_header_and_unsupported_types():
         rdb.loads(b"NOTREDIS0010")
     with pytest.raises(rdb.RdbError, match="version 99"):
         rdb.loads(b"REDIS0099\xff" + bytes(8))
-    list_key = b"REDIS0010\x0e\x01k\x00\xff" + bytes(8)
-    with pytest.raises(rdb.RdbError, match=r"value type 14 \(list.*offset 9"):
-        rdb.loads(list_key)
+    module_key = b"REDIS0010\x07\x01k\x00\xff" + bytes(8)
+    with pytest.raises(rdb.RdbError, match=r"value type 7 \(module.*offset 9"):
+        rdb.loads(module_key)
     with pytest.raises(rdb.RdbError, match="database 20 is out of range"):
         rdb.loads(b"REDIS0010\xfe\x14\xff" + bytes(8), databases=16)
 

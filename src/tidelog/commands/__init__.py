@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     idmp,
     info,
     keys,
+    lists,
     memory,
     pel,
     server,

@@ -55,8 +55,10 @@ class KeySpec:
 
 
 def _ks(flags: str, begin: int | str, lastkey: int = 0, keystep: int = 1, limit: int = 0,
-        startfrom: int = 1, notes: str | None = None) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes)
+        startfrom: int = 1, notes: str | None = None,
+        keynum: tuple[int, int, int] | None = None) -> KeySpec:
+    return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes,
+                   keynum)
 
 
 _ND = "nondeterministic_output"
@@ -135,6 +137,20 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "xdel": ((), [_ks("RW delete", 1)]),
     "xtrim": ((_ND,), [_ks("RW delete", 1)]),
     "xlen": ((), [_ks("RO", 1)]),
+    # lists
+    **{name: ((), [_ks("RW insert", 1)]) for name in ("lpush", "rpush", "lpushx", "rpushx",
+                                                         "linsert")},
+    **{name: ((), [_ks("RW access delete", 1)]) for name in ("lpop", "rpop")},
+    "llen": ((), [_ks("RO", 1)]),
+    **{name: ((), [_ks("RO access", 1)]) for name in ("lrange", "lindex", "lpos")},
+    "lset": ((), [_ks("RW update", 1)]),
+    "lrem": ((), [_ks("RW delete", 1)]),
+    "ltrim": ((), [_ks("RW delete", 1)]),
+    **{name: ((), [_ks("RW access delete", 1), _ks("RW insert", 2)])
+       for name in ("lmove", "rpoplpush", "blmove", "brpoplpush")},
+    **{name: ((), [_ks("RW access delete", 1, -2)]) for name in ("blpop", "brpop")},
+    "lmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
+    "blmpop": ((), [_ks("RW access delete", 2, keynum=(0, 1, 1))]),
 }
 
 # Redis lists flags and ACL categories in the order of its own bit tables.

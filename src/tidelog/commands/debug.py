@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
 from ..types.hash import Hash
+from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
 from .args import parse_int
@@ -81,6 +82,8 @@ def _serialized_length(value: Any) -> int:
         if value.encoding == b"intset":
             return 13 + 8 * len(value)
         return 5 + sum(len(m) + 1 for m in value.members())
+    if isinstance(value, List):
+        return value.lp_bytes + 2 * (value.lp_bytes // 8192 + 1) + 1
     number = None
     if len(value) <= 11:
         try:

@@ -22,8 +22,8 @@ from ..errors import (
     FIELDS_MISSING,
     HASH_VALUE_NOT_FLOAT,
     HASH_VALUE_NOT_INTEGER,
-    INCR_NAN_OR_INFINITY,
     INCR_OVERFLOW,
+    INCRBYFLOAT_NAN_OR_INF,
     NOT_A_FLOAT,
     NUMFIELDS_MISMATCH,
     NUMFIELDS_NOT_POSITIVE,
@@ -243,7 +243,7 @@ def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
         old = parsed
     new = longdouble.add(old, by)
     if new is None:
-        raise CommandError(INCR_NAN_OR_INFINITY)
+        raise CommandError(INCRBYFLOAT_NAN_OR_INF)
     text = longdouble.format_human(new)
     _set_pairs(ctx, h, [field, text])
     ctx.modified(key)

@@ -10,6 +10,7 @@ from ..errors import (
     CommandError,
 )
 from ..types.hash import Hash
+from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
 from .args import ArgReader
@@ -69,6 +70,11 @@ def key_memory(key: bytes, value: Any) -> int:
         return value.memory_usage() + overhead
     if isinstance(value, Hash):
         return hash_memory(value) + overhead
+    if isinstance(value, List):
+        # One quicklist (40 bytes) and, per 8 KB listpack node, its node (32)
+        # and the listpack itself.
+        nodes = value.lp_bytes // 8192 + 1
+        return 16 + 40 + nodes * 32 + _jemalloc_size(value.lp_bytes) + overhead
     encoding = object_encoding(value)
     if encoding == b"int":
         size = 16

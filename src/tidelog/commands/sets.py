@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from ..errors import (
     LIMIT_CANT_BE_NEGATIVE,
+    LONG_OUT_OF_RANGE,
     NOT_INTEGER,
     NUMKEYS_NOT_POSITIVE,
     NUMKEYS_TOO_MANY,
     POSITIVE_OUT_OF_RANGE,
-    SRANDMEMBER_RANGE,
     SYNTAX,
     WRONGTYPE,
     CommandError,
@@ -240,7 +240,7 @@ def srandmember(ctx: Ctx, argv: list[bytes]) -> object:
         return None if s is None else s.random_member()
     count = parse_int(argv[2])
     if count < -INT64_MAX:
-        raise CommandError(SRANDMEMBER_RANGE)
+        raise CommandError(LONG_OUT_OF_RANGE)
     s = _read_set(ctx, argv[1])
     if s is None or count == 0:
         return []

@@ -34,7 +34,8 @@ RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
 
 # ACL categories derived from flags and group, as Redis shows them in COMMAND INFO.
 _GROUP_CATEGORY = {
-    "stream": "@stream", "string": "@string", "hash": "@hash", "generic": "@keyspace",
+    "stream": "@stream", "string": "@string", "hash": "@hash", "list": "@list",
+    "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
     "set": "@set",
 }

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..types.hash import Hash
+from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
 from .aof_format import encode_command
@@ -69,6 +70,24 @@ def stream_commands(key: bytes, s: Stream, idmp_defaults: tuple[int, int]) -> It
 # that rebuild a value (each bounded in size, as Redis's rewrite batches
 # elements 64 to a command).
 VALUE_COMMANDS: dict[type, Callable[[bytes, Any], Iterator[list[bytes]]]] = {}
+
+# Elements per RPUSH in a rewrite (Redis's AOF_REWRITE_ITEMS_PER_CMD).
+ITEMS_PER_COMMAND = 64
+
+
+def list_commands(key: bytes, value: List) -> Iterator[list[bytes]]:
+    """A list as RPUSHes of 64 elements each, head first."""
+    batch: list[bytes] = []
+    for item in value:
+        batch.append(item)
+        if len(batch) == ITEMS_PER_COMMAND:
+            yield [b"RPUSH", key, *batch]
+            batch = []
+    if batch:
+        yield [b"RPUSH", key, *batch]
+
+
+VALUE_COMMANDS[List] = list_commands
 
 
 def hash_commands(key: bytes, h: Hash) -> Iterator[list[bytes]]:
