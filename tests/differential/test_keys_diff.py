@@ -162,7 +162,7 @@ def test_move(differ):
         ["SET", "str", "again"], ["MOVE", "str", "1"], ["GET", "str"],
         ["SET", "t", "v", "PX", "100000"], ["MOVE", "t", "2"], ["SELECT", "2"],
         ["PTTL", "t"], ["SELECT", "0"], ["MOVE", "h", "2"], ["MOVE", "sl", "2"],
-        ["SELECT", "2"], ["HGETALL", "h"], ["SMEMBERS", "sl"],
+        ["SELECT", "2"], ["HGETALL", "h"], ["SORT", "sl", "ALPHA"],
     ])
     differ.normalise(rb":9\d{4}\r\n", b":PTTL\r\n")
 
@@ -368,3 +368,20 @@ def test_effects_match_redis_aof(tidelog, aof_oracle):
     finally:
         ours.close()
         theirs.close()
+
+
+@pytest.mark.parametrize("name", ["copy", "move", "swapdb", "touch", "randomkey", "sort",
+                                  "sort_ro", "dump", "restore", "renamenx"])
+def test_command_info(differ, name):
+    differ.check("COMMAND", "INFO", name)
+
+
+@pytest.mark.parametrize("argv", [
+    ["SORT", "k"], ["SORT", "k", "STORE", "d"], ["SORT", "k", "GET", "STORE", "STORE", "d2"],
+    ["SORT", "k", "LIMIT", "STORE", "STORE", "STORE", "d3"], ["SORT_RO", "k", "BY", "x"],
+    ["COPY", "a", "b"], ["MOVE", "a", "1"], ["TOUCH", "a", "b"], ["RESTORE", "k", "0", "p"],
+    ["DUMP", "k"], ["SWAPDB", "0", "1"], ["RANDOMKEY"],
+])
+def test_command_getkeys(differ, argv):
+    differ.check("COMMAND", "GETKEYS", *argv)
+    differ.check("COMMAND", "GETKEYSANDFLAGS", *argv)

@@ -222,7 +222,7 @@ _SORT_COMPLEXITY = ("O(N+M*log(M)) where N is the number of elements in the list
 
 
 @command("sort", arity=-2, flags="write denyoom movablekeys", keys=(1, 1, 1), group="generic",
-         since="1.0.0", categories=("@set", "@sortedset", "@list", "@dangerous"),
+         since="1.0.0", categories=("-@keyspace", "@set", "@sortedset", "@list", "@dangerous"),
          complexity=_SORT_COMPLEXITY,
          summary="Sort the elements in a list, set or sorted set")
 def sort(ctx: Ctx, argv: list[bytes]) -> object:
@@ -231,8 +231,8 @@ def sort(ctx: Ctx, argv: list[bytes]) -> object:
     return _sort(ctx, argv, readonly=False)
 
 
-@command("sort_ro", arity=-2, flags="readonly", keys=(1, 1, 1), group="generic", since="7.0.0",
-         categories=("@set", "@sortedset", "@list", "@dangerous"),
+@command("sort_ro", arity=-2, flags="readonly movablekeys", keys=(1, 1, 1), group="generic", since="7.0.0",
+         categories=("-@keyspace", "@set", "@sortedset", "@list", "@dangerous"),
          complexity=_SORT_COMPLEXITY,
          summary="Sort the elements in a list, set or sorted set. Read-only variant of SORT.")
 def sort_ro(ctx: Ctx, argv: list[bytes]) -> object:

@@ -52,7 +52,7 @@ def dump(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 
 @command("restore", arity=-4, flags="write denyoom", keys=(1, 1, 1), group="generic",
-         since="2.6.0",
+         since="2.6.0", categories=("@dangerous",),
          complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
                     "serialized value, where N is the number of Redis objects composing the value "
                     "and M their average size. For small string values the time complexity is "
