@@ -338,7 +338,8 @@ EFFECT_SCRIPT = [
     ["RESTORE", "r3", "4102444800000", "PAYLOAD", "ABSTTL"],
     ["RESTORE", "r", "1", "PAYLOAD", "ABSTTL", "REPLACE"],      # past with REPLACE: DEL
     ["RESTORE", "r", "1", "PAYLOAD", "ABSTTL"],                 # past: nothing
-    ["EXPIRE", "a", "100", "NX"], ["EXPIRE", "a", "100", "NX"], ["EXPIRE", "a", "-1", "GT"],
+    ["EXPIREAT", "a", "4102444800", "NX"], ["EXPIREAT", "a", "4102444800", "NX"],
+    ["EXPIRE", "a", "-1", "GT"], ["EXPIRE", "a", "-1", "LT"],
     ["MULTI"], ["COPY", "s", "s2"], ["MOVE", "s2", "4"], ["EXEC"],
 ]
 
@@ -385,3 +386,93 @@ def test_command_info(differ, name):
 def test_command_getkeys(differ, argv):
     differ.check("COMMAND", "GETKEYS", *argv)
     differ.check("COMMAND", "GETKEYSANDFLAGS", *argv)
+
+
+def _with_footer(body: bytes, version: int) -> bytes:
+    from tidelog.persistence.rdb_format import _U64, crc64
+    data = body + version.to_bytes(2, "little")
+    return data + _U64.pack(crc64(data))
+
+
+def test_restore_payload_versions_and_leftovers(differ):
+    differ.check("RESTORE", "v10", "0", _with_footer(b"\x00\x03abc", 10))
+    differ.check("GET", "v10")
+    differ.check("RESTORE", "v9", "0", _with_footer(b"\x00\x03abc", 9))
+    # bytes left after the value: ignored
+    differ.check("RESTORE", "left", "0", _with_footer(b"\x00\x03abcdef", 10))
+    # newer than any RDB version we read: refused as Redis refuses one newer than its own
+    differ.check("RESTORE", "v99", "0", _with_footer(b"\x00\x03abc", 99))
+    differ.check("RESTORE", "v13", "0", _with_footer(b"\x00\x03abc", 13))
+
+
+def test_restore_reads_rdb_11_and_12_payloads(differ):
+    """Redis 7.2 writes RDB 11 payloads, 7.4 RDB 12 (redis.io/docs/latest/commands/restore/:
+    a payload is refused only when its version is newer than the server's); 7.0.15 reads
+    up to 10."""
+    for version in (11, 12):
+        payload = _with_footer(b"\x00\x03abc", version)
+        differ.check_newer("RESTORE", f"v{version}", "0", payload, ours=b"+OK\r\n")
+
+
+def test_swapdb_serves_blocked_clients(differ, tidelog):
+    from tests.support.differ_tools import Pair, wait_blocked
+    waiting = Pair(differ)
+    try:
+        differ.check("SELECT", "1")
+        differ.check("XADD", "s", "5-1", "f", "v")
+        differ.check("SELECT", "0")
+        waiting.send("XREAD", "BLOCK", "0", "STREAMS", "s", "0-0")
+        wait_blocked(differ, tidelog, 1)
+        differ.check("SWAPDB", "0", "1")
+        ours, theirs = waiting.replies()
+        assert ours == theirs
+        assert b"5-1" in ours
+    finally:
+        waiting.close()
+
+
+def test_move_and_copy_serve_blocked_clients(differ, tidelog):
+    from tests.support.differ_tools import Pair, wait_blocked
+    waiting = Pair(differ)
+    try:
+        waiting.call("SELECT", "2")
+        waiting.send("XREAD", "BLOCK", "0", "STREAMS", "moved", "copied", "0-0", "0-0")
+        wait_blocked(differ, tidelog, 1)
+        differ.check("XADD", "moved", "1-1", "f", "v")
+        differ.check("MOVE", "moved", "2")
+        ours, theirs = waiting.replies()
+        assert ours == theirs and b"1-1" in ours
+        waiting.send("XREAD", "BLOCK", "0", "STREAMS", "copied", "0-0")
+        wait_blocked(differ, tidelog, 1)
+        differ.check("XADD", "src", "2-1", "f", "v")
+        differ.check("COPY", "src", "copied", "DB", "2")
+        ours, theirs = waiting.replies()
+        assert ours == theirs and b"2-1" in ours
+    finally:
+        waiting.close()
+
+
+def test_restore_relative_ttl_propagates_absolute(tidelog, aof_oracle):
+    """RESTORE key <ms> ... goes to the AOF as the deadline with ABSTTL, as 7.0.15 writes it."""
+    theirs = RawClient(aof_oracle.port)
+    ours = RawClient(tidelog.port)
+    try:
+        for client in (ours, theirs):
+            assert client.call("FLUSHALL") == b"+OK\r\n"
+        payload = _with_footer(b"\x00\x03abc", 10)
+        before = len(read_aof_commands(aof_oracle.dir))
+        with captured_effects(tidelog) as captured:
+            for client in (ours, theirs):
+                assert client.call("RESTORE", "k", "100000", payload, "REPLACE") == b"+OK\r\n"
+            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
+                       if argv[0].upper() != b"SELECT"]
+            got = tidelog.call(lambda: list(captured))
+        assert len(got) == len(written) == 1
+        mine, redis_argv = got[0], written[0]
+        assert abs(int(mine[2]) - int(redis_argv[2])) < 60_000
+        mine[2] = redis_argv[2] = b"T"
+        assert mine == redis_argv
+        assert mine[-1] == b"ABSTTL"
+    finally:
+        ours.close()
+        theirs.close()

@@ -245,7 +245,7 @@ def value_from_payload(payload: bytes, *, verify_checksum: bool = True) -> Any:
     Raises :class:`PayloadError`: a payload under 10 bytes, of an RDB
     version above the newest read, or whose CRC-64 does not match (unless
     ``verify_checksum`` is false) is refused as a whole; one whose value
-    bytes do not parse, or leave bytes over, is bad data.  O(size)."""
+    bytes do not parse is bad data.  O(size)."""
     version = payload_version(payload)
     if version < 0 or version > MAX_READ_VERSION:
         raise PayloadError(f"RDB version {version} not readable", True)
@@ -265,9 +265,7 @@ def value_from_payload(payload: bytes, *, verify_checksum: bool = True) -> Any:
             raise RdbError(f"unsupported value type {op}", 0)
     except (RdbError, ValueError, IndexError) as exc:
         raise PayloadError(str(exc), False) from None
-    if r.pos != r.end:
-        raise PayloadError(f"{r.end - r.pos} bytes after the value", False)
-    return value
+    return value  # bytes left after the value are ignored, as redis-server 7.0.15 does
 
 
 def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = True,
