@@ -117,6 +117,9 @@ def test_restore_options_and_errors(differ):
         ["RESTORE", "t3", "1", payload, "ABSTTL"], ["EXISTS", "t3"],      # past: nothing
         ["RESTORE", "str", "1", payload, "ABSTTL", "REPLACE"], ["EXISTS", "str"],
         ["DUMP", "h"], ["DUMP", "nothing"], ["DUMP"],
+        # a relative TTL whose deadline passes 2**63 wraps: restored as long expired
+        ["RESTORE", "huge", "9223372036854775807", payload], ["EXISTS", "huge"],
+        ["RESTORE", "huge", "9223372036854775807", payload, "ABSTTL"], ["EXISTS", "huge"],
     ])
     # the value bytes do not parse: a good footer on garbage
     from tidelog.persistence.rdb_format import _U64, crc64

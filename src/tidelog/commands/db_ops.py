@@ -173,8 +173,17 @@ def swapdb(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Alters the last access time of a key(s). Returns the number of existing keys "
                  "specified.")
 def touch(ctx: Ctx, argv: list[bytes]) -> object:
-    """TOUCH key [key ...]"""
-    return sum(1 for key in argv[1:] if lookup_read(ctx, key) is not None)
+    """TOUCH key [key ...]
+
+    Sets the access time even for a CLIENT NO-TOUCH client, as Redis 7.2+
+    does (redis.io/docs/latest/commands/client-no-touch/: "unless the
+    command is TOUCH")."""
+    found = 0
+    for key in argv[1:]:
+        if lookup_read(ctx, key) is not None:
+            ctx.db.access[key] = ctx.now_ms()
+            found += 1
+    return found
 
 
 _RANDOM_TRIES = 32

@@ -20,7 +20,7 @@ nothing (and, when REPLACE removed a key, propagates ``DEL``).
 from __future__ import annotations
 
 from .. import errors
-from ..commands.args import parse_int
+from ..commands.args import INT64_MAX, parse_int
 from ..commands.contract import Ctx, Reply
 from ..commands.keys import lookup_read
 from ..commands.table import command
@@ -102,6 +102,8 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     now = ctx.now_ms()
     if ttl and not absttl:
         ttl += now
+        if ttl > INT64_MAX:  # wraps in Redis's 64-bit sum: a deadline long past
+            ttl -= 1 << 64
     if ttl and ttl <= now:
         if deleted:
             ctx.modified(key)
