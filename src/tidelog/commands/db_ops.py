@@ -13,6 +13,7 @@ made ready, so they re-check against the new contents.
 
 from __future__ import annotations
 
+import copy as copy_module
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -63,8 +64,12 @@ def _ready_in(ctx: Ctx, db: Database, key: bytes) -> None:
 
 
 def copy_value(value: Any) -> Any:
-    """An independent copy of any value (strings are immutable: shared)."""
-    return value if type(value) is bytes else value.copy()
+    """An independent copy of any value: strings are immutable (shared);
+    every other type has ``copy()`` (a type without one, deepcopy)."""
+    if type(value) is bytes:
+        return value
+    own = getattr(value, "copy", None)
+    return own() if own is not None else copy_module.deepcopy(value)
 
 
 # -- COPY ------------------------------------------------------------------------------
