@@ -393,3 +393,15 @@ LONG_OUT_OF_RANGE = (b"ERR value is out of range, value must between -9223372036
                      b"9223372036854775807")
 LPOS_COUNT_NEGATIVE = b"ERR COUNT can't be negative"
 LPOS_MAXLEN_NEGATIVE = b"ERR MAXLEN can't be negative"
+# -- generic key commands: DUMP/RESTORE, COPY, MOVE, SWAPDB, SORT ----------------------------
+DUMP_PAYLOAD_WRONG = b"ERR DUMP payload version or checksum are wrong"
+BAD_DATA_FORMAT = b"ERR Bad data format"
+BUSYKEY = b"BUSYKEY Target key name already exists."
+INVALID_TTL = b"ERR Invalid TTL value, must be >= 0"
+INVALID_IDLETIME = b"ERR Invalid IDLETIME value, must be >= 0"
+INVALID_FREQ = b"ERR Invalid FREQ value, must be >= 0 and <= 255"
+SAME_OBJECT = b"ERR source and destination objects are the same"
+INVALID_FIRST_DB = b"ERR invalid first DB index"
+INVALID_SECOND_DB = b"ERR invalid second DB index"
+SORT_NOT_DOUBLE = b"ERR One or more scores can't be converted into double"
+

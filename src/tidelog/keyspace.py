@@ -167,6 +167,14 @@ class Database:
         self.touch(src)
         self.touch(dst)
 
+    def swap_contents(self, other: Database) -> None:
+        """SWAPDB: exchange every key, value, deadline and access time with
+        ``other``; each database keeps its index and its watchers.  O(1)."""
+        for name in ("data", "expires", "_deadlines", "key_index", "access"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            setattr(self, name, theirs)
+            setattr(other, name, mine)
+
     # -- WATCH ------------------------------------------------------------------------
     def watch(self, key: bytes, watcher: Watcher) -> None:
         self.watchers.setdefault(key, set()).add(watcher)

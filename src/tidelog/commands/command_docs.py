@@ -43,7 +43,7 @@ class KeySpec:
     """One key spec as COMMAND INFO shows it (Redis 7's ``key_specs``)."""
 
     flags: tuple[str, ...]
-    begin: int | str            # an index, or the keyword keys follow (XREAD's STREAMS)
+    begin: int | str | None     # None: unknown; an index, or the keyword keys follow (XREAD's STREAMS)
     lastkey: int = 0
     keystep: int = 1
     limit: int = 0
@@ -52,13 +52,41 @@ class KeySpec:
     # find_keys "keynum" instead of "range": (keynumidx, firstkey, keystep),
     # offsets from begin (SINTERCARD numkeys key [key ...]).
     keynum: tuple[int, int, int] | None = None
+    # begin None: Redis's "unknown" begin_search and find_keys (SORT's BY/GET
+    # and STORE); ``find(argv)`` then gives the key positions, if any.
+    find: Any = None
 
 
-def _ks(flags: str, begin: int | str, lastkey: int = 0, keystep: int = 1, limit: int = 0,
-        startfrom: int = 1, notes: str | None = None,
-        keynum: tuple[int, int, int] | None = None) -> KeySpec:
+def _ks(flags: str, begin: int | str | None, lastkey: int = 0, keystep: int = 1,
+        limit: int = 0, startfrom: int = 1, notes: str | None = None,
+        keynum: tuple[int, int, int] | None = None, find: Any = None) -> KeySpec:
     return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes,
-                   keynum)
+                   keynum, find)  # type: ignore[arg-type]
+
+
+def _sort_store_key(argv: list[bytes]) -> list[int]:
+    """Where SORT's STORE destination is (the last STORE wins), skipping the
+    arguments of LIMIT, BY and GET as Redis's key finder does."""
+    found: list[int] = []
+    i = 2
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"LIMIT":
+            i += 2
+        elif word in (b"GET", b"BY"):
+            i += 1
+        elif word == b"STORE" and i + 1 < len(argv):
+            found = [i + 1]
+            i += 1
+        i += 1
+    return found
+
+
+_SORT_BY_GET = _ks("RO access", None, notes="For the optional BY/GET keyword. It is marked "
+                   "'unknown' because the key names derive from the content of the key we sort")
+_SORT_STORE = _ks("OW update", None, notes="For the optional STORE keyword. It is marked "
+                  "'unknown' because the keyword can appear anywhere in the argument array",
+                  find=_sort_store_key)
 
 
 _ND = "nondeterministic_output"
@@ -86,6 +114,14 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "scan": ((_ND, "request_policy:special"), None),
     "rename": ((), [_ks("RW access delete", 1), _ks("OW update", 2)]),
     "renamenx": ((), [_ks("RW access delete", 1), _ks("OW insert", 2)]),
+    "copy": ((), [_ks("RO access", 1), _ks("OW update", 2)]),
+    "move": ((), [_ks("RW access update", 1)]),
+    "touch": (("request_policy:multi_shard", "response_policy:agg_sum"), [_ks("RO", 1, -1)]),
+    "randomkey": ((_ALL_SHARDS, _ND), None),
+    "dump": ((_ND,), None),
+    "restore": ((), [_ks("OW update", 1)]),
+    "sort": ((), [_ks("RO access", 1), _SORT_BY_GET, _SORT_STORE]),
+    "sort_ro": ((), [_ks("RO access", 1), _SORT_BY_GET]),
     "ttl": ((_ND,), None),
     "pttl": ((_ND,), None),
     "flushdb": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
@@ -204,6 +240,10 @@ def _key_spec_reply(ks: KeySpec) -> Map:
     if ks.notes is not None:
         items.append((b"notes", ks.notes.encode()))
     items.append((b"flags", SetReply([SimpleString(f.encode()) for f in ks.flags])))
+    if ks.begin is None:
+        items.append((b"begin_search", Map([(b"type", b"unknown"), (b"spec", Map([]))])))
+        items.append((b"find_keys", Map([(b"type", b"unknown"), (b"spec", Map([]))])))
+        return Map(items)
     if isinstance(ks.begin, str):
         begin = Map([(b"type", b"keyword"), (b"spec", Map([
             (b"keyword", ks.begin.encode()), (b"startfrom", ks.startfrom)]))])
@@ -372,6 +412,9 @@ def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[in
     """(argv index, key spec) of every key in a full command."""
     found: list[tuple[int, KeySpec]] = []
     for ks in key_specs(spec):
+        if ks.begin is None:
+            found += [(i, ks) for i in (ks.find(argv) if ks.find is not None else [])]
+            continue
         if isinstance(ks.begin, str):
             found += [(i, ks) for i in _keyword_keys(ks, argv)]
             continue

@@ -79,7 +79,11 @@ class CommandSpec:
             cats.append("@slow")
         if "blocking" in self.flags:
             cats.append("@blocking")
-        cats.extend(self.categories)
+        for cat in self.categories:  # "-@keyspace": not the group's category (SORT)
+            if cat.startswith("-"):
+                cats.remove(cat[1:])
+            else:
+                cats.append(cat)
         return cats
 
 

@@ -68,6 +68,7 @@ import logging
 import mmap
 import os
 import resource
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tidelog")
 
 DEFAULT_VERSION = 10
+_U16 = struct.Struct("<H")
 WRITABLE_VERSIONS = (10, 11)
 MAX_READ_VERSION = 12  # 12 (Redis 7.4) changed no encoding read here
 
@@ -194,6 +196,79 @@ def _write_stream(out: list[bytes], stream: Stream, rdbtype: int, compress: bool
             out.extend(pack_id(*id) for id in consumer.pel)
 
 
+def _write_value(out: list[bytes], key: bytes | None, value: Any, stream_type: int,
+                 compress: bool, stats: SaveStats) -> None:
+    """One value: its type byte, the key (unless None: a DUMP payload has
+    none) and the value's bytes, appended to ``out``."""
+    keyed = b"" if key is None else string_bytes(key, compress)
+    if type(value) is Stream:
+        out.append(bytes((stream_type,)) + keyed)
+        _write_stream(out, value, stream_type, compress, stats)
+    elif type(value) is bytes:
+        out.append(b"\x00" + keyed + string_bytes(value, compress))
+    else:
+        rdbtype, payload = VALUE_WRITERS[type(value)](value, compress)
+        out.append(bytes((rdbtype,)) + keyed + payload)
+
+
+def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool = True) -> bytes:
+    """DUMP's serialisation of one value: ``<type byte><value in RDB encoding>
+    <2-byte LE RDB version><8-byte LE CRC-64 of everything before it>``, the
+    value written exactly as a snapshot of ``version`` writes it.  O(size)."""
+    if version not in WRITABLE_VERSIONS:
+        raise ValueError(f"cannot write RDB version {version}")
+    stream_type = TYPE_STREAM_LISTPACKS_3 if version >= 11 else TYPE_STREAM_LISTPACKS_2
+    out: list[bytes] = []
+    _write_value(out, None, value, stream_type, compress, SaveStats())
+    out.append(_U16.pack(version))
+    body = b"".join(out)
+    return body + _U64.pack(crc64(body))
+
+
+class PayloadError(ValueError):
+    """A DUMP payload that cannot be restored: ``version_or_checksum`` says
+    which of RESTORE's two errors applies (the footer, or the value's bytes)."""
+
+    def __init__(self, message: str, version_or_checksum: bool) -> None:
+        super().__init__(message)
+        self.version_or_checksum = version_or_checksum
+
+
+def payload_version(payload: bytes) -> int:
+    """The RDB version in a DUMP payload's footer (-1 when it is too short)."""
+    return _U16.unpack_from(payload, len(payload) - 10)[0] if len(payload) >= 10 else -1
+
+
+def value_from_payload(payload: bytes, *, verify_checksum: bool = True) -> Any:
+    """The value of a DUMP payload (:func:`value_payload`'s inverse, and the
+    reader of any payload Redis 7.0-7.4 writes for the types read here).
+
+    Raises :class:`PayloadError`: a payload under 10 bytes, of an RDB
+    version above the newest read, or whose CRC-64 does not match (unless
+    ``verify_checksum`` is false) is refused as a whole; one whose value
+    bytes do not parse is bad data.  O(size)."""
+    version = payload_version(payload)
+    if version < 0 or version > MAX_READ_VERSION:
+        raise PayloadError(f"RDB version {version} not readable", True)
+    body = memoryview(payload)[:len(payload) - 8]
+    if verify_checksum and crc64(body) != _U64.unpack_from(payload, len(payload) - 8)[0]:
+        raise PayloadError("checksum mismatch", True)
+    r = Reader(bytes(payload[:len(payload) - 10]))
+    try:
+        op = r.byte()
+        if op == TYPE_STRING:
+            value: Any = r.string()
+        elif op in _STREAM_TYPES:
+            value = _read_stream(r, op, b"", 0)
+        elif op in VALUE_READERS:
+            value = VALUE_READERS[op](r)
+        else:
+            raise RdbError(f"unsupported value type {op}", 0)
+    except (RdbError, ValueError, IndexError) as exc:
+        raise PayloadError(str(exc), False) from None
+    return value  # bytes left after the value are ignored, as redis-server 7.0.15 does
+
+
 def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = True,
           checksum: bool = True, aof_base: bool = False, now_ms: int | None = None,
           stats: SaveStats | None = None) -> bytes:
@@ -223,14 +298,7 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
             when = expires.get(key)
             if when is not None:
                 out.append(b"\xfc" + _I64.pack(when))
-            if type(value) is Stream:
-                out.append(bytes((stream_type,)) + string_bytes(key, compress))
-                _write_stream(out, value, stream_type, compress, stats)
-            elif type(value) is bytes:
-                out.append(b"\x00" + string_bytes(key, compress) + string_bytes(value, compress))
-            else:
-                rdbtype, payload = VALUE_WRITERS[type(value)](value, compress)
-                out.append(bytes((rdbtype,)) + string_bytes(key, compress) + payload)
+            _write_value(out, key, value, stream_type, compress, stats)
             stats.keys += 1
     out.append(b"\xff")
     body = b"".join(out)

@@ -115,6 +115,11 @@ class Hash:
     def __repr__(self) -> str:
         return f"Hash({self.map!r}, {self.object_encoding().decode()})"
 
+    def copy(self) -> Hash:
+        """An independent hash with the same fields in the same order and
+        encoding (COPY).  O(N)."""
+        return Hash(dict(self.map), self.big)
+
     def object_encoding(self) -> bytes:
         """OBJECT ENCODING: ``listpack`` until converted, then ``hashtable``.  O(1)."""
         return HASHTABLE if self.big else LISTPACK

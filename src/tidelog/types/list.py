@@ -96,6 +96,14 @@ class List:
         """What OBJECT ENCODING says. O(1)."""
         return b"quicklist" if self.quick else b"listpack"
 
+    def copy(self) -> List:
+        """An independent list with the same elements and encoding (COPY).  O(N)."""
+        other = List.__new__(List)
+        other.items = deque(self.items)
+        other.lp_bytes = self.lp_bytes
+        other.quick = self.quick
+        return other
+
     def index(self, i: int) -> bytes | None:
         """The element at index ``i`` (negative from the tail), None when out
         of range. O(min(i, n - i))."""

@@ -136,6 +136,17 @@ class Set:
     def __iter__(self) -> Iterator[bytes]:
         return iter(self.members())
 
+    def copy(self) -> Set:
+        """An independent set with the same members, encoding and order
+        (COPY).  O(N)."""
+        other = Set()
+        other.encoding = self.encoding
+        other._ints = list(self._ints)
+        other._lp = list(self._lp)
+        other._items = list(self._items)
+        other._pos = dict(self._pos)
+        return other
+
     def ints(self) -> list[int]:
         """An intset's integers, sorted (the RDB intset encoding). O(N)."""
         assert self.encoding is INTSET

@@ -69,6 +69,7 @@ Invariants that :meth:`Stream.check` asserts:
 
 from __future__ import annotations
 
+import copy
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
@@ -161,6 +162,13 @@ class Stream:
     def object_encoding(self) -> bytes:
         """What OBJECT ENCODING says."""
         return b"stream"
+
+    def copy(self) -> Stream:
+        """An independent stream: entries, IDs, counters, consumer groups
+        with their consumers and pending entries, IDMP state (COPY).
+        O(size): node blobs are immutable bytes and shared; everything
+        mutable is copied."""
+        return copy.deepcopy(self)
 
     def __repr__(self) -> str:
         return (
