@@ -23,7 +23,7 @@ from tidelog.errors import (
     WRONGTYPE,
     CommandError,
 )
-from tidelog.persistence import aof_rewrite, rdb, rdb_list
+from tidelog.persistence import aof_rewrite, rdb, rdb_format, rdb_list
 from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
 from tidelog.resp.replies import NULL_ARRAY
 from tidelog.types import listpack
@@ -414,7 +414,7 @@ def _ziplist(values: list[bytes]) -> bytes:
 def test_rdb_reads_old_list_types():
     values = [b"a", b"7", b"-300", b"hello", b"y" * 100]
     zl = _ziplist(values)
-    assert rdb_list.ziplist_entries(zl) == values
+    assert rdb_format.ziplist_entries(zl) == values
     quick = length_bytes(2) + string_bytes(zl, False) + string_bytes(_ziplist([b"z"]), True)
     assert list(rdb_list.read_quicklist(Reader(quick))) == values + [b"z"]
     assert list(rdb_list.read_ziplist(Reader(string_bytes(zl, False)))) == values

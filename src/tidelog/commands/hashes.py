@@ -38,9 +38,9 @@ from ..errors import (
 from ..resp.replies import OK, Map
 from ..types import longdouble
 from ..types.hash import Hash
-from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
+from .args import INT64_MAX, INT64_MIN, parse_int
 from .command_docs import COMMAND_EXTRAS, _ks
-from .keys import glob_match, lookup_read, parse_cursor
+from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:
@@ -371,26 +371,9 @@ def hscan(ctx: Ctx, argv: list[bytes]) -> object:
     h = _read(ctx, argv[1])
     if h is None:
         return [b"0", []]
-    count, pattern, novalues = 10, None, False
-    r = ArgReader(argv, 3)
-    while r.more():
-        option = r.next_upper()
-        if option == b"NOVALUES":  # Redis 7.4+
-            novalues = True
-            continue
-        if not r.more():
-            raise CommandError(SYNTAX)
-        if option == b"COUNT":
-            count = r.next_int()
-            if count < 1:
-                raise CommandError(SYNTAX)
-        elif option == b"MATCH":
-            pattern = r.next_bytes()
-            if pattern == b"*":
-                pattern = None
-        else:
-            raise CommandError(SYNTAX)
-    cursor, fields = h.scan(cursor, count)
+    opts = parse_scan_options(argv, 3, novalues_option=True)
+    pattern, novalues = opts.pattern, opts.novalues
+    cursor, fields = h.scan(cursor, opts.count)
     out: list[bytes] = []
     for field in fields:
         if pattern is not None and not glob_match(pattern, field):

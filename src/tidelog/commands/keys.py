@@ -13,6 +13,7 @@ KEYS, SCAN MATCH and CONFIG GET.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -240,6 +241,44 @@ def parse_cursor(arg: bytes) -> int:
     return (-value) % _U64 if arg[:1] == b"-" else value
 
 
+@dataclass(slots=True)
+class ScanOptions:
+    """SCAN's, HSCAN's, SSCAN's and ZSCAN's options after the cursor."""
+
+    count: int = 10
+    pattern: bytes | None = None      # MATCH; None: every element (also for MATCH *)
+    type_filter: bytes | None = None  # SCAN ... TYPE, lower case
+    novalues: bool = False            # HSCAN ... NOVALUES (Redis 7.4)
+
+
+def parse_scan_options(argv: list[bytes], start: int, *, type_option: bool = False,
+                       novalues_option: bool = False) -> ScanOptions:
+    """The options from ``argv[start]`` on, in any order, each error Redis's
+    ``syntax error`` (a COUNT below 1 too; a COUNT that is no integer: the
+    integer error).  TYPE is SCAN's, NOVALUES HSCAN's."""
+    opts = ScanOptions()
+    r = ArgReader(argv, start)
+    while r.more():
+        option = r.next_upper()
+        if novalues_option and option == b"NOVALUES":
+            opts.novalues = True
+            continue
+        if not r.more():
+            raise CommandError(SYNTAX)
+        if option == b"COUNT":
+            opts.count = r.next_int()
+            if opts.count < 1:
+                raise CommandError(SYNTAX)
+        elif option == b"MATCH":
+            pattern = r.next_bytes()
+            opts.pattern = None if pattern == b"*" else pattern
+        elif type_option and option == b"TYPE":
+            opts.type_filter = r.next_bytes().lower()
+        else:
+            raise CommandError(SYNTAX)
+    return opts
+
+
 @command("scan", arity=-2, flags="readonly", group="generic", since="2.8.0",
          complexity="O(1) for every call, O(COUNT) keys looked at (at most 10*COUNT buckets). "
                     "O(N) for a complete iteration, including enough command calls for the cursor "
@@ -247,26 +286,9 @@ def parse_cursor(arg: bytes) -> int:
          summary="Incrementally iterate the keys space")
 def scan(ctx: Ctx, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
-    r = ArgReader(argv)
-    cursor = parse_cursor(r.next_bytes())
-    count, pattern, type_filter = 10, None, None
-    while r.more():
-        option = r.next_upper()
-        if not r.more():
-            raise CommandError(SYNTAX)
-        if option == b"COUNT":
-            count = r.next_int()
-            if count < 1:
-                raise CommandError(SYNTAX)
-        elif option == b"MATCH":
-            pattern = r.next_bytes()
-            if pattern == b"*":
-                pattern = None
-        elif option == b"TYPE":
-            type_filter = r.next_bytes().lower()
-        else:
-            raise CommandError(SYNTAX)
-    r.finish()
+    cursor = parse_cursor(argv[1])
+    opts = parse_scan_options(argv, 2, type_option=True)
+    count, pattern, type_filter = opts.count, opts.pattern, opts.type_filter
     db = ctx.db
     cursor, found = db.scan(cursor, count)
     keys = []

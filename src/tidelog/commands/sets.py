@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from ..errors import (
     LIMIT_CANT_BE_NEGATIVE,
     LONG_OUT_OF_RANGE,
-    NOT_INTEGER,
     NUMKEYS_NOT_POSITIVE,
     NUMKEYS_TOO_MANY,
     POSITIVE_OUT_OF_RANGE,
@@ -33,7 +32,7 @@ from ..resp.replies import SetReply
 from ..types.set import Set, SetLimits
 from .args import INT64_MAX, ArgReader, parse_int
 from .command_docs import COMMAND_EXTRAS, KeySpec
-from .keys import glob_match, lookup_read, parse_cursor
+from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:
@@ -439,23 +438,9 @@ def sscan(ctx: Ctx, argv: list[bytes]) -> object:
     s = _read_set(ctx, argv[1])
     if s is None:
         return [b"0", []]
-    r = ArgReader(argv, 3)
-    count, pattern = 10, None
-    while r.more():
-        option = r.next_upper()
-        if not r.more():
-            raise CommandError(SYNTAX)
-        if option == b"COUNT":
-            count = r.next_int(NOT_INTEGER)
-            if count < 1:
-                raise CommandError(SYNTAX)
-        elif option == b"MATCH":
-            pattern = r.next_bytes()
-            if pattern == b"*":
-                pattern = None
-        else:
-            raise CommandError(SYNTAX)
-    cursor, found = s.scan(cursor, count)
+    opts = parse_scan_options(argv, 3)
+    pattern = opts.pattern
+    cursor, found = s.scan(cursor, opts.count)
     if pattern is not None:
         found = [m for m in found if glob_match(pattern, m)]
     return [str(cursor).encode(), found]

@@ -265,3 +265,61 @@ class Reader:
     def stream_id(self) -> StreamID:
         ms, seq = _ID.unpack(self.raw(16))
         return StreamID(ms, seq)
+
+
+# =====================================================================================
+# Ziplists (RDB types 10, 12, 13 and the nodes of type 14)
+# =====================================================================================
+_I16 = struct.Struct("<h")
+_I32 = struct.Struct("<i")
+
+
+def ziplist_entries(blob: bytes) -> list[bytes]:
+    """The elements of a ziplist (the encoding of small hashes, lists and
+    sorted sets before Redis 7.0's listpacks), as byte strings; ValueError
+    when it is malformed.  O(size)."""
+    if len(blob) < 11 or blob[-1] != 0xFF:
+        raise ValueError("truncated ziplist")
+    total, _tail, count = struct.unpack_from("<IIH", blob, 0)
+    if total != len(blob):
+        raise ValueError(f"ziplist header says {total} bytes, blob has {len(blob)}")
+    out: list[bytes] = []
+    p = 10
+    end = len(blob) - 1
+    while p < end:
+        p += 1 if blob[p] < 254 else 5  # prevlen
+        enc = blob[p]
+        kind = enc >> 6
+        if kind == 0:
+            n, p = enc & 0x3F, p + 1
+        elif kind == 1:
+            n, p = ((enc & 0x3F) << 8) | blob[p + 1], p + 2
+        elif enc == 0x80:
+            n, p = int.from_bytes(blob[p + 1:p + 5], "big"), p + 5
+        else:
+            p += 1
+            if enc == 0xC0:
+                value, p = _I16.unpack_from(blob, p)[0], p + 2
+            elif enc == 0xD0:
+                value, p = _I32.unpack_from(blob, p)[0], p + 4
+            elif enc == 0xE0:
+                value, p = _I64.unpack_from(blob, p)[0], p + 8
+            elif enc == 0xF0:
+                value, p = int.from_bytes(blob[p:p + 3], "little", signed=True), p + 3
+            elif enc == 0xFE:
+                value, p = int.from_bytes(blob[p:p + 1], "little", signed=True), p + 1
+            elif 0xF1 <= enc <= 0xFD:
+                value = (enc & 0x0F) - 1
+            else:
+                raise ValueError(f"bad ziplist encoding 0x{enc:02x}")
+            out.append(b"%d" % value)
+            continue
+        if p + n > end:
+            raise ValueError("ziplist string past the end")
+        out.append(blob[p:p + n])
+        p += n
+    if p != end:
+        raise ValueError("ziplist entry past the end")
+    if count != 0xFFFF and count != len(out):
+        raise ValueError(f"ziplist header says {count} entries, found {len(out)}")
+    return out

@@ -16,7 +16,7 @@ import struct
 
 from ..types import listpack
 from ..types.hash import Hash
-from .rdb_format import Reader, length_bytes, string_bytes
+from .rdb_format import Reader, length_bytes, string_bytes, ziplist_entries
 
 TYPE_HASH = 4
 TYPE_HASH_ZIPMAP = 9
@@ -73,49 +73,12 @@ def read_hash_listpack(r: Reader) -> Hash:
     return _hash_of([v if type(v) is bytes else b"%d" % v for v in values], r)
 
 
-def ziplist_values(blob: bytes) -> list[bytes]:
-    """Every element of a ziplist (the encoding before listpacks), as bytes."""
-    total, _tail, count = struct.unpack_from("<IIH", blob)
-    if total != len(blob) or blob[-1] != 0xFF:
-        raise ValueError("bad ziplist header")
-    p = 10
-    out: list[bytes] = []
-    while blob[p] != 0xFF:
-        p += 5 if blob[p] == 0xFE else 1  # the previous entry's length
-        enc = blob[p]
-        kind = enc >> 6
-        if kind == 0:
-            n, p = enc & 0x3F, p + 1
-        elif kind == 1:
-            n, p = ((enc & 0x3F) << 8) | blob[p + 1], p + 2
-        elif enc == 0x80:
-            n, p = int.from_bytes(blob[p + 1:p + 5], "big"), p + 5
-        else:
-            size = {0xC0: 2, 0xD0: 4, 0xE0: 8, 0xF0: 3, 0xFE: 1}.get(enc)
-            p += 1
-            if size is not None:
-                out.append(b"%d" % int.from_bytes(blob[p:p + size], "little", signed=True))
-                p += size
-            elif 0xF1 <= enc <= 0xFD:
-                out.append(b"%d" % ((enc & 0x0F) - 1))
-            else:
-                raise ValueError(f"bad ziplist entry encoding 0x{enc:02x}")
-            continue
-        if p + n > len(blob):
-            raise ValueError("ziplist entry past the end")
-        out.append(bytes(blob[p:p + n]))
-        p += n
-    if count != 0xFFFF and count != len(out):
-        raise ValueError("ziplist count mismatch")
-    return out
-
-
 def read_hash_ziplist(r: Reader) -> Hash:
     """Type 13: a ziplist of fields and values (Redis 2.6-6.2)."""
     at = r.pos
     blob = r.string()
     try:
-        flat = ziplist_values(blob)
+        flat = ziplist_entries(blob)
     except (ValueError, IndexError, struct.error) as exc:
         raise r.fail(f"bad hash ziplist: {exc}", at) from None
     return _hash_of(flat, r)
