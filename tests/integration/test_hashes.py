@@ -22,7 +22,6 @@ import redis
 
 from tests.support.redis_oracle import REDIS_SERVER, free_port, wait_for_port
 from tidelog.persistence import rdb
-from tidelog.server.embed import EmbeddedServer
 
 REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
@@ -60,13 +59,6 @@ def unordered(seen: dict, *keys: bytes) -> dict:
     for key in keys:
         seen[key]["items"] = sorted(seen[key]["items"])
     return seen
-
-
-@pytest.fixture
-def tidelog_srv(tmp_path):
-    srv = EmbeddedServer(port=0, save="", dir=str(tmp_path / "tidelog")).start()
-    yield srv
-    srv.stop()
 
 
 @needs_redis

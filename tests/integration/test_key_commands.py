@@ -9,16 +9,8 @@ import pytest
 import redis
 
 from tests.support.redis_oracle import REDIS_SERVER
-from tidelog.server.embed import EmbeddedServer
 
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
-
-
-@pytest.fixture
-def tidelog_srv(tmp_path):
-    srv = EmbeddedServer(port=0, save="", dir=str(tmp_path / "tidelog")).start()
-    yield srv
-    srv.stop()
 
 
 def fill(r: redis.Redis) -> None:
