@@ -12,6 +12,7 @@ from ..errors import (
 from ..types.hash import Hash
 from ..types.set import Set
 from ..types.stream import Stream
+from ..types.zset import ZSet
 from .args import ArgReader
 from .contract import Ctx
 from .keys import object_encoding
@@ -65,7 +66,7 @@ def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
-    if isinstance(value, (Stream, Set)):
+    if isinstance(value, (Stream, Set, ZSet)):
         return value.memory_usage() + overhead
     if isinstance(value, Hash):
         return hash_memory(value) + overhead

@@ -36,7 +36,7 @@ RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
 _GROUP_CATEGORY = {
     "stream": "@stream", "string": "@string", "hash": "@hash", "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
-    "set": "@set",
+    "set": "@set", "sorted_set": "@sortedset",
 }
 
 
