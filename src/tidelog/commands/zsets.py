@@ -771,7 +771,7 @@ def zmpop(ctx: Ctx, argv: list[bytes]) -> object:
         if z is None:
             continue
         popped = _pop(ctx, key, z, count, highest)
-        ctx.effect([b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % count])
+        ctx.effect([b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % len(popped)])
         return [key, [[m, s] for m, s in popped]]
     return NULL_ARRAY
 
