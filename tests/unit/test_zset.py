@@ -9,7 +9,10 @@ import random
 from tidelog.types.zset import LISTPACK, SKIPLIST, LexBound, ZSet, ZSetLimits
 
 
-def make(pairs, limits=ZSetLimits()):
+DEFAULT = ZSetLimits()
+
+
+def make(pairs, limits=DEFAULT):
     z = ZSet.for_add(pairs[0][0], limits)
     for m, s in pairs:
         z.add(m, s, limits)
