@@ -8,7 +8,6 @@ import random
 
 from tidelog.types.zset import LISTPACK, SKIPLIST, LexBound, ZSet, ZSetLimits
 
-
 DEFAULT = ZSetLimits()
 
 
