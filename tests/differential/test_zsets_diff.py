@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.differ_tools import captured_effects, parse, read_aof_commands
+from tests.support.differ_tools import (
+    Pair,
+    captured_effects,
+    parse,
+    read_aof_commands,
+    wait_blocked,
+)
 from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
@@ -444,7 +450,8 @@ def test_effects_match_redis_aof(tidelog, aof_oracle):
 
 
 ZSET_COMMANDS = [
-    "zadd", "zincrby", "zrem", "zscore", "zmscore", "zcard", "zcount", "zlexcount",
+    "bzpopmin", "bzpopmax", "bzmpop", "zadd", "zincrby", "zrem", "zscore", "zmscore", "zcard",
+    "zcount", "zlexcount",
     "zrange", "zrangestore", "zrangebyscore", "zrevrangebyscore", "zrangebylex", "zrevrangebylex",
     "zrevrange", "zpopmin", "zpopmax", "zmpop", "zunion", "zinter", "zdiff", "zunionstore",
     "zinterstore", "zdiffstore", "zintercard", "zremrangebyscore", "zremrangebyrank",
@@ -536,3 +543,71 @@ def test_random_commands(d, seed):
         d.check(*argv)
         for key in keys:
             d.check("OBJECT", "ENCODING", key)
+
+
+# -- blocking pops --------------------------------------------------------------------------------
+def test_blocking_errors_and_immediate(d):
+    fill(d, "z", 4)
+    d.check("SET", "str", "x")
+    d.check_all([
+        ["BZPOPMIN", "z"], ["BZPOPMIN", "z", "x"], ["BZPOPMIN", "z", "-1"], ["BZPOPMIN", "z", "nan"],
+        ["BZPOPMIN", "str", "0"], ["BZPOPMIN", "nokey", "str", "0"],
+        ["BZPOPMIN", "nokey", "z", "0"], ["BZPOPMAX", "z", "nokey", "0.5"], ["BZPOPMAX", "z", "1"],
+        ["BZMPOP", "0", "1", "z"], ["BZMPOP", "x", "1", "z", "MIN"], ["BZMPOP", "-1", "1", "z", "MIN"],
+        ["BZMPOP", "0", "0", "z", "MIN"], ["BZMPOP", "0", "1", "z", "BAD"],
+        ["BZMPOP", "0", "1", "str", "MIN"], ["BZMPOP", "0", "2", "nokey", "z", "MAX", "COUNT", "5"],
+        ["EXISTS", "z"],
+        # inside MULTI a blocking command answers at once with its timeout reply
+        ["MULTI"], ["BZPOPMIN", "nokey", "0"], ["BZMPOP", "0", "1", "nokey", "MIN"], ["EXEC"],
+        ["BZPOPMIN", "nokey", "0.01"], ["BZMPOP", "0.01", "1", "nokey", "MIN"],
+    ])
+
+
+def test_blocked_clients_served_in_order(d, tidelog):
+    waiters = [Pair(d) for _ in range(3)]
+    try:
+        waiters[0].send("BZPOPMIN", "k1", "k2", "0")
+        wait_blocked(d, tidelog, 1)
+        waiters[1].send("BZPOPMAX", "k2", "0")
+        wait_blocked(d, tidelog, 2)
+        waiters[2].send("BZMPOP", "0", "2", "k2", "k1", "MAX", "COUNT", "2")
+        wait_blocked(d, tidelog, 3)
+        d.check("ZADD", "k2", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e")
+        for w in waiters:
+            ours, theirs = w.replies()
+            assert ours == theirs
+        d.check("ZRANGE", "k2", "0", "-1", "WITHSCORES")
+        # a value of another type at the key: still waiting
+        waiters[0].send("BZPOPMIN", "k3", "0")
+        wait_blocked(d, tidelog, 1)
+        d.check("SET", "k3", "x")
+        d.check("DEL", "k3")
+        d.check("ZADD", "k3", "7", "m")
+        ours, theirs = waiters[0].replies()
+        assert ours == theirs
+    finally:
+        for w in waiters:
+            w.close()
+
+
+def test_blocking_effects_match_redis_aof(tidelog, aof_oracle):
+    """BZPOPMIN/BZPOPMAX go out as ZPOPMIN/ZPOPMAX key, BZMPOP as ZPOPMIN/ZPOPMAX
+    key <popped count>, served at once or after blocking."""
+    theirs = RawClient(aof_oracle.port)
+    ours = RawClient(tidelog.port)
+    try:
+        for client in (ours, theirs):
+            assert client.call("FLUSHALL") == b"+OK\r\n"
+        before = len(read_aof_commands(aof_oracle.dir))
+        with captured_effects(tidelog) as captured:
+            for argv in [["ZADD", "a", "1", "x", "2", "y", "3", "z"], ["BZPOPMIN", "a", "0"],
+                         ["BZPOPMAX", "nokey", "a", "0"], ["BZMPOP", "0", "1", "a", "MIN", "COUNT", "9"],
+                         ["ZADD", "b", "1", "x"], ["BZMPOP", "0", "1", "b", "MAX"]]:
+                assert ours.call(*argv) == theirs.call(*argv), argv
+            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
+                       if argv[0].upper() != b"SELECT"]
+            got = tidelog.call(lambda: list(captured))
+        assert got == written
+    finally:
+        ours.close()
+        theirs.close()

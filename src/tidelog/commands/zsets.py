@@ -40,6 +40,7 @@ from ..types.set import Set
 from ..types.zset import LexBound, ZSet, ZSetLimits
 from .args import INT64_MAX, ArgReader, parse_int
 from .command_docs import COMMAND_EXTRAS, KeySpec
+from .contract import Wait
 from .keys import glob_match, lookup_read, parse_cursor
 from .table import command
 
@@ -59,6 +60,8 @@ WITHSCORES_BYLEX = b"ERR syntax error, WITHSCORES not supported in combination w
 COUNT_NOT_POSITIVE = b"ERR count should be greater than 0"
 VALUE_OUT_OF_RANGE = b"ERR value is out of range"
 LIMIT_CANT_BE_NEGATIVE = b"ERR LIMIT can't be negative"
+TIMEOUT_NOT_FLOAT = b"ERR timeout is not a float or out of range"
+TIMEOUT_NEGATIVE = b"ERR timeout is negative"
 
 
 def _at_least_one_key(name: bytes) -> CommandError:
@@ -93,6 +96,9 @@ COMMAND_EXTRAS.update({
     "zpopmin": ((), [_ks("RW access delete", 1)]),
     "zpopmax": ((), [_ks("RW access delete", 1)]),
     "zmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
+    "bzpopmin": ((), [_ks("RW access delete", 1, -2)]),
+    "bzpopmax": ((), [_ks("RW access delete", 1, -2)]),
+    "bzmpop": ((), [_ks("RW access delete", 2, keynum=(0, 1, 1))]),
     "zunion": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
     "zinter": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
     "zdiff": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
@@ -738,17 +744,13 @@ def zpopmax(ctx: Ctx, argv: list[bytes]) -> object:
     return _zpop(ctx, argv, True)
 
 
-@command("zmpop", arity=-4, flags="write movablekeys", group="sorted_set", since="7.0.0",
-         complexity="O(K) + O(M*log(N)) where K is the number of provided keys, N being the "
-                    "number of elements in the sorted set, and M being the number of elements "
-                    "popped.",
-         summary="Remove and return members with scores in a sorted set")
-def zmpop(ctx: Ctx, argv: list[bytes]) -> object:
-    """ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]"""
-    numkeys = parse_int(argv[1], NUMKEYS_NOT_POSITIVE)
+def _mpop_args(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
+    """ZMPOP's and BZMPOP's ``numkeys key [key ...] MIN | MAX [COUNT count]``:
+    (keys, highest, count)."""
+    numkeys = parse_int(argv[numkeys_at], NUMKEYS_NOT_POSITIVE)
     if numkeys < 1:
         raise CommandError(NUMKEYS_NOT_POSITIVE)
-    where_at = 2 + numkeys
+    where_at = numkeys_at + 1 + numkeys
     if where_at >= len(argv):
         raise CommandError(SYNTAX)
     where = argv[where_at].upper()
@@ -764,16 +766,117 @@ def zmpop(ctx: Ctx, argv: list[bytes]) -> object:
             j += 2
         else:
             raise CommandError(SYNTAX)
-    count = max(count, 1)
-    highest = where == b"MAX"
-    for key in argv[2:where_at]:
+    return argv[numkeys_at + 1:where_at], where == b"MAX", max(count, 1)
+
+
+def _mpop_first(ctx: Ctx, keys: list[bytes], highest: bool, count: int) -> object:
+    """Pop from the first non-empty sorted set of ``keys``: ``[key, [[member,
+    score], ...]]``, propagated as ZPOPMIN/ZPOPMAX key <popped count> (what
+    Redis writes for ZMPOP and BZMPOP); None when every key is empty."""
+    for key in keys:
         z = _write_zset(ctx, key)
         if z is None:
             continue
         popped = _pop(ctx, key, z, count, highest)
         ctx.effect([b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % len(popped)])
         return [key, [[m, s] for m, s in popped]]
-    return NULL_ARRAY
+    return None
+
+
+@command("zmpop", arity=-4, flags="write movablekeys", group="sorted_set", since="7.0.0",
+         complexity="O(K) + O(M*log(N)) where K is the number of provided keys, N being the "
+                    "number of elements in the sorted set, and M being the number of elements "
+                    "popped.",
+         summary="Remove and return members with scores in a sorted set")
+def zmpop(ctx: Ctx, argv: list[bytes]) -> object:
+    """ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]"""
+    keys, highest, count = _mpop_args(argv, 1)
+    reply = _mpop_first(ctx, keys, highest, count)
+    return NULL_ARRAY if reply is None else reply
+
+
+# -- BZPOPMIN, BZPOPMAX, BZMPOP (the engine's blocked clients: a Wait) ----------------------
+def _parse_timeout(arg: bytes) -> int:
+    """A blocking timeout in seconds (a double) as milliseconds; 0: forever."""
+    seconds = parse_score(arg, TIMEOUT_NOT_FLOAT)
+    ms = int(seconds * 1000) if math.isfinite(seconds) else (-1 if seconds < 0 else 0)
+    if ms < 0:
+        raise CommandError(TIMEOUT_NEGATIVE)
+    return ms
+
+
+def _bzpop_one(ctx: Ctx, keys: list[bytes], highest: bool) -> object:
+    """[key, member, score] from the first non-empty key (propagated as
+    ZPOPMIN/ZPOPMAX key, as Redis writes BZPOPMIN/BZPOPMAX), or None."""
+    for key in keys:
+        z = _write_zset(ctx, key)
+        if z is None:
+            continue
+        ((member, score),) = _pop(ctx, key, z, 1, highest)
+        ctx.effect([b"ZPOPMAX" if highest else b"ZPOPMIN", key])
+        return [key, member, score]
+    return None
+
+
+def _retry_keys(woken: Ctx, keys: list[bytes]) -> list[bytes]:
+    """The keys a woken client looks at: the ready one, if of our type."""
+    if woken.ready_key is None:
+        return keys
+    return [woken.ready_key] if type(woken.db.get(woken.ready_key)) is ZSet else []
+
+
+def _bzpop(ctx: Ctx, argv: list[bytes], highest: bool) -> object:
+    timeout = _parse_timeout(argv[-1])
+    keys = argv[1:-1]
+    reply = _bzpop_one(ctx, keys, highest)
+    if reply is not None:
+        return reply
+
+    def retry(woken: Ctx) -> object:
+        return _bzpop_one(woken, _retry_keys(woken, keys), highest)
+
+    return Wait(list(keys), timeout, retry, NULL_ARRAY)
+
+
+@command("bzpopmin", arity=-3, flags="write noscript blocking fast", keys=(1, -2, 1),
+         group="sorted_set", since="5.0.0",
+         complexity="O(log(N)) with N being the number of elements in the sorted set.",
+         summary="Remove and return the member with the lowest score from one or more sorted "
+                 "sets, or block until one is available")
+def bzpopmin(ctx: Ctx, argv: list[bytes]) -> object:
+    """BZPOPMIN key [key ...] timeout"""
+    return _bzpop(ctx, argv, False)
+
+
+@command("bzpopmax", arity=-3, flags="write noscript blocking fast", keys=(1, -2, 1),
+         group="sorted_set", since="5.0.0",
+         complexity="O(log(N)) with N being the number of elements in the sorted set.",
+         summary="Remove and return the member with the highest score from one or more sorted "
+                 "sets, or block until one is available")
+def bzpopmax(ctx: Ctx, argv: list[bytes]) -> object:
+    """BZPOPMAX key [key ...] timeout"""
+    return _bzpop(ctx, argv, True)
+
+
+@command("bzmpop", arity=-5, flags="write blocking movablekeys", group="sorted_set",
+         since="7.0.0",
+         complexity="O(K) + O(M*log(N)) where K is the number of provided keys, N being the "
+                    "number of elements in the sorted set, and M being the number of elements "
+                    "popped.",
+         summary="Remove and return members with scores in a sorted set or block until one "
+                 "is available")
+def bzmpop(ctx: Ctx, argv: list[bytes]) -> object:
+    """BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]"""
+    timeout = _parse_timeout(argv[1])
+    keys, highest, count = _mpop_args(argv, 2)
+    reply = _mpop_first(ctx, keys, highest, count)
+    if reply is not None:
+        return reply
+
+    def retry(woken: Ctx) -> object:
+        return _mpop_first(woken, _retry_keys(woken, keys), highest, count)
+
+    return Wait(list(keys), timeout, retry, NULL_ARRAY)
 
 
 # -- ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD ------------------------------------------
