@@ -1119,15 +1119,7 @@ def zscan(ctx: Ctx, argv: list[bytes]) -> object:
                 pattern = None
         else:
             raise CommandError(SYNTAX)
-    n = len(z)
-    if z.encoding == b"listpack" or cursor == 0 and count >= n:
-        found, cursor = z.items(), 0
-    else:
-        # A skiplist is walked in (score, member) order, ``count`` a call;
-        # the cursor is the next position.
-        start = min(cursor, n)
-        found = z.slice(start, start + count)
-        cursor = start + count if start + count < n else 0
+    cursor, found = z.scan(cursor, count)
     out: list[bytes] = []
     for member, score in found:
         if pattern is not None and not glob_match(pattern, member):

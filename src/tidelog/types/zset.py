@@ -61,12 +61,16 @@ class ZSet:
 
     TYPE_NAME = b"zset"  # what TYPE says
 
-    __slots__ = ("encoding", "_scores", "_order")
+    __slots__ = ("encoding", "_scores", "_order", "_items", "_pos")
 
     def __init__(self, encoding: bytes = LISTPACK) -> None:
         self.encoding = encoding
         self._scores: dict[bytes, float] = {}
         self._order: SortedList = SortedList()
+        # For ZSCAN: the members in a list, removal swapping the last one into
+        # the hole, and where each sits (O(1) to keep).
+        self._items: list[bytes] = []
+        self._pos: dict[bytes, int] = {}
 
     @classmethod
     def for_add(cls, first: bytes, limits: ZSetLimits) -> ZSet:
@@ -184,6 +188,8 @@ class ZSet:
                 self.encoding = SKIPLIST
             self._scores[member] = score
             self._order.add((score, member))
+            self._pos[member] = len(self._items)
+            self._items.append(member)
             return True
         if old != score:  # (-0.0 and 0.0 are the same score: no update)
             self._order.remove((old, member))
@@ -197,7 +203,16 @@ class ZSet:
         if score is None:
             return False
         self._order.remove((score, member))
+        self._unlist(member)
         return True
+
+    def _unlist(self, member: bytes) -> None:
+        items, pos = self._items, self._pos
+        at = pos.pop(member)
+        last = items.pop()
+        if at < len(items):
+            items[at] = last
+            pos[last] = at
 
     def remove_positions(self, start: int, stop: int) -> list[tuple[bytes, float]]:
         """Remove ascending positions ``start`` .. ``stop - 1`` and return them
@@ -209,6 +224,7 @@ class ZSet:
         scores = self._scores
         for _, member in taken:
             del scores[member]
+            self._unlist(member)
         return [(m, s) for s, m in taken]
 
     def pop(self, count: int, highest: bool) -> list[tuple[bytes, float]]:
@@ -233,6 +249,23 @@ class ZSet:
         n = len(self._order)
         return [self.at(r.randrange(n)) for _ in range(count)]
 
+    # -- ZSCAN ----------------------------------------------------------------------------
+    def scan(self, cursor: int, count: int) -> tuple[int, list[tuple[bytes, float]]]:
+        """One ZSCAN step: (next cursor, (member, score) pairs).  A listpack
+        answers whole, cursor 0, as Redis does.  A skiplist is walked down
+        its member list: cursor 0 starts at the end, cursor ``p`` continues
+        below position ``p``.  Removal moves only the last member (into the
+        hole) and additions go at the end, so a member present for the whole
+        iteration is returned at least once (perhaps twice), Redis's
+        guarantee.  O(count)."""
+        if self.encoding is LISTPACK:
+            return 0, self.items()
+        items = self._items
+        top = len(items) if cursor == 0 else min(cursor, len(items))
+        low = max(0, top - count)
+        scores = self._scores
+        return low, [(m, scores[m]) for m in reversed(items[low:top])]
+
     # -- checks (tests) -----------------------------------------------------------------
     def check(self, limits: ZSetLimits = DEFAULT_LIMITS) -> None:
         """Assert the representation's invariants.  O(N)."""
@@ -241,6 +274,8 @@ class ZSet:
         for score, member in order:
             assert self._scores[member] == score and not math.isnan(score)
         assert all(order[i] < order[i + 1] for i in range(len(order) - 1))
+        assert len(self._items) == len(self._pos) == len(order)
+        assert all(self._pos[m] == i for i, m in enumerate(self._items))
         assert self.encoding in (LISTPACK, SKIPLIST)
         if self.encoding is LISTPACK:
             assert len(order) <= limits.listpack_entries
