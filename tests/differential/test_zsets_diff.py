@@ -366,7 +366,12 @@ def test_encodings(d):
         client.call("CONFIG", "SET", "zset-max-listpack-value", "8")
     d.check_all([
         ["ZADD", "a", "1", "a", "2", "b", "3", "c", "4", "d"], ["OBJECT", "ENCODING", "a"],
-        ["ZADD", "a", "5", "e"], ["OBJECT", "ENCODING", "a"], ["ZREM", "a", "a", "b", "c"],
+        ["ZADD", "a", "-0", "e"], ["OBJECT", "ENCODING", "a"], ["ZSCORE", "a", "e"],
+        ["ZADD", "z0", "-0", "x"], ["ZSCORE", "z0", "x"], ["ZADD", "z0", "-0", "y", "1", "z"],
+        ["ZRANGE", "z0", "0", "-1", "WITHSCORES"], ["ZADD", "z1", "-0", "123456789"],
+        ["ZSCORE", "z1", "123456789"], ["ZUNIONSTORE", "z2", "1", "z1"], ["ZSCORE", "z2", "123456789"],
+        ["ZADD", "a", "-0", "a"], ["ZSCORE", "a", "a"], ["ZADD", "a", "-0", "a"], ["ZSCORE", "a", "a"],
+        ["ZREM", "a", "a", "b", "c"],
         ["OBJECT", "ENCODING", "a"],
         ["ZADD", "b", "1", "123456789"], ["OBJECT", "ENCODING", "b"],
         ["ZADD", "c", "1", "x", "1", "x", "1", "x", "1", "x", "1", "x"], ["OBJECT", "ENCODING", "c"],

@@ -40,10 +40,11 @@ class ZSetMachine(RuleBasedStateMachine):
     def add(self, m, s):
         new = m not in self.model
         if self.enc is LISTPACK:
-            s += 0.0
             if new and (len(self.model) + 1 > self.lim.listpack_entries
                         or len(m) > self.lim.listpack_value):
                 self.enc = SKIPLIST
+            else:
+                s += 0.0
         if new or self.model[m] != s:
             self.model[m] = s
         assert self.z.add(m, s, self.lim) == new

@@ -179,13 +179,14 @@ class ZSet:
     def add(self, member: bytes, score: float, limits: ZSetLimits = DEFAULT_LIMITS) -> bool:
         """Set the member's score; True if the member is new.  A listpack that
         would pass a limit becomes a skiplist first.  O(log N)."""
-        if self.encoding is LISTPACK:
-            score += 0.0  # a listpack keeps a score as text without the sign of -0
         old = self._scores.get(member)
-        if old is None:
-            if self.encoding is LISTPACK and (len(self._scores) + 1 > limits.listpack_entries
-                                              or len(member) > limits.listpack_value):
+        if self.encoding is LISTPACK:
+            if old is None and (len(self._scores) + 1 > limits.listpack_entries
+                                or len(member) > limits.listpack_value):
                 self.encoding = SKIPLIST
+            else:
+                score += 0.0  # a listpack keeps a score as text without the sign of -0
+        if old is None:
             self._scores[member] = score
             self._order.add((score, member))
             self._pos[member] = len(self._items)
