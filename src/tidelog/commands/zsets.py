@@ -1,7 +1,8 @@
 """Sorted sets: ZADD, ZINCRBY, ZREM, ZSCORE, ZMSCORE, ZCARD, ZCOUNT, ZLEXCOUNT,
 ZRANK, ZREVRANK, the ZRANGE family and ZRANGESTORE, ZPOPMIN, ZPOPMAX, ZMPOP,
-ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD, ZREMRANGEBYSCORE,
-ZREMRANGEBYRANK, ZREMRANGEBYLEX, ZRANDMEMBER and ZSCAN.
+the blocking BZPOPMIN, BZPOPMAX and BZMPOP, ZUNION, ZINTER, ZDIFF and their
+STORE forms, ZINTERCARD, ZREMRANGEBYSCORE, ZREMRANGEBYRANK, ZREMRANGEBYLEX,
+ZRANDMEMBER and ZSCAN.
 
 The value is :class:`~tidelog.types.zset.ZSet` (listpack or skiplist by
 ``zset-max-listpack-entries`` and ``zset-max-listpack-value``).  Scores are
@@ -11,9 +12,12 @@ them: ZADD, ZINCRBY and WEIGHTS strictly (the whole argument, no leading
 space, no overflow: "ERR value is not a valid float"), range bounds as Redis
 reads them (up to a NUL byte, leading space skipped, overflow to +-inf).
 
-Propagation: ZPOPMIN and ZPOPMAX propagate themselves; ZMPOP propagates as
-the ZPOPMIN or ZPOPMAX of the key it popped from, with its count, as Redis
-does.  ZRANDMEMBER changes nothing.  Every other write propagates itself,
+Propagation (as redis-server 7.0.15 writes its AOF): ZPOPMIN and ZPOPMAX
+propagate themselves; ZMPOP and BZMPOP as ``ZPOPMIN|ZPOPMAX key <number
+popped>``; BZPOPMIN and BZPOPMAX as ``ZPOPMIN|ZPOPMAX key``.  The blocking
+forms park the client with a :class:`~tidelog.commands.contract.Wait` (the
+engine's blocked clients, served in the order they blocked when a key gets
+data); inside MULTI they answer their timeout reply at once.  ZRANDMEMBER changes nothing.  Every other write propagates itself,
 and nothing when it changed nothing.  A sorted set emptied by a command is
 deleted, as in Redis.
 """
@@ -578,6 +582,7 @@ def _store(ctx: Ctx, dst: bytes, pairs: list[tuple[bytes, float]]) -> int:
         ctx.propagate_argv()
     elif ctx.db.delete(dst):
         ctx.modified(dst)
+        ctx.ready(dst)
         ctx.propagate_argv()
     return len(pairs)
 
