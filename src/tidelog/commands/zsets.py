@@ -17,8 +17,9 @@ propagate themselves; ZMPOP and BZMPOP as ``ZPOPMIN|ZPOPMAX key <number
 popped>``; BZPOPMIN and BZPOPMAX as ``ZPOPMIN|ZPOPMAX key``.  The blocking
 forms park the client with a :class:`~tidelog.commands.contract.Wait` (the
 engine's blocked clients, served in the order they blocked when a key gets
-data); inside MULTI they answer their timeout reply at once.  ZRANDMEMBER changes nothing.  Every other write propagates itself,
-and nothing when it changed nothing.  A sorted set emptied by a command is
+data); inside MULTI they answer their timeout reply at once.  ZRANDMEMBER
+changes nothing.  Every other write propagates itself, and nothing when it
+changed nothing.  A sorted set emptied by a command is
 deleted, as in Redis.
 """
 
