@@ -186,6 +186,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("set-max-intset-entries", _parse_int(0, LONG_MAX), "512"),
     Option("set-max-listpack-entries", _parse_int(0, LONG_MAX), "128"),
     Option("set-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
+    # Sorted sets (types/zset.py): a listpack until more members or a longer one.
+    Option("zset-max-listpack-entries", _parse_int(0, LONG_MAX), "128"),
+    Option("zset-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
     Option("pidfile", _parse_string, "", mutable=False),

@@ -72,12 +72,15 @@ CASES = [
     (2**64, b"$20\r\n18446744073709551616\r\n", b"(18446744073709551616\r\n"),
     (True, b":1\r\n", b"#t\r\n"),
     (False, b":0\r\n", b"#f\r\n"),
-    # Floats as Redis 7.0.15's addReplyDouble ("%.17g"), checked with ZSCORE.
+    # Floats as Redis 8's addReplyDouble: the shortest round-trip digits in
+    # "%.17g"'s layout (Redis 7.2 release notes: "reply with the shortest
+    # representation of doubles"; 7.0.15 sent 1.1 as 1.1000000000000001).
     (1.5, b"$3\r\n1.5\r\n", b",1.5\r\n"),
     (3.0, b"$1\r\n3\r\n", b",3\r\n"),
-    (1.1, b"$18\r\n1.1000000000000001\r\n", b",1.1000000000000001\r\n"),
+    (1.1, b"$3\r\n1.1\r\n", b",1.1\r\n"),
+    (1e16, b"$17\r\n10000000000000000\r\n", b",10000000000000000\r\n"),
     (1e20, b"$5\r\n1e+20\r\n", b",1e+20\r\n"),
-    (1e-7, b"$22\r\n9.9999999999999995e-08\r\n", b",9.9999999999999995e-08\r\n"),
+    (1e-7, b"$5\r\n1e-07\r\n", b",1e-07\r\n"),
     (float("inf"), b"$3\r\ninf\r\n", b",inf\r\n"),
     (float("-inf"), b"$4\r\n-inf\r\n", b",-inf\r\n"),
     (None, b"$-1\r\n", b"_\r\n"),

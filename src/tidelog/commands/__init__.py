@@ -26,4 +26,5 @@ from . import (  # noqa: F401
     xgroup,
     xinfo,
     xreadgroup,
+    zsets,
 )

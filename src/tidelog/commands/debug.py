@@ -19,6 +19,7 @@ from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
+from ..types.zset import ZSet
 from .args import parse_int
 from .contract import Ctx, Reply
 from .keys import idle_seconds, object_encoding, refcount
@@ -84,6 +85,10 @@ def _serialized_length(value: Any) -> int:
         return 5 + sum(len(m) + 1 for m in value.members())
     if isinstance(value, List):
         return value.lp_bytes + 2 * (value.lp_bytes // 8192 + 1) + 1
+    if isinstance(value, ZSet):  # RDB: a listpack blob, or a count and member + 8-byte score
+        if value.encoding == b"listpack":
+            return 11 + sum(len(m) + 12 for m in value)
+        return 5 + sum(len(m) + 9 for m in value)
     number = None
     if len(value) <= 11:
         try:

@@ -13,6 +13,7 @@ from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
+from ..types.zset import ZSet
 from .args import ArgReader
 from .contract import Ctx
 from .keys import object_encoding
@@ -66,7 +67,7 @@ def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
-    if isinstance(value, (Stream, Set)):
+    if isinstance(value, (Stream, Set, ZSet)):
         return value.memory_usage() + overhead
     if isinstance(value, Hash):
         return hash_memory(value) + overhead

@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
+from ..resp.doubles import format_double
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.stream import Stream
+from ..types.zset import ZSet
 from .aof_format import encode_command
 
 if TYPE_CHECKING:
@@ -106,6 +108,20 @@ def set_commands(key: bytes, value: Set) -> Iterator[list[bytes]]:
 
 
 VALUE_COMMANDS[Set] = set_commands
+
+
+def zset_commands(key: bytes, value: ZSet) -> Iterator[list[bytes]]:
+    """A sorted set as ZADDs of 64 score-member pairs each (Redis's rewrite
+    batch), scores in the shortest form that reads back the same double."""
+    flat: list[bytes] = []
+    for member, score in value.items():
+        flat.append(format_double(score))
+        flat.append(member)
+    for at in range(0, len(flat), 128):
+        yield [b"ZADD", key, *flat[at:at + 128]]
+
+
+VALUE_COMMANDS[ZSet] = zset_commands
 
 
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:

@@ -80,7 +80,8 @@ from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.hash import Hash
 from ..types.set import Set
 from ..types.stream import CorruptStream, Stream
-from . import rdb_hash, rdb_list, rdb_set
+from ..types.zset import ZSet
+from . import rdb_hash, rdb_list, rdb_set, rdb_zset
 from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
     _I64,
     _ID,
@@ -140,6 +141,10 @@ VALUE_READERS[rdb_set.TYPE_SET] = rdb_set.read_set
 VALUE_READERS[rdb_set.TYPE_SET_INTSET] = rdb_set.read_intset
 VALUE_READERS[rdb_set.TYPE_SET_LISTPACK] = rdb_set.read_set_listpack
 rdb_list.register(VALUE_WRITERS, VALUE_READERS)
+
+# Sorted sets (rdb_zset.py): written as type 5; read as 3, 5, 12 and 17.
+VALUE_WRITERS[ZSet] = rdb_zset.write_zset
+VALUE_READERS.update(rdb_zset.READERS)
 
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",

@@ -11,7 +11,7 @@ becomes (the types are in :mod:`tidelog.resp.replies`):
     bytes, str       $<len> bulk (str as UTF-8)  same
     bool             #t / #f                     :1 / :0
     int              :<n>  (beyond 64 bits: (<n> big number)    :<n>  (beyond: bulk)
-    float            ,<%.17g>                    bulk "<%.17g>"
+    float            ,<shortest>                 bulk "<shortest>"
     list, tuple      *<n> array                  same
     None             _                           $-1
     NULL_ARRAY       _                           *-1
@@ -23,10 +23,12 @@ becomes (the types are in :mod:`tidelog.resp.replies`):
     Verbatim         =<len>\\r\\n<fmt>:<text>      bulk <text>
     RawReply         written as it is            same
 
-Floats follow Redis 7.0's ``addReplyDouble``: ``%.17g`` (so 1.1 is sent as
-``1.1000000000000001`` and 3.0 as ``3``), ``inf``/``-inf``/``nan``.  (Redis
-7.2 switched to the shortest round-trip form; we match the 7.0.15 reference.)
-Handlers that need another spelling return bytes.
+Floats follow Redis 8's ``addReplyDouble`` (:func:`tidelog.resp.doubles.
+format_double`): the shortest digits that read back as the same double, laid
+out as ``%.17g`` lays them out (so 1.1 is sent as ``1.1`` and 3.0 as ``3``;
+Redis 7.0 sent ``1.1000000000000001``, Redis 7.2 switched to the shortest
+form), ``inf``/``-inf``/``nan``.  Handlers that need another spelling return
+bytes.
 
 Error and status lines cannot carry CR or LF: as Redis does for errors,
 each CR or LF is replaced by a space (for status lines too, so a handler
@@ -48,6 +50,7 @@ try:
 except ImportError:  # the pure twin, without Cython installed
     from tidelog.kernels import PURE_CYTHON as cython
 
+from .doubles import format_double
 from .replies import (
     ErrorReply,
     Map,
@@ -304,7 +307,7 @@ def _encode_other(out: bytearray, item: Any, resp3: bool) -> Any:
         else:
             out += ONE_REPLY if item else ZERO_REPLY
     elif t is float:
-        text = b"%.17g" % item
+        text = format_double(item)
         if resp3:
             out += b","
             out += text

@@ -6,5 +6,7 @@ sorted index over the node keys); ``groups`` holds consumer groups: pending
 entries lists ordered by ID, shared between a group and its consumers, with an
 index by delivery time; ``idmp`` holds a stream's idempotent-production state
 (producer -> idempotent ID -> stream ID, aged and capped); ``set`` is the set
-type in Redis's intset, listpack and hashtable encodings.
+type in Redis's intset, listpack and hashtable encodings; ``zset`` the
+sorted set (a dict and a sorted list of (score, member), reported as
+listpack or skiplist).
 """
