@@ -157,6 +157,12 @@ def test_copy(differ):
         ["RPUSH", "l", "a", "b", "c"], ["COPY", "l", "l-c"], ["RPUSH", "l-c", "d"],
         ["LRANGE", "l", "0", "-1"], ["LRANGE", "l-c", "0", "-1"], ["TYPE", "l-c"],
         ["SORT", "l", "ALPHA", "DESC", "STORE", "l-s"], ["LRANGE", "l-s", "0", "-1"],
+        # a sorted set: copied, then sorted by score order (nosort) and by value
+        ["ZADD", "z", "3", "c", "1", "a", "2", "10"], ["COPY", "z", "z-c"],
+        ["ZADD", "z-c", "0", "new"], ["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+        ["ZRANGE", "z-c", "0", "-1", "WITHSCORES"], ["SORT", "z", "BY", "nosort"],
+        ["SORT", "z", "BY", "nosort", "DESC", "LIMIT", "0", "2"], ["SORT", "z", "ALPHA"],
+        ["SORT", "z", "BY", "nosort", "STORE", "z-s"], ["LRANGE", "z-s", "0", "-1"],
     ])
 
 

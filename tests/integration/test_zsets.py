@@ -62,13 +62,6 @@ def views(r: redis.Redis) -> dict:
     return out
 
 
-@pytest.fixture
-def tidelog_srv(tmp_path):
-    srv = EmbeddedServer(port=0, save="", dir=str(tmp_path / "tidelog")).start()
-    yield srv
-    srv.stop()
-
-
 @needs_redis
 def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
     with redis.Redis(port=tidelog_srv.port) as r:

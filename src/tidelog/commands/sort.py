@@ -8,8 +8,8 @@ Which values can be sorted is a table, :data:`SORTABLE`: value class ->
 (a pattern without ``*``), reversed by DESC; an unordered one (set) is
 returned in its iteration order, and sorted as strings when the result is
 STOREd (Redis forces ALPHA then, so that replicas store the same list).
-Lists and sets are registered here; the sorted-set module adds itself.
-STORE writes a list.
+Lists, sets and sorted sets (in score order) are registered here.  STORE
+writes a list.
 
 Patterns (Redis's ``lookupKeyByPattern``): ``#`` is the element itself;
 otherwise the first ``*`` is replaced by the element and the key read as a
@@ -32,6 +32,7 @@ from ..errors import SORT_NOT_DOUBLE, SYNTAX, WRONGTYPE, CommandError
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
+from ..types.zset import ZSet
 from .args import parse_int
 from .keys import lookup_read
 from .table import command
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 SORTABLE: dict[type, tuple[Callable[[Any], list[bytes]], bool]] = {
     Set: (lambda value: value.members(), False),
     List: (lambda value: list(value.items), True),
+    ZSet: (lambda value: list(value), True),
 }
 
 _DECIMAL = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf(?:inity)?|nan)",

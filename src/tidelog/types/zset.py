@@ -134,6 +134,16 @@ class ZSet:
         items = self._order.islice(start, stop, reverse=reverse)
         return [(m, s) for s, m in items]
 
+    def copy(self) -> ZSet:
+        """An independent sorted set with the same members, scores and
+        encoding (COPY).  O(N)."""
+        other = ZSet(self.encoding)
+        other._scores = dict(self._scores)
+        other._order = SortedList(self._order)
+        other._items = list(self._items)
+        other._pos = dict(self._pos)
+        return other
+
     def items(self) -> list[tuple[bytes, float]]:
         """Every (member, score), ascending.  O(N)."""
         return [(m, s) for s, m in self._order]
