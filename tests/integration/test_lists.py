@@ -134,21 +134,3 @@ def test_aof_rewrite_and_served_pops_survive_a_restart(tmp_path, preamble):
             assert r.lrange("dst", 0, -1) == [b"one"] and r.lrange("q", 0, -1) == [b"two"]
     finally:
         srv.stop()
-
-
-REDIS_BENCHMARK = shutil.which("redis-benchmark")
-
-
-@pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark is not installed")
-def test_redis_benchmark_list_tests_run(tidelog_srv):
-    """redis-benchmark's default list tests (LPUSH, RPUSH, LPOP, RPOP,
-    LRANGE_100..600) run to the end against us."""
-    done = subprocess.run([REDIS_BENCHMARK, "-p", str(tidelog_srv.port), "-t",
-                           "lpush,rpush,lpop,rpop,lrange", "-n", "300", "-q"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    lines = {line.split(":")[0].split(" ")[0] for line in done.stdout.replace("\r", "\n").splitlines()
-             if "requests per second" in line}
-    assert {"LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE_100", "LRANGE_300", "LRANGE_500",
-            "LRANGE_600"} <= lines, done.stdout
-    assert tidelog_srv.engine.internal_errors == 0

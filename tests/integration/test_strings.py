@@ -3,16 +3,11 @@ the string commands' propagation replayed from the AOF after a crash."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-import pytest
 import redis
 
+from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
 from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.redis_oracle import free_port
-
-REDIS_BENCHMARK = shutil.which("redis-benchmark")
 
 
 def start(processes: ProcessGroup, *extra: str) -> tuple[ServerProcess, int]:
@@ -23,19 +18,12 @@ def start(processes: ProcessGroup, *extra: str) -> tuple[ServerProcess, int]:
     return proc, port
 
 
-@pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark is not installed")
+@needs_redis_benchmark
 def test_redis_benchmark_string_tests(processes):
     """SET, GET, INCR and MSET (10 keys) as redis-benchmark sends them."""
     proc, port = start(processes)
-    result = subprocess.run(
-        [REDIS_BENCHMARK, "-h", "127.0.0.1", "-p", str(port), "-t", "set,get,incr,mset",
-         "-n", "300", "-c", "4", "-q"],
-        capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    out = result.stdout + result.stderr
-    assert "ERR" not in out and "rror" not in out, out
-    for name in ("SET", "GET", "INCR", "MSET (10 keys)"):
-        assert f"{name}: " in out, out
+    assert run_redis_benchmark(port, "-t", "set,get,incr,mset", "-n", "300", "-c", "4") == \
+        ["SET", "GET", "INCR", "MSET (10 keys)"]
     with redis.Redis(port=port, decode_responses=True) as r:
         assert int(r.get("counter:__rand_int__")) == 300
         assert r.get("key:__rand_int__") is not None

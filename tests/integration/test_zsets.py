@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
 from tests.support.redis_oracle import REDIS_SERVER
 from tests.unit.test_hash import _ziplist
 from tidelog.persistence import rdb, rdb_zset
@@ -29,7 +30,6 @@ from tidelog.server.embed import EmbeddedServer
 from tidelog.types.zset import ZSet, ZSetLimits
 
 REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
-REDIS_BENCHMARK = shutil.which("redis-benchmark")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 
 
@@ -180,14 +180,10 @@ def test_aof_rewrite_and_replay(tmp_path):
         srv.stop()
 
 
-@pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark is not installed")
+@needs_redis_benchmark
 def test_redis_benchmark_zadd_zpopmin(tidelog_srv):
-    result = subprocess.run([REDIS_BENCHMARK, "-p", str(tidelog_srv.port), "-t", "zadd,zpopmin",
-                             "-n", "2000", "-q"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stdout.replace("\r", "\n").splitlines()
-             if "requests per second" in line]
-    assert [line.split(":")[0].strip() for line in lines] == ["ZADD", "ZPOPMIN"], result.stdout
+    assert run_redis_benchmark(tidelog_srv.port, "-t", "zadd,zpopmin", "-n", "2000") == \
+        ["ZADD", "ZPOPMIN"]
     with redis.Redis(port=tidelog_srv.port) as r:
         assert r.type("myzset") in (b"zset", b"none")
 
