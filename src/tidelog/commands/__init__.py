@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     config,
     connection,
     debug,
+    hash_ttl,
     hashes,
     idmp,
     info,
