@@ -42,7 +42,6 @@ from ..errors import (
 )
 from ..types.hash import Hash
 from .args import parse_int
-from .hashes import _limits
 from .keys import lookup_read
 from .table import command
 
@@ -363,7 +362,8 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
     for i in range(0, len(pairs), 2):
         h.set(pairs[i], pairs[i + 1], keep_ttl=keepttl)
         longest = max(longest, len(pairs[i]), len(pairs[i + 1]))
-    h.convert_if(*_limits(ctx), longest)
+    h.convert_if(ctx.config["hash-max-listpack-entries"],
+                 ctx.config["hash-max-listpack-value"], longest)
     if when is not None and when <= ctx.now_ms():
         for field in dict.fromkeys(fields):
             h.delete(field)
