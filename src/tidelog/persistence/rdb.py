@@ -492,9 +492,11 @@ def _loads(data: bytes, now_ms: int | None, databases: int, verify_checksum: boo
             kind = _TYPE_NAMES.get(op)
             what = f"value type {op} ({kind})" if kind else f"value type or opcode {op}"
             raise RdbError(f"unsupported {what} for key {key!r}", at)
+        emptied = False
         if type(value) is Hash and value.ttl:
             value.pop_expired(now_ms)  # fields already due are not loaded (as Redis)
-        if expire is not None and expire <= now_ms or not len(value):
+            emptied = not len(value)
+        if expire is not None and expire <= now_ms or emptied:
             snap.expired_skipped += 1
         else:
             items.append((key, value, expire))
