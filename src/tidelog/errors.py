@@ -352,7 +352,9 @@ NUMFIELDS_NOT_GREATER = b"ERR Parameter `numFields` should be greater than 0"
 EXPIRE_NEGATIVE = b"ERR invalid expire time, must be >= 0"
 HSETEX_FNX_FXX = b"ERR Only one of FXX or FNX arguments can be specified"
 HSETEX_TTL_ONE = b"ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
-HGETEX_TTL_ONE = b"ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified"
+HSETEX_MISSING_EXPIRE = b"ERR missing expire time"
+HSETEX_NUMFIELDS = b"ERR invalid number of fields"
+HSETEX_UNKNOWN_ARGUMENT = b"ERR unknown argument: %s"
 
 
 def value_out_of_range_between(lo: int, hi: int) -> CommandError:

@@ -127,8 +127,15 @@ def test_errors():
         b"ERR Only one of FXX or FNX arguments can be specified"
     assert E("HSETEX", "h", "EX", 1, "KEEPTTL", "FIELDS", 1, "f", "v") == \
         b"ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+    # HGETEX takes one option, right after the key (t_hash.c's hgetexCommand)
     assert E("HGETEX", "h", "EX", 1, "PERSIST", "FIELDS", 1, "f") == \
-        b"ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified"
+        b"ERR Mandatory argument FIELDS is missing or not at the right position"
+    assert E("HGETEX", "h", "EX", -1, "FIELDS", 1, "f") == b"ERR invalid expire time, must be >= 0"
+    # HSETEX parses its options before it looks at the key (hsetexParseArgs)
+    assert E("HSETEX", "s", "FIELDS", 0, "f", "v") == b"ERR invalid number of fields"
+    assert E("HSETEX", "s", "FIELDS", 2, "f", "v").startswith(b"ERR wrong number of arguments")
+    assert E("HSETEX", "s", "NOPE", "FIELDS", 1, "f", "v") == b"ERR unknown argument: NOPE"
+    assert E("HSETEX", "s", "FIELDS", 1, "f", "v").startswith(b"WRONGTYPE")
     assert _fx(hv) == [[b"HSET", b"h", b"f", b"v"], [b"SET", b"s", b"x"]]
 
 
@@ -233,8 +240,9 @@ def test_hgetex_and_hsetex():
     hv("HSET", "h", "a", "1", "b", "2")
     _fx(hv)
     assert hv("HGETEX", "h", "PX", 500, "FIELDS", 3, "a", "b", "zz") == [b"1", b"2", None]
-    assert _fx(hv) == [[b"HPEXPIREAT", b"h", b"%d" % (NOW + 500), b"FIELDS", b"2",
-                                  b"a", b"b"]]
+    # propagated with the command's own field list, as Redis rewrites it
+    assert _fx(hv) == [[b"HPEXPIREAT", b"h", b"%d" % (NOW + 500), b"FIELDS", b"3",
+                        b"a", b"b", b"zz"]]
     assert hv("HGETEX", "h", "PERSIST", "FIELDS", 1, "a") == [b"1"]
     assert hv("HPTTL", "h", "FIELDS", 2, "a", "b") == [-1, 500]
     assert hv("HGETEX", "h", "EXAT", 1, "FIELDS", 1, "a") == [b"1"]  # past: deleted
@@ -245,9 +253,12 @@ def test_hgetex_and_hsetex():
     assert hv("HPTTL", "h", "FIELDS", 1, "b") == [500]
     assert hv("HSETEX", "h", "FIELDS", 1, "b", "z") == 1   # no option: TTL removed
     assert hv("HPTTL", "h", "FIELDS", 1, "b") == [-1]
-    assert hv("HSETEX", "h", "PX", 20, "FIELDS", 1, "c", "w") == 1
-    assert _fx(hv)[-1] == [b"HSETEX", b"h", b"PXAT", b"%d" % (NOW + 20), b"FIELDS",
-                                     b"1", b"c", b"w"]
+    assert hv("HSETEX", "h", "PX", 20, "FXX", "FIELDS", 1, "b", "w") == 1
+    assert _fx(hv)[-1] == [b"HSETEX", b"h", b"PXAT", b"%d" % (NOW + 20), b"FXX", b"FIELDS",
+                           b"1", b"b", b"w"]
+    assert hv("HSETEX", "h", "EXAT", 1, "FIELDS", 2, "b", "1", "e", "2") == 1  # past: deleted
+    assert _fx(hv) == [[b"HDEL", b"h", b"b"], [b"HDEL", b"h", b"e"]]
+    assert hv("EXISTS", "h") == 0
     assert hv("HGETEX", "nokey", "EX", 1, "FIELDS", 1, "a") == [None]
     _check(hv)
 

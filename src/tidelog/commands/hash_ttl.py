@@ -29,16 +29,18 @@ from typing import TYPE_CHECKING
 from ..errors import (
     EXPIRE_NEGATIVE,
     FIELDS_MISSING,
-    HGETEX_TTL_ONE,
     HSETEX_FNX_FXX,
+    HSETEX_MISSING_EXPIRE,
+    HSETEX_NUMFIELDS,
     HSETEX_TTL_ONE,
+    HSETEX_UNKNOWN_ARGUMENT,
     NUMFIELDS_MISMATCH,
     NUMFIELDS_NOT_GREATER,
     NUMFIELDS_NOT_POSITIVE,
-    SYNTAX,
     WRONGTYPE,
     CommandError,
     invalid_expire,
+    wrong_arity,
 )
 from ..types.hash import Hash
 from .args import parse_int
@@ -48,6 +50,7 @@ from .table import command
 if TYPE_CHECKING:
     from .contract import Ctx
 
+INT32_MAX = 2**31 - 1
 # Redis's HFE_MAX_ABS_TIME_MSEC: field deadlines are kept in 48 bits.
 MAX_ABS_MS = (1 << 48) - 1
 
@@ -266,33 +269,22 @@ def hgetex(ctx: Ctx, argv: list[bytes]) -> object:
     PXAT unix-time-milliseconds | PERSIST] FIELDS numfields field [field ...]"""
     key = argv[1]
     h = _hash(ctx, key, read=False)
+    option = argv[2].upper()
     at, when, persist = 2, None, False
-    while at < len(argv) and argv[at].upper() != b"FIELDS":
-        option = argv[at].upper()
-        if option in _UNITS or option == b"PERSIST":
-            if when is not None or persist:
-                raise CommandError(HGETEX_TTL_ONE)
-            if option == b"PERSIST":
-                persist = True
-                at += 1
-                continue
-            if at + 1 >= len(argv):
-                raise CommandError(SYNTAX)
-            when = _deadline(ctx, argv[at + 1], *_UNITS[option])
-            at += 2
-        else:
-            raise CommandError(SYNTAX)
+    if option in _UNITS:  # one option at most, right after the key (as Redis parses it)
+        when = _deadline(ctx, argv[3], *_UNITS[option])
+        at = 4
+    elif option == b"PERSIST":
+        persist, at = True, 3
     fields = _fields(argv, at, NUMFIELDS_NOT_POSITIVE)
     if h is None:
         return [None] * len(fields)
     values = [h.get(field) for field in fields]
-    present = [f for f, v in zip(fields, values) if v is not None]
-    present = list(dict.fromkeys(present))
+    present = list(dict.fromkeys(f for f, v in zip(fields, values) if v is not None))
     if persist:
-        persisted = [f for f in present if h.persist(f)]
-        if persisted:
-            ctx.modified(key, len(persisted))
-            ctx.effect([b"HPERSIST", key, b"FIELDS", b"%d" % len(persisted), *persisted])
+        if sum(h.persist(f) for f in present):
+            ctx.modified(key)
+            ctx.effect([b"HPERSIST", key, *argv[at:]])
     elif when is not None and present:
         if when <= ctx.now_ms():
             for field in present:
@@ -303,11 +295,49 @@ def hgetex(ctx: Ctx, argv: list[bytes]) -> object:
             for field in present:
                 h.set_ttl(field, when)
             ctx.db.track_fields(key, when)
-            ctx.effect([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS",
-                        b"%d" % len(present), *present])
+            ctx.effect([b"HPEXPIREAT", key, b"%d" % when, *argv[at:]])
         ctx.modified(key, len(present))
     ctx.no_propagation()
     return values
+
+
+def _hsetex_args(ctx: Ctx, argv: list[bytes]) -> tuple[bytes | None, int | None, bool, int,
+                                                           int]:
+    """HSETEX's options, parsed as Redis does before it looks at the key:
+    (FNX/FXX, deadline, KEEPTTL, where the deadline argument is (0: none),
+    where FIELDS is)."""
+    cond, when, keepttl, when_at = None, None, False, 0
+    at = 2
+    while at < len(argv):
+        option = argv[at].upper()
+        if option == b"FIELDS":
+            if at >= len(argv) - 3:
+                raise wrong_arity(argv[0])
+            numfields = parse_int(argv[at + 1], HSETEX_NUMFIELDS)
+            if not 1 <= numfields <= INT32_MAX:
+                raise CommandError(HSETEX_NUMFIELDS)
+            remaining = len(argv) - at - 2
+            if remaining % 2 or numfields != remaining // 2:
+                raise wrong_arity(argv[0])
+            return cond, when, keepttl, when_at, at
+        if option in _UNITS or option == b"KEEPTTL":
+            if when is not None or keepttl:
+                raise CommandError(HSETEX_TTL_ONE)
+            if option == b"KEEPTTL":
+                keepttl = True
+            else:
+                if at >= len(argv) - 1:
+                    raise CommandError(HSETEX_MISSING_EXPIRE)
+                at += 1
+                when, when_at = _deadline(ctx, argv[at], *_UNITS[option]), at
+        elif option in (b"FNX", b"FXX"):
+            if cond is not None:
+                raise CommandError(HSETEX_FNX_FXX)
+            cond = option
+        else:
+            raise CommandError(HSETEX_UNKNOWN_ARGUMENT % argv[at])
+        at += 1
+    raise CommandError(FIELDS_MISSING)
 
 
 @command("hsetex", arity=-6, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
@@ -318,38 +348,10 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
     """HSETEX key [FNX | FXX] [EX seconds | PX milliseconds | EXAT unix-time-seconds |
     PXAT unix-time-milliseconds | KEEPTTL] FIELDS numfields field value [field value ...]"""
     key = argv[1]
-    at, cond, when, keepttl, ttl_given = 2, None, None, False, False
-    while at < len(argv) and argv[at].upper() != b"FIELDS":
-        option = argv[at].upper()
-        if option in (b"FNX", b"FXX"):
-            if cond is not None:
-                raise CommandError(HSETEX_FNX_FXX)
-            cond = option
-            at += 1
-        elif option in _UNITS or option == b"KEEPTTL":
-            if ttl_given:
-                raise CommandError(HSETEX_TTL_ONE)
-            ttl_given = True
-            if option == b"KEEPTTL":
-                keepttl = True
-                at += 1
-                continue
-            if at + 1 >= len(argv):
-                raise CommandError(SYNTAX)
-            when = _deadline(ctx, argv[at + 1], *_UNITS[option])
-            at += 2
-        else:
-            raise CommandError(SYNTAX)
-    if at >= len(argv):
-        raise CommandError(FIELDS_MISSING)
-    numfields = parse_int(argv[at + 1], NUMFIELDS_NOT_POSITIVE) if at + 1 < len(argv) else 0
-    if numfields < 1:
-        raise CommandError(NUMFIELDS_NOT_POSITIVE)
+    cond, when, keepttl, when_at, at = _hsetex_args(ctx, argv)
     pairs = argv[at + 2:]
-    if len(pairs) != 2 * numfields:
-        raise CommandError(NUMFIELDS_MISMATCH)
-    h = _hash(ctx, key, read=False)
     fields = pairs[0::2]
+    h = _hash(ctx, key, read=False)
     if cond == b"FNX" and h is not None and any(f in h for f in fields):
         return 0
     if cond == b"FXX" and (h is None or not all(f in h for f in fields)):
@@ -365,17 +367,19 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
     h.convert_if(ctx.config["hash-max-listpack-entries"],
                  ctx.config["hash-max-listpack-value"], longest)
     if when is not None and when <= ctx.now_ms():
+        # A deadline already past deletes the fields: propagated as HDELs only.
         for field in dict.fromkeys(fields):
             h.delete(field)
+            ctx.effect([b"HDEL", key, field])
         _drop_if_empty(ctx, key, h)
-        ctx.effect([b"HDEL", key, *dict.fromkeys(fields)])
     elif when is not None:
         for field in fields:
             h.set_ttl(field, when)
         ctx.db.track_fields(key, when)
-        ctx.effect([b"HSETEX", key, *([cond] if cond else []), b"PXAT", b"%d" % when,
-                    *argv[at:]])
+        rewritten = list(argv)  # EX/PX/EXAT become PXAT <abs ms>, in place
+        rewritten[when_at - 1:when_at + 1] = [b"PXAT", b"%d" % when]
+        ctx.effect(rewritten)
     else:
         ctx.propagate_argv()
-    ctx.modified(key, numfields)
+    ctx.modified(key, len(fields))
     return 1
