@@ -431,6 +431,20 @@ class FieldTTLMachine(RuleBasedStateMachine):
     def cron(self) -> None:
         self.hv.engine.cron()
 
+    @rule()
+    def reload(self) -> None:
+        self.hv.ok("DEBUG", "RELOAD")  # an RDB round trip (type 24 when TTLs exist)
+
+    @rule()
+    def rewrite_and_replay(self) -> None:
+        h = self.hv.engine.dbs[0].data.get(b"h")
+        if h is None:
+            return
+        commands = list(hash_commands(b"h", h))
+        self.hv.ok("DEL", "h")
+        for argv in commands:
+            self.hv.ok(*argv)
+
     @invariant()
     def agrees(self) -> None:
         if not hasattr(self, "hv"):
@@ -446,6 +460,6 @@ class FieldTTLMachine(RuleBasedStateMachine):
         assert self.hv("EXISTS", "h") == int(bool(model))
 
 
-FieldTTLMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30,
+FieldTTLMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40,
                                              deadline=None)
 TestFieldTTLMachine = FieldTTLMachine.TestCase
