@@ -89,16 +89,31 @@ def test_debug_reload_and_rdb_restart_keep_ttls(tmp_path):
         server.stop()
 
 
-def test_aof_restart_keeps_ttls(tmp_path):
+def _wait_rewrite(r: redis.Redis) -> None:
+    deadline = time.monotonic() + 30
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence")["aof_rewrites"] < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_aof_restart_keeps_ttls(tmp_path, preamble):
     data = tmp_path / "aof"
-    server = EmbeddedServer(port=0, save="", dir=str(data), appendonly="yes").start()
+    options = dict(port=0, save="", dir=str(data), appendonly="yes",
+                   aof_use_rdb_preamble=preamble)
+    server = EmbeddedServer(**options).start()
     try:
         with redis.Redis(port=server.port) as r:
             _fill(r)
+            assert r.bgrewriteaof()
+            _wait_rewrite(r)  # the base: an RDB 12 preamble, or HSET + HPEXPIREAT
             r.hpexpireat("small", 1, "a")  # propagated as HDEL
     finally:
         server.stop()
-    server = EmbeddedServer(port=0, save="", dir=str(data), appendonly="yes").start()
+    base = next((data / "appendonlydir").glob("*.base.*")).read_bytes()
+    assert base.startswith(b"REDIS0012") if preamble == "yes" else b"HPEXPIREAT" in base
+    server = EmbeddedServer(**options).start()
     try:
         with redis.Redis(port=server.port) as r:
             assert r.hgetall("small") == {b"b": b"2"}
