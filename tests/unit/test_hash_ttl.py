@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
@@ -51,6 +51,40 @@ def _check(hv: Harness) -> None:
             if value.ttl:
                 known = hv.engine.dbs[0].field_keys.get(key)
                 assert known is not None and known <= min(value.ttl.values()), key
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["set", "hset", "hincr", "persist", "del", "pop"]),
+                          st.integers(0, 59), st.integers(0, 50)), max_size=200))
+def test_hash_ttl_bookkeeping(ops):
+    """The type alone: TTLs of present fields only, a heap entry for each,
+    stale entries compacted, pop_expired in deadline order; check() after
+    every mutation."""
+    h = Hash({b"f%d" % i: b"v" for i in range(60)})
+    model: dict[bytes, int] = {}
+    for op, i, when in ops:
+        field = b"f%d" % i
+        if op == "set" and field in h:
+            h.set_ttl(field, when)
+            model[field] = when
+        elif op in ("hset", "hincr"):
+            h.set(field, b"1", keep_ttl=op == "hincr")
+            if op == "hset":
+                model.pop(field, None)
+        elif op == "persist":
+            assert h.persist(field) == (model.pop(field, None) is not None)
+        elif op == "del":
+            h.delete(field)
+            model.pop(field, None)
+        elif op == "pop":
+            gone = h.pop_expired(when, budget=5)
+            due = sorted((w, f) for f, w in model.items() if w <= when)[:5]
+            assert sorted(gone) == sorted(f for _, f in due)
+            for f in gone:
+                del model[f]
+        h.check()
+        assert h.ttl == model
+        assert h.next_deadline() == (min(model.values()) if model else None)
 
 
 def test_hexpire_page_example():

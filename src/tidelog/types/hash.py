@@ -245,13 +245,14 @@ class Hash:
         ``budget`` of them); the deleted fields, earliest first.
         O(k log T) for k fields looked at."""
         out: list[bytes] = []
-        heap, ttl = self._heap, self.ttl
-        while heap and heap[0][0] <= now_ms and (budget is None or len(out) < budget):
-            when, field = heapq.heappop(heap)
+        ttl = self.ttl
+        # self._heap is read afresh each turn: a delete may rebuild it.
+        while self._heap and self._heap[0][0] <= now_ms and (budget is None or len(out) < budget):
+            when, field = heapq.heappop(self._heap)
             if ttl.get(field) == when:
                 self.delete(field)
                 out.append(field)
-        if not ttl and heap:
+        if not ttl and self._heap:
             self._heap = []
         return out
 
