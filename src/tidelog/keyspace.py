@@ -6,6 +6,13 @@ ms) live in a second dict, as in Redis.  Keys are expired lazily when looked
 up and actively by :meth:`Database.expire_cycle`; every expiry is reported to
 ``on_expired`` so the engine can propagate a ``DEL``.
 
+Hash field expiry (Redis 7.4): a hash's due fields are removed whenever
+:meth:`Database.get`/:meth:`Database.peek` hands the hash out, and actively
+by :meth:`Database.field_expire_cycle` (a heap of hashes by earliest field
+deadline, a bounded budget per call); each batch is reported to
+``on_fields_expired`` (the engine propagates ``HDEL key field``), and the key
+goes with its last field.
+
 WATCH support: :meth:`touch` marks every transaction watching a key as
 dirty.  Every write to a key must call it (the command context does, through
 ``Ctx.modified``).

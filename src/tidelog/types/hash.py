@@ -97,7 +97,10 @@ class _Buckets:
 class Hash:
     """A hash value.  Costs: get/set/delete/contains O(1); listing O(N);
     a random field O(N) (the dict has no random access); HSCAN of a big hash
-    O(COUNT) per call after an O(N) first call."""
+    O(COUNT) per call after an O(N) first call.  Field TTLs (``ttl``, with a
+    heap of deadlines): set O(log T), persist/delete O(1) amortised, the
+    earliest deadline O(log T) amortised, expiring k due fields O(k log T).
+    The type knows no clock: the database expires due fields (keyspace.py)."""
 
     TYPE_NAME = b"hash"  # what TYPE says
 
