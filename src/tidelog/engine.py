@@ -157,6 +157,7 @@ class Engine:
         self.dbs = [Database(i, self.clock.now_ms) for i in range(self.config["databases"])]
         for db in self.dbs:
             db.on_expired = self._key_expired
+            db.on_fields_expired = self._fields_expired
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
@@ -447,6 +448,12 @@ class Engine:
         self.signal_ready(db.index, key)
         self.emit([(db.index, [b"DEL", key])])
 
+    def _fields_expired(self, db: Database, key: bytes, fields: list[bytes]) -> None:
+        """Hash fields expired (lazily or actively): propagated as one
+        ``HDEL key field`` each, as Redis does."""
+        self.stats["expired_subkeys"] = self.stats.get("expired_subkeys", 0) + len(fields)
+        self.emit([(db.index, [b"HDEL", key, field]) for field in fields])
+
     # -- transactions ---------------------------------------------------------------
     def exec_transaction(self, ctx: Ctx) -> Reply:
         """Run a client's queued commands; called by the EXEC handler."""
@@ -605,6 +612,8 @@ class Engine:
         for db in self.dbs:
             if db.expires and self.active_expire:
                 db.expire_cycle()
+            if db.field_keys and self.active_expire:
+                db.field_expire_cycle()
         if self._idmp_sweep:
             self.expire_idmp()
         if self._ready:

@@ -347,6 +347,14 @@ VALUE_OUT_OF_RANGE = b"ERR value is out of range"
 FIELDS_MISSING = b"ERR Mandatory argument FIELDS is missing or not at the right position"
 NUMFIELDS_NOT_POSITIVE = b"ERR Number of fields must be a positive integer"
 NUMFIELDS_MISMATCH = b"ERR The `numfields` parameter must match the number of arguments"
+# Hash field expiry (Redis 7.4 HEXPIRE family, 8.0 HGETEX/HSETEX)
+NUMFIELDS_NOT_GREATER = b"ERR Parameter `numFields` should be greater than 0"
+EXPIRE_NEGATIVE = b"ERR invalid expire time, must be >= 0"
+HSETEX_FNX_FXX = b"ERR Only one of FXX or FNX arguments can be specified"
+HSETEX_TTL_ONE = b"ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HSETEX_MISSING_EXPIRE = b"ERR missing expire time"
+HSETEX_NUMFIELDS = b"ERR invalid number of fields"
+HSETEX_UNKNOWN_ARGUMENT = b"ERR unknown argument: %s"
 
 
 def value_out_of_range_between(lo: int, hi: int) -> CommandError:

@@ -6,6 +6,13 @@ ms) live in a second dict, as in Redis.  Keys are expired lazily when looked
 up and actively by :meth:`Database.expire_cycle`; every expiry is reported to
 ``on_expired`` so the engine can propagate a ``DEL``.
 
+Hash field expiry (Redis 7.4): a hash's due fields are removed whenever
+:meth:`Database.get`/:meth:`Database.peek` hands the hash out, and actively
+by :meth:`Database.field_expire_cycle` (a heap of hashes by earliest field
+deadline, a bounded budget per call); each batch is reported to
+``on_fields_expired`` (the engine propagates ``HDEL key field``), and the key
+goes with its last field.
+
 WATCH support: :meth:`touch` marks every transaction watching a key as
 dirty.  Every write to a key must call it (the command context does, through
 ``Ctx.modified``).
@@ -23,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from .errors import WRONGTYPE, CommandError
+from .types.hash import Hash
 from .types.stream import Stream
 
 
@@ -55,6 +63,15 @@ class Database:
         self.key_index = KeyIndex()        # buckets for SCAN
         self.access: dict[bytes, int] = {}  # key -> last access (Unix ms), OBJECT IDLETIME
         self.no_touch = False              # set while a CLIENT NO-TOUCH client runs a command
+        # Hash field expiry (Redis 7.4): key -> the earliest field deadline
+        # registered for the hash there, and a heap of (deadline, key); an
+        # entry whose deadline no longer matches is stale.  Fields are also
+        # expired lazily, whenever the hash is looked up.
+        self.on_fields_expired: Callable[[Database, bytes, list[bytes]], None] = (
+            lambda db, key, fields: None)
+        self.field_keys: dict[bytes, int] = {}
+        self._field_deadlines: list[tuple[int, bytes]] = []
+        self.expired_fields = 0
 
     def __len__(self) -> int:
         return len(self.data)
@@ -66,6 +83,8 @@ class Database:
             self._expire(key)
             return None
         value = self.data.get(key)
+        if type(value) is Hash and value.ttl:
+            value = self._expire_fields(key, value, None)
         if value is not None and not self.no_touch:
             self.access[key] = self._now_ms()
         return value
@@ -75,7 +94,10 @@ class Database:
         if key in self.expires and self.expires[key] <= self._now_ms():
             self._expire(key)
             return None
-        return self.data.get(key)
+        value = self.data.get(key)
+        if type(value) is Hash and value.ttl:
+            value = self._expire_fields(key, value, None)
+        return value
 
     def get_stream(self, key: bytes) -> Stream | None:
         """The stream at key, None if missing; WRONGTYPE for another type."""
@@ -110,6 +132,8 @@ class Database:
         self.access[key] = self._now_ms()
         if not keep_ttl:
             self.expires.pop(key, None)
+        if type(value) is Hash and value.ttl:
+            self.track_fields(key, value.next_deadline())
         self.touch(key)
 
     def delete(self, key: bytes) -> bool:
@@ -147,6 +171,8 @@ class Database:
         self.data.clear()
         self.expires.clear()
         self._deadlines.clear()
+        self.field_keys.clear()
+        self._field_deadlines.clear()
         self.key_index.clear()
         self.access.clear()
         return count
@@ -164,6 +190,8 @@ class Database:
         self.expires.pop(dst, None)
         if when is not None:
             self.set_expire(dst, when)
+        if type(value) is Hash and value.ttl:
+            self.track_fields(dst, value.next_deadline())
         self.touch(src)
         self.touch(dst)
 
@@ -221,6 +249,59 @@ class Database:
         if len(heap) > 2 * len(self.expires) + 64:
             self._deadlines = [(w, k) for k, w in self.expires.items()]
             heapq.heapify(self._deadlines)
+        return expired
+
+    # -- hash field expiry ---------------------------------------------------------------
+    def track_fields(self, key: bytes, when_ms: int | None) -> None:
+        """The hash at key has a field deadline ``when_ms``: have the active
+        cycle visit it by then.  O(log H) for H hashes with TTLs."""
+        if when_ms is None:
+            return
+        known = self.field_keys.get(key)
+        if known is None or when_ms < known:
+            self.field_keys[key] = when_ms
+            heapq.heappush(self._field_deadlines, (when_ms, key))
+
+    def _expire_fields(self, key: bytes, h: Hash, budget: int | None) -> Hash | None:
+        """Remove the due fields of the hash at key (at most ``budget``),
+        reporting them; the key goes with its last field.  The hash, or None
+        when it was deleted.  O(k log T) for k expired fields."""
+        fields = h.pop_expired(self._now_ms(), budget)
+        if not fields:
+            return h
+        self.expired_fields += len(fields)
+        gone = not len(h)
+        if gone:
+            del self.data[key]
+            self.expires.pop(key, None)
+            self.key_index.discard(key)
+            self.access.pop(key, None)
+        self.touch(key)
+        self.on_fields_expired(self, key, fields)
+        return None if gone else h
+
+    def field_expire_cycle(self, budget: int = 200) -> int:
+        """Active field expiry: remove up to ``budget`` due hash fields.
+        O(k log H) for k fields and hashes looked at."""
+        now = self._now_ms()
+        heap = self._field_deadlines
+        expired = 0
+        while heap and heap[0][0] <= now and expired < budget:
+            when, key = heapq.heappop(heap)
+            if self.field_keys.get(key) != when:
+                continue
+            del self.field_keys[key]
+            h = self.data.get(key)
+            if type(h) is not Hash or not h.ttl:
+                continue
+            before = len(h)
+            left = self._expire_fields(key, h, budget - expired)
+            expired += before - (len(left) if left is not None else 0)
+            if left is not None:
+                self.track_fields(key, left.next_deadline())
+        if len(heap) > 2 * len(self.field_keys) + 64:
+            self._field_deadlines = [(w, k) for k, w in self.field_keys.items()]
+            heapq.heapify(self._field_deadlines)
         return expired
 
     def keys(self) -> Iterator[bytes]:

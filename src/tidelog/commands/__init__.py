@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     connection,
     db_ops,
     debug,
+    hash_ttl,
     hashes,
     idmp,
     info,

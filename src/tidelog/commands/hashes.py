@@ -1,6 +1,7 @@
 """Hashes: HSET, HSETNX, HGET, HMGET, HMSET, HDEL, HEXISTS, HGETALL, HKEYS,
 HVALS, HLEN, HSTRLEN, HINCRBY, HINCRBYFLOAT, HRANDFIELD, HSCAN and Redis
-8.0's HGETDEL.  (Field expiry -- HEXPIRE, HGETEX, HSETEX -- is not here.)
+8.0's HGETDEL.  (Field expiry -- HEXPIRE, HGETEX, HSETEX -- is in
+:mod:`.hash_ttl`; HSET clears a field's TTL, HINCRBY and HINCRBYFLOAT keep it.)
 
 The value is a :class:`~tidelog.types.hash.Hash`.  Every write checks the
 encoding thresholds (``hash-max-listpack-entries``,
@@ -91,13 +92,14 @@ def _limits(ctx: Ctx) -> tuple[int, int]:
     return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
 
 
-def _set_pairs(ctx: Ctx, h: Hash, pairs: list[bytes]) -> int:
-    """Set field/value pairs; the number of new fields.  O(pairs)."""
+def _set_pairs(ctx: Ctx, h: Hash, pairs: list[bytes], keep_ttl: bool = False) -> int:
+    """Set field/value pairs (a field's TTL goes, unless ``keep_ttl``); the
+    number of new fields.  O(pairs)."""
     added = 0
     longest = 0
     for i in range(0, len(pairs), 2):
         field, value = pairs[i], pairs[i + 1]
-        added += h.set(field, value)
+        added += h.set(field, value, keep_ttl)
         longest = max(longest, len(field), len(value))
     h.convert_if(*_limits(ctx), longest)
     return added
@@ -216,7 +218,7 @@ def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
     new = old + by
     if not INT64_MIN <= new <= INT64_MAX:
         raise CommandError(INCR_OVERFLOW)
-    _set_pairs(ctx, h, [field, b"%d" % new])
+    _set_pairs(ctx, h, [field, b"%d" % new], keep_ttl=True)
     ctx.modified(key)
     ctx.propagate_argv()
     return new
@@ -245,9 +247,12 @@ def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     if new is None:
         raise CommandError(INCRBYFLOAT_NAN_OR_INF)
     text = longdouble.format_human(new)
-    _set_pairs(ctx, h, [field, text])
+    _set_pairs(ctx, h, [field, text], keep_ttl=True)
     ctx.modified(key)
     ctx.effect([b"HSET", key, field, text])
+    when = h.ttl.get(field)
+    if when is not None:  # the HSET clears the replica's TTL: give it back
+        ctx.effect([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field])
     return text
 
 

@@ -53,14 +53,17 @@ def _sds_size(length: int, embedded: bool = False) -> int:
 def hash_memory(h: Hash) -> int:
     """A hash's bytes as Redis lays it out: a listpack (about 2 bytes of
     header and backlen per element) or a dict (a bucket pointer, a 24-byte
-    entry and two sds strings per field).  O(N)."""
+    entry and two sds strings per field), plus field-TTL metadata.  O(N)."""
     if not h.big:
         body = sum(len(f) + len(v) + 4 for f, v in h.map.items())
+        if h.ex:  # listpackex: a third element (the deadline, 0 for none) per field
+            return 16 + 48 + _jemalloc_size(7 + body + 10 * len(h))
         return 16 + _jemalloc_size(7 + body)
     buckets = 1 << max(2, (len(h) - 1).bit_length())
     entries = sum(24 + _jemalloc_size(_sds_size(len(f))) + _jemalloc_size(_sds_size(len(v)))
                   for f, v in h.map.items())
-    return 16 + 96 + 8 * buckets + entries
+    # A field with a TTL carries 16 bytes of expiry metadata (Redis 7.4).
+    return 16 + 96 + 8 * buckets + entries + 16 * len(h.ttl)
 
 
 def key_memory(key: bytes, value: Any) -> int:

@@ -93,10 +93,20 @@ VALUE_COMMANDS[List] = list_commands
 
 
 def hash_commands(key: bytes, h: Hash) -> Iterator[list[bytes]]:
-    """HSET key f v ..., 64 pairs to a command (as Redis's rewrite batches)."""
+    """HSET key f v ..., 64 pairs to a command (as Redis's rewrite batches),
+    then the field TTLs."""
     flat = h.flat()
     for at in range(0, len(flat), 128):
         yield [b"HSET", key, *flat[at:at + 128]]
+    # Field TTLs: HPEXPIREAT key <abs ms> FIELDS n f ..., one per deadline
+    # (the fields sharing it batched by 64), as Redis 7.4's rewrite.
+    by_deadline: dict[int, list[bytes]] = {}
+    for field, when in h.ttl.items():
+        by_deadline.setdefault(when, []).append(field)
+    for when, fields in by_deadline.items():
+        for at in range(0, len(fields), 64):
+            batch = fields[at:at + 64]
+            yield [b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"%d" % len(batch), *batch]
 
 
 VALUE_COMMANDS[Hash] = hash_commands

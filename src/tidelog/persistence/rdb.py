@@ -107,7 +107,10 @@ log = logging.getLogger("tidelog")
 DEFAULT_VERSION = 10
 _U16 = struct.Struct("<H")
 WRITABLE_VERSIONS = (10, 11)
-MAX_READ_VERSION = 12  # 12 (Redis 7.4) changed no encoding read here
+MAX_READ_VERSION = 12  # 12 (Redis 7.4): hashes with field TTLs (types 24, 25)
+# A snapshot holding a hash with field TTLs is written as this version
+# whatever rdb-version says (redis-server before 7.4 cannot load it).
+FIELD_TTL_VERSION = 12
 
 OP_FUNCTION2 = 0xF5
 OP_FUNCTION_PRE_GA = 0xF6
@@ -150,6 +153,7 @@ _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
     9: "hash (zipmap)", 10: "list (ziplist)", 11: "set (intset)", 12: "zset (ziplist)",
     13: "hash (ziplist)", 14: "list (quicklist)", 16: "hash (listpack)",
+    22: "hash with field TTLs (7.4 RC)", 23: "hash listpack-ex (7.4 RC)",
     17: "zset (listpack)", 18: "list (quicklist)", 20: "set (listpack)",
 }
 
@@ -160,6 +164,7 @@ class SaveStats:
     keys: int = 0
     dropped_unowned: int = 0   # XNACK'd pending entries (no Redis 7 encoding)
     dropped_idmp: int = 0      # streams whose IDMP state was left out
+    field_ttl_hashes: int = 0  # hashes with field TTLs, written as type 24 (RDB 12)
 
 
 def _write_stream(out: list[bytes], stream: Stream, rdbtype: int, compress: bool,
@@ -214,6 +219,8 @@ def _write_value(out: list[bytes], key: bytes | None, value: Any, stream_type: i
     else:
         rdbtype, payload = VALUE_WRITERS[type(value)](value, compress)
         out.append(bytes((rdbtype,)) + keyed + payload)
+        if rdbtype == rdb_hash.TYPE_HASH_METADATA:
+            stats.field_ttl_hashes += 1
 
 
 def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool = True) -> bytes:
@@ -224,7 +231,10 @@ def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool 
         raise ValueError(f"cannot write RDB version {version}")
     stream_type = TYPE_STREAM_LISTPACKS_3 if version >= 11 else TYPE_STREAM_LISTPACKS_2
     out: list[bytes] = []
-    _write_value(out, None, value, stream_type, compress, SaveStats())
+    stats = SaveStats()
+    _write_value(out, None, value, stream_type, compress, stats)
+    if stats.field_ttl_hashes:  # a hash with field TTLs exists only from RDB 12 on
+        version = FIELD_TTL_VERSION
     out.append(_U16.pack(version))
     body = b"".join(out)
     return body + _U64.pack(crc64(body))
@@ -305,6 +315,9 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
                 out.append(b"\xfc" + _I64.pack(when))
             _write_value(out, key, value, stream_type, compress, stats)
             stats.keys += 1
+    if stats.field_ttl_hashes and version < FIELD_TTL_VERSION:
+        # Field TTLs exist only from RDB 12 on: say so rather than lose them.
+        out[0] = b"REDIS%04d" % FIELD_TTL_VERSION
     out.append(b"\xff")
     body = b"".join(out)
     return body + _U64.pack(crc64(body) if checksum else 0)
@@ -361,6 +374,10 @@ def write_file(engine: Engine, path: str | None = None, *, aof_base: bool = Fals
             os.close(fd)
     except OSError:
         pass
+    if stats.field_ttl_hashes:
+        log.warning("RDB snapshot written as RDB version %d: %d hashes have field TTLs "
+                    "(type 24), which redis-server before 7.4 cannot load",
+                    FIELD_TTL_VERSION, stats.field_ttl_hashes)
     if stats.dropped_unowned or stats.dropped_idmp:
         log.warning("RDB snapshot left out %d unowned (XNACK) pending entries and the IDMP "
                     "state of %d streams: RDB version %d has no encoding for them (the AOF "
@@ -551,7 +568,11 @@ def _loads(data: bytes, now_ms: int | None, databases: int, verify_checksum: boo
             kind = _TYPE_NAMES.get(op)
             what = f"value type {op} ({kind})" if kind else f"value type or opcode {op}"
             raise RdbError(f"unsupported {what} for key {key!r}", at)
-        if expire is not None and expire <= now_ms:
+        emptied = False
+        if type(value) is Hash and value.ttl:
+            value.pop_expired(now_ms)  # fields already due are not loaded (as Redis)
+            emptied = not len(value)
+        if expire is not None and expire <= now_ms or emptied:
             snap.expired_skipped += 1
         else:
             items.append((key, value, expire))

@@ -25,10 +25,12 @@ per change).
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Iterator
 
 LISTPACK = b"listpack"
+LISTPACK_EX = b"listpackex"  # a small hash that has (or had) field TTLs, Redis 7.4+
 HASHTABLE = b"hashtable"
 
 
@@ -95,16 +97,25 @@ class _Buckets:
 class Hash:
     """A hash value.  Costs: get/set/delete/contains O(1); listing O(N);
     a random field O(N) (the dict has no random access); HSCAN of a big hash
-    O(COUNT) per call after an O(N) first call."""
+    O(COUNT) per call after an O(N) first call.  Field TTLs (``ttl``, with a
+    heap of deadlines): set O(log T), persist/delete O(1) amortised, the
+    earliest deadline O(log T) amortised, expiring k due fields O(k log T).
+    The type knows no clock: the database expires due fields (keyspace.py)."""
 
     TYPE_NAME = b"hash"  # what TYPE says
 
-    __slots__ = ("map", "big", "_scan")
+    __slots__ = ("map", "big", "_scan", "ttl", "_heap", "ex")
 
     def __init__(self, items: dict[bytes, bytes] | None = None, big: bool = False) -> None:
         self.map: dict[bytes, bytes] = items if items is not None else {}
         self.big = big
         self._scan: _Buckets | None = None
+        # Field expiry (Redis 7.4's HEXPIRE family): field -> deadline (Unix
+        # ms), and a heap of (deadline, field) holding an entry for every
+        # deadline in ``ttl`` plus stale ones (dropped when they surface).
+        self.ttl: dict[bytes, int] = {}
+        self._heap: list[tuple[int, bytes]] = []
+        self.ex = False  # a listpack that took a TTL reports "listpackex" for good
 
     def __len__(self) -> int:
         return len(self.map)
@@ -121,8 +132,11 @@ class Hash:
         return Hash(dict(self.map), self.big)
 
     def object_encoding(self) -> bytes:
-        """OBJECT ENCODING: ``listpack`` until converted, then ``hashtable``.  O(1)."""
-        return HASHTABLE if self.big else LISTPACK
+        """OBJECT ENCODING: ``listpack`` (``listpackex`` once a field was
+        given a TTL, as Redis 7.4) until converted, then ``hashtable``.  O(1)."""
+        if self.big:
+            return HASHTABLE
+        return LISTPACK_EX if self.ex else LISTPACK
 
     # -- reads ------------------------------------------------------------------
     def get(self, field: bytes) -> bytes | None:
@@ -162,11 +176,15 @@ class Hash:
         return random.choices(pairs, k=count)
 
     # -- writes -----------------------------------------------------------------
-    def set(self, field: bytes, value: bytes) -> bool:
+    def set(self, field: bytes, value: bytes, keep_ttl: bool = False) -> bool:
         """Store a field's value (an existing field keeps its place); True
-        when the field is new.  O(1) (amortised, with the HSCAN index)."""
+        when the field is new.  The field's TTL goes unless ``keep_ttl``
+        (HSET clears it, HINCRBY keeps it).  O(1) (amortised, with the HSCAN
+        index)."""
         new = field not in self.map
         self.map[field] = value
+        if not keep_ttl and self.ttl and self.ttl.pop(field, None) is not None:
+            self._compact()
         if new and self._scan is not None:
             self._scan.add(field)
         return new
@@ -175,6 +193,8 @@ class Hash:
         """Remove a field; True when it was there.  O(1) amortised."""
         if self.map.pop(field, None) is None:
             return False
+        if self.ttl and self.ttl.pop(field, None) is not None:
+            self._compact()
         if self._scan is not None:
             self._scan.discard(field)
         return True
@@ -192,6 +212,57 @@ class Hash:
         if len(self.map) > max_entries:
             return False
         return all(len(f) <= max_value and len(v) <= max_value for f, v in self.map.items())
+
+    # -- field expiry ---------------------------------------------------------------
+    def set_ttl(self, field: bytes, when_ms: int) -> None:
+        """Give a present field a deadline (Unix ms).  O(log T) for T TTLs."""
+        self.ttl[field] = when_ms
+        heapq.heappush(self._heap, (when_ms, field))
+        self.ex = True
+        self._compact()
+
+    def persist(self, field: bytes) -> bool:
+        """Drop a field's deadline; True when it had one.  O(1) amortised
+        (the heap entry goes stale)."""
+        if self.ttl.pop(field, None) is None:
+            return False
+        self._compact()
+        return True
+
+    def _compact(self) -> None:
+        """Rebuild the heap once more than half of it is stale: O(T), at
+        most once per T/2 changes, so O(1) amortised."""
+        if len(self._heap) > 2 * len(self.ttl) + 32:
+            self._heap = [(when, field) for field, when in self.ttl.items()]
+            heapq.heapify(self._heap)
+
+    def next_deadline(self) -> int | None:
+        """The earliest field deadline, None without TTLs.  O(log T)
+        amortised (stale heap entries are dropped on the way)."""
+        if not self.ttl:
+            if self._heap:
+                self._heap = []
+            return None
+        heap, ttl = self._heap, self.ttl
+        while heap and ttl.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0]
+
+    def pop_expired(self, now_ms: int, budget: int | None = None) -> list[bytes]:
+        """Delete the fields whose deadline is ``<= now_ms`` (at most
+        ``budget`` of them); the deleted fields, earliest first.
+        O(k log T) for k fields looked at."""
+        out: list[bytes] = []
+        ttl = self.ttl
+        # self._heap is read afresh each turn: a delete may rebuild it.
+        while self._heap and self._heap[0][0] <= now_ms and (budget is None or len(out) < budget):
+            when, field = heapq.heappop(self._heap)
+            if ttl.get(field) == when:
+                self.delete(field)
+                out.append(field)
+        if not ttl and self._heap:
+            self._heap = []
+        return out
 
     # -- HSCAN ------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
@@ -221,6 +292,14 @@ class Hash:
         respects the given thresholds.  O(N)."""
         for field, value in self.map.items():
             assert type(field) is bytes and type(value) is bytes, (field, value)
+        live = set(self._heap)
+        for field, when in self.ttl.items():
+            assert field in self.map, ("TTL of an absent field", field)
+            assert type(when) is int and when >= 0, (field, when)
+            assert (when, field) in live, ("TTL without a heap entry", field)
+        if self.ttl:
+            assert self.ex or self.big, "field TTLs in a plain listpack"
+        assert len(self._heap) <= 2 * len(self.ttl) + 32, "heap of stale entries"
         if self._scan is not None:
             assert self.big
             index = self._scan
