@@ -298,3 +298,18 @@ def test_touch_sets_the_access_time_even_under_no_touch():
     assert h("OBJECT", "IDLETIME", "k") == 10
     assert h("TOUCH", "k", "missing") == 1
     assert h("OBJECT", "IDLETIME", "k") == 0
+
+
+def test_dump_restore_of_a_hash_with_field_ttls():
+    """Field TTLs exist only from RDB 12 on (Redis 7.4): such a payload says
+    version 12 whatever rdb-version is, and RESTORE brings the TTLs back."""
+    h = Harness()
+    h.ok("HSET", "h", "f", "v", "g", "w")
+    assert h("HPEXPIRE", "h", "100000", "FIELDS", "1", "f") == [1]
+    payload = h("DUMP", "h")
+    assert payload[-10:-8] == (12).to_bytes(2, "little")
+    h.ok("RESTORE", "h2", "0", payload)
+    assert h("HPTTL", "h2", "FIELDS", "2", "f", "g") == [100000, -1]
+    assert h("HGETALL", "h2").items == [(b"f", b"v"), (b"g", b"w")]
+    h.ok("HSET", "plain", "a", "1")
+    assert h("DUMP", "plain")[-10:-8] == (10).to_bytes(2, "little")
