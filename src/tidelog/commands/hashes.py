@@ -376,8 +376,8 @@ def hscan(ctx: Ctx, argv: list[bytes]) -> object:
     h = _read(ctx, argv[1])
     if h is None:
         return [b"0", []]
-    opts = parse_scan_options(argv, 3, novalues_option=True)
-    pattern, novalues = opts.pattern, opts.novalues
+    opts = parse_scan_options(argv, 3, keys_only_word=b"NOVALUES")  # NOVALUES: Redis 7.4
+    pattern, novalues = opts.pattern, opts.keys_only
     cursor, fields = h.scan(cursor, opts.count)
     out: list[bytes] = []
     for field in fields:

@@ -248,20 +248,21 @@ class ScanOptions:
     count: int = 10
     pattern: bytes | None = None      # MATCH; None: every element (also for MATCH *)
     type_filter: bytes | None = None  # SCAN ... TYPE, lower case
-    novalues: bool = False            # HSCAN ... NOVALUES (Redis 7.4)
+    keys_only: bool = False           # HSCAN NOVALUES (7.4), ZSCAN NOSCORES (8.0)
 
 
 def parse_scan_options(argv: list[bytes], start: int, *, type_option: bool = False,
-                       novalues_option: bool = False) -> ScanOptions:
+                       keys_only_word: bytes | None = None) -> ScanOptions:
     """The options from ``argv[start]`` on, in any order, each error Redis's
     ``syntax error`` (a COUNT below 1 too; a COUNT that is no integer: the
-    integer error).  TYPE is SCAN's, NOVALUES HSCAN's."""
+    integer error).  TYPE is SCAN's; ``keys_only_word`` the flag that leaves
+    the values out (HSCAN's NOVALUES, ZSCAN's NOSCORES)."""
     opts = ScanOptions()
     r = ArgReader(argv, start)
     while r.more():
         option = r.next_upper()
-        if novalues_option and option == b"NOVALUES":
-            opts.novalues = True
+        if option == keys_only_word:
+            opts.keys_only = True
             continue
         if not r.more():
             raise CommandError(SYNTAX)

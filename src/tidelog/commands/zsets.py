@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING
 from ..errors import (
     LONG_OUT_OF_RANGE,
     NOT_A_FLOAT,
-    NOT_INTEGER,
     NUMKEYS_NOT_POSITIVE,
     POSITIVE_OUT_OF_RANGE,
     SYNTAX,
@@ -43,10 +42,10 @@ from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY
 from ..types.set import Set
 from ..types.zset import LexBound, ZSet, ZSetLimits
-from .args import INT64_MAX, ArgReader, parse_int
+from .args import INT64_MAX, parse_int
 from .command_docs import COMMAND_EXTRAS, KeySpec
 from .contract import Wait
-from .keys import glob_match, lookup_read, parse_cursor
+from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:
@@ -1106,26 +1105,10 @@ def zscan(ctx: Ctx, argv: list[bytes]) -> object:
     z = _read_zset(ctx, argv[1])
     if z is None:
         return [b"0", []]
-    r = ArgReader(argv, 3)
-    count, pattern, noscores = 10, None, False
-    while r.more():
-        option = r.next_upper()
-        if option == b"NOSCORES":  # Redis 8.0 (https://redis.io/docs/latest/commands/zscan/)
-            noscores = True
-            continue
-        if not r.more():
-            raise CommandError(SYNTAX)
-        if option == b"COUNT":
-            count = r.next_int(NOT_INTEGER)
-            if count < 1:
-                raise CommandError(SYNTAX)
-        elif option == b"MATCH":
-            pattern = r.next_bytes()
-            if pattern == b"*":
-                pattern = None
-        else:
-            raise CommandError(SYNTAX)
-    cursor, found = z.scan(cursor, count)
+    # NOSCORES: Redis 8.0 (https://redis.io/docs/latest/commands/zscan/)
+    opts = parse_scan_options(argv, 3, keys_only_word=b"NOSCORES")
+    pattern, noscores = opts.pattern, opts.keys_only
+    cursor, found = z.scan(cursor, opts.count)
     out: list[bytes] = []
     for member, score in found:
         if pattern is not None and not glob_match(pattern, member):
