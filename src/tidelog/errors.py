@@ -413,3 +413,19 @@ INVALID_FIRST_DB = b"ERR invalid first DB index"
 INVALID_SECOND_DB = b"ERR invalid second DB index"
 SORT_NOT_DOUBLE = b"ERR One or more scores can't be converted into double"
 
+# -- sorted sets (commands/zsets.py; Redis's texts) ---------------------------------
+ZADD_XX_NX = b"ERR XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = b"ERR GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_PAIRS = b"ERR INCR option supports a single increment-element pair"
+SCORE_NAN = b"ERR resulting score is not a number (NaN)"
+RANGE_NOT_FLOAT = b"ERR min or max is not a float"
+LEX_RANGE_INVALID = b"ERR min or max not valid string range item"
+WEIGHT_NOT_FLOAT = b"ERR weight value is not a float"
+LIMIT_RANK = (b"ERR syntax error, LIMIT is only supported in combination with either BYSCORE "
+              b"or BYLEX")
+WITHSCORES_BYLEX = b"ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+
+
+def at_least_one_key(name: bytes) -> CommandError:
+    """ZUNION/ZINTER/ZDIFF (and their STORE forms) with numkeys 0."""
+    return CommandError(b"ERR at least 1 input key is needed for '%s' command" % name)

@@ -30,13 +30,28 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import (
+    LEX_RANGE_INVALID,
+    LIMIT_CANT_BE_NEGATIVE,
+    LIMIT_RANK,
     LONG_OUT_OF_RANGE,
+    MPOP_COUNT_POSITIVE,
     NOT_A_FLOAT,
     NUMKEYS_NOT_POSITIVE,
     POSITIVE_OUT_OF_RANGE,
+    RANGE_NOT_FLOAT,
+    SCORE_NAN,
     SYNTAX,
+    TIMEOUT_NEGATIVE,
+    TIMEOUT_NOT_FLOAT,
+    VALUE_OUT_OF_RANGE,
+    WEIGHT_NOT_FLOAT,
+    WITHSCORES_BYLEX,
     WRONGTYPE,
+    ZADD_GT_LT_NX,
+    ZADD_INCR_PAIRS,
+    ZADD_XX_NX,
     CommandError,
+    at_least_one_key,
 )
 from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY
@@ -50,27 +65,6 @@ from .table import command
 
 if TYPE_CHECKING:
     from .contract import Ctx
-
-# Redis's texts for the sorted set errors.
-ZADD_XX_NX = b"ERR XX and NX options at the same time are not compatible"
-ZADD_GT_LT_NX = b"ERR GT, LT, and/or NX options at the same time are not compatible"
-ZADD_INCR_PAIRS = b"ERR INCR option supports a single increment-element pair"
-SCORE_NAN = b"ERR resulting score is not a number (NaN)"
-RANGE_NOT_FLOAT = b"ERR min or max is not a float"
-LEX_RANGE_INVALID = b"ERR min or max not valid string range item"
-WEIGHT_NOT_FLOAT = b"ERR weight value is not a float"
-LIMIT_RANK = b"ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
-WITHSCORES_BYLEX = b"ERR syntax error, WITHSCORES not supported in combination with BYLEX"
-COUNT_NOT_POSITIVE = b"ERR count should be greater than 0"
-VALUE_OUT_OF_RANGE = b"ERR value is out of range"
-LIMIT_CANT_BE_NEGATIVE = b"ERR LIMIT can't be negative"
-TIMEOUT_NOT_FLOAT = b"ERR timeout is not a float or out of range"
-TIMEOUT_NEGATIVE = b"ERR timeout is negative"
-
-
-def _at_least_one_key(name: bytes) -> CommandError:
-    return CommandError(b"ERR at least 1 input key is needed for '%s' command" % name)
-
 
 def _ks(flags: str, begin: int, lastkey: int = 0,
         keynum: tuple[int, int, int] | None = None) -> KeySpec:
@@ -765,9 +759,9 @@ def _mpop_args(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     j = where_at + 1
     while j < len(argv):
         if count == -1 and argv[j].upper() == b"COUNT" and j + 1 < len(argv):
-            count = parse_int(argv[j + 1], COUNT_NOT_POSITIVE)
+            count = parse_int(argv[j + 1], MPOP_COUNT_POSITIVE)
             if count < 1:
-                raise CommandError(COUNT_NOT_POSITIVE)
+                raise CommandError(MPOP_COUNT_POSITIVE)
             j += 2
         else:
             raise CommandError(SYNTAX)
@@ -898,7 +892,7 @@ def _setop(ctx: Ctx, argv: list[bytes], numkeys_at: int, op: bytes,
     name = argv[0].lower()
     numkeys = parse_int(argv[numkeys_at])
     if numkeys < 1:
-        raise _at_least_one_key(name)
+        raise at_least_one_key(name)
     if numkeys > len(argv) - numkeys_at - 1:
         raise CommandError(SYNTAX)
     keys = argv[numkeys_at + 1:numkeys_at + 1 + numkeys]
