@@ -405,3 +405,15 @@ INVALID_FIRST_DB = b"ERR invalid first DB index"
 INVALID_SECOND_DB = b"ERR invalid second DB index"
 SORT_NOT_DOUBLE = b"ERR One or more scores can't be converted into double"
 
+
+# -- Pub/Sub ----------------------------------------------------------------------------
+SSUBSCRIBE_DENY_BLOCKING = b"ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
+
+def pubsub_context(name: str) -> CommandError:
+    """A RESP2 client with subscriptions sent a command other than these
+    (``name`` is the table's, ``container|sub`` for a subcommand)."""
+    return CommandError(
+        b"ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+        b"are allowed in this context" % name.encode("latin-1"))
+

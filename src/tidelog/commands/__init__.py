@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     lists,
     memory,
     pel,
+    pubsub,
     server,
     sets,
     sort,

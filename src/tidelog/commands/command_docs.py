@@ -95,6 +95,9 @@ _ALL_SHARDS = "request_policy:all_shards"
 # name -> (tips, key specs or None to derive them).  Facts read from redis-server 7.0.15.
 COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "ping": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "ssubscribe": ((), [_ks("not_key", 1, -1)]),
+    "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
+    "spublish": ((), [_ks("not_key", 1)]),
     "client|list": ((_ND,), None),
     "client|info": ((_ND,), None),
     "command": (("nondeterministic_output_order",), None),
