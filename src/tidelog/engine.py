@@ -271,11 +271,12 @@ class Engine:
         """Run consecutive pipelined calls that :meth:`run_key` gave one value
         for, answering a reply each, exactly as :meth:`execute` one by one
         would: the same data, replies, effects (one unit per call) and
-        statistics.  One by one it is, when the client is in MULTI or anyone
+        statistics.  One by one it is, when the client is in MULTI or has
+        subscriptions (RESP2's subscribed mode refuses each), or anyone
         waits on a key (Redis serves blocked clients between two commands,
         so each call must be seen alone).  Cost: one handler call for the
         run instead of one per call."""
-        if len(run) == 1 or client.multi is not None or self.waiters:
+        if len(run) == 1 or client.multi is not None or self.waiters or client.pubsub is not None:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from tests.support.differ_tools import Pair, parse
+from tests.support.rawclient import encode_command
 
 PONG2 = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"  # PING's reply in RESP2 subscribed mode
 CONTEXT = (b"-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
@@ -81,6 +82,18 @@ def drain(pair: Pair, pong: bytes = PONG2) -> list[bytes]:
         got.append(ours)
 
 
+def same_in_any_order(pair: Pair, *argv, replies: int) -> None:
+    """Send argv (an UNSUBSCRIBE of everything), read ``replies``
+    confirmations each: the same names in any order (Redis walks a hash
+    table), the same counts in the same order."""
+    pair.send(*argv)
+    got = [pair.replies() for _ in range(replies)]
+    ours = [parse(o) for o, _ in got]
+    theirs = [parse(t) for _, t in got]
+    assert sorted(r[1] for r in ours) == sorted(r[1] for r in theirs), (ours, theirs)
+    assert [r[::2] for r in ours] == [r[::2] for r in theirs], (ours, theirs)
+
+
 def wait_gone(differ, *channels: str) -> None:
     """Until neither server counts a subscriber of ``channels`` (closed
     connections leave asynchronously)."""
@@ -127,13 +140,7 @@ def test_unsubscribe_everything(differ, pairs):
     sub = pairs()
     same(sub, "SUBSCRIBE", "t2.a", "t2.b", "t2.c", replies=3)
     same(sub, "PSUBSCRIBE", "t2.*")
-    sub.send("UNSUBSCRIBE")
-    got = [sub.replies() for _ in range(3)]
-    ours = [parse(o) for o, _ in got]
-    theirs = [parse(t) for _, t in got]
-    # Redis walks its hash table: the channels in any order, the counts down.
-    assert sorted(r[1] for r in ours) == sorted(r[1] for r in theirs) == [b"t2.a", b"t2.b", b"t2.c"]
-    assert [r[2] for r in ours] == [r[2] for r in theirs] == [b":3", b":2", b":1"]
+    same_in_any_order(sub, "UNSUBSCRIBE", replies=3)
     same(sub, "PUNSUBSCRIBE")
     same(sub, "SET", "k", "v")
 
@@ -197,9 +204,7 @@ def test_shard_channels(differ, pairs):
     same(sub, "SUNSUBSCRIBE", "t6.a", "t6.x", replies=2)
     same(sub, "UNSUBSCRIBE", "t6.a")               # 0 channels, still 2 shard channels
     same(sub, "GET", "k")                          # still in subscribed mode
-    sub.send("SUNSUBSCRIBE")
-    got = [sub.replies() for _ in range(2)]
-    assert sorted(o for o, _ in got) == sorted(t for _, t in got)
+    same_in_any_order(sub, "SUNSUBSCRIBE", replies=2)
     same(sub, "SUNSUBSCRIBE")
     same(sub, "GET", "k")
 
@@ -339,3 +344,19 @@ def test_info_and_client_list(differ, pairs):
     ours, theirs = (stats.findall(c.call("INFO", "stats")) for c in (differ.ours, differ.theirs))
     assert ours == theirs
     assert len(ours) == 3
+
+
+def test_pipelined_burst_in_subscribed_mode(differ, pairs):
+    """A pipelined XADD burst (which Tidelog may run as one call) is refused
+    call by call, like any other command."""
+    differ.ours.call("XADD", "s", "1-1", "f", "v")   # Tidelog now knows XADD runs
+    differ.theirs.call("XADD", "s", "1-1", "f", "v")
+    sub = pairs()
+    same(sub, "SUBSCRIBE", "t15.a")
+    burst = encode_command(["XADD", "s", "*", "f", "v"]) * 3
+    sub.ours.send_raw(burst)
+    sub.theirs.send_raw(burst)
+    for _ in range(3):
+        ours, theirs = sub.replies()
+        assert ours == theirs == CONTEXT % b"xadd"
+    differ.check("XLEN", "s")
