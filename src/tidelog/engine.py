@@ -493,17 +493,26 @@ class Engine:
         replies = []
         self._executing = True
         self._tx_effects = []
+        # What the client is sent meanwhile (a message it publishes to
+        # itself) goes inside EXEC's array, before the reply of the command
+        # that sent it, as Redis writes it.
+        inbox: list[Reply] = []
+        send, client.send = client.send, inbox.append
         try:
             for argv in queued:
                 entry = self._resolve(argv)
                 reply = self._call(client, entry, argv, may_block=False)
-                if reply.__class__ is Replies:
-                    # Several replies for one command (SUBSCRIBE a b): Redis
-                    # writes them all inside EXEC's array, whose length counts
-                    # commands; so does this, pre-encoded.
-                    reply = RawReply(b"".join(encode(r, client.protocol) for r in reply.items))
+                if inbox or reply.__class__ is Replies:
+                    # Several replies for one command (SUBSCRIBE a b, or a
+                    # message and PUBLISH's count): Redis writes them all
+                    # inside EXEC's array, whose length counts commands; so
+                    # does this, pre-encoded.
+                    inbox += reply.items if reply.__class__ is Replies else [reply]
+                    reply = RawReply(b"".join(encode(r, client.protocol) for r in inbox))
+                    inbox.clear()
                 replies.append(reply)
         finally:
+            client.send = send
             self._executing = False
             effects, self._tx_effects = self._tx_effects, None
         ctx.no_propagation()  # the queued commands' effects go out below

@@ -360,3 +360,49 @@ def test_pipelined_burst_in_subscribed_mode(differ, pairs):
         ours, theirs = sub.replies()
         assert ours == theirs == CONTEXT % b"xadd"
     differ.check("XLEN", "s")
+
+
+PUBSUB_COMMANDS = ["subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe",
+                   "sunsubscribe", "publish", "spublish", "pubsub|channels",
+                   "pubsub|numpat", "pubsub|numsub", "pubsub|shardchannels",
+                   "pubsub|shardnumsub", "pubsub|help"]
+
+
+@pytest.mark.parametrize("name", PUBSUB_COMMANDS)
+def test_command_info(differ, name):
+    differ.check("COMMAND", "INFO", name)
+
+
+def test_command_info_container(differ):
+    """The container lists its subcommands in Redis's hash order: compared as sets."""
+    ours, theirs = (parse(c.call("COMMAND", "INFO", "pubsub"))[0]
+                    for c in (differ.ours, differ.theirs))
+    assert ours[:9] == theirs[:9]
+    assert sorted(ours[9], key=repr) == sorted(theirs[9], key=repr)
+
+
+@pytest.mark.parametrize("name", ["pubsub|numpat", "pubsub|help"])
+def test_command_docs(differ, name):
+    differ.check("COMMAND", "DOCS", name)   # no arguments: the whole reply compares
+
+
+def test_command_getkeys(differ):
+    differ.check("COMMAND", "GETKEYS", "spublish", "ch", "m")
+    differ.check("COMMAND", "GETKEYS", "ssubscribe", "a", "b")
+    differ.check("COMMAND", "GETKEYS", "publish", "ch", "m")
+    differ.check("COMMAND", "GETKEYSANDFLAGS", "sunsubscribe", "a")
+
+
+@pytest.mark.parametrize("resp3", [False, True])
+def test_publish_to_itself_inside_multi(differ, pairs, resp3):
+    """The message goes inside EXEC's array, before PUBLISH's count."""
+    client = pairs(resp3=resp3)
+    if resp3:
+        same(client, "SUBSCRIBE", "t16.a")
+    same(client, "MULTI")
+    if not resp3:
+        same(client, "SUBSCRIBE", "t16.a")   # RESP2: subscribed from here on
+    same(client, "PUBLISH", "t16.a", "in")
+    same(client, "PING")
+    same(client, "EXEC", replies=2)   # the array "ends" early: one frame more follows
+    assert drain(client, b"+PONG\r\n" if resp3 else PONG2) == []
