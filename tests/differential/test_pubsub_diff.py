@@ -307,8 +307,8 @@ def test_pubsub_introspection(differ, pairs):
     same(one, "PSUBSCRIBE", "t13.*", "t13.?", replies=2)
     same(two, "PSUBSCRIBE", "t13.*")
     same(two, "SSUBSCRIBE", "t13.s")
-    for argv in [("CHANNELS", "t13.*"), ("CHANNELS", "t13.?"), ("CHANNELS", "nothing*"),
-                 ("SHARDCHANNELS", "t13.*"), ("SHARDCHANNELS", "t13.x")]:
+    for argv in [("CHANNELS",), ("SHARDCHANNELS",), ("CHANNELS", "t13.*"), ("CHANNELS", "t13.?"),
+                 ("CHANNELS", "nothing*"), ("SHARDCHANNELS", "t13.*"), ("SHARDCHANNELS", "t13.x")]:
         ours, theirs = differ.ours.call("PUBSUB", *argv), differ.theirs.call("PUBSUB", *argv)
         assert sorted(parse(ours)) == sorted(parse(theirs)), argv
     differ.check("PUBSUB", "NUMSUB", "t13.a", "t13.b", "t13.*", "nothing")
@@ -406,3 +406,11 @@ def test_publish_to_itself_inside_multi(differ, pairs, resp3):
     same(client, "PING")
     same(client, "EXEC", replies=2)   # the array "ends" early: one frame more follows
     assert drain(client, b"+PONG\r\n" if resp3 else PONG2) == []
+
+
+def test_client_kill_type_pubsub(differ, pairs):
+    sub = pairs()
+    same(sub, "SUBSCRIBE", "t17.a")
+    assert differ.check("CLIENT", "KILL", "TYPE", "pubsub") == b":1\r\n"
+    wait_gone(differ, "t17.a")
+    differ.check("CLIENT", "KILL", "TYPE", "pubsub")
