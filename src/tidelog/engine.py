@@ -47,14 +47,24 @@ from . import commands, errors  # noqa: F401  (importing commands registers them
 from .clock import Clock
 from .commands import table
 from .commands.contract import AOF_OFF_INFO, ClientState, Ctx, Effect, Persistence, Reply, Wait
+from .commands.keys import glob_match
 from .config import Config
 from .errors import CommandError
 from .keyspace import Database
-from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply
+from .resp import encode
+from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
+from .types.pubsub import PubSub
 
 __all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
+
+
+def _channel_match(pattern: bytes, channel: bytes) -> bool:
+    """Pub/Sub's pattern match: Redis's glob, which matches an empty name
+    only with an empty pattern (KEYS and SCAN special-case ``*`` before
+    calling it; Pub/Sub does not)."""
+    return glob_match(pattern, channel) if channel else not pattern
 
 
 class _Blocked:
@@ -72,6 +82,10 @@ IDMP_EXPIRE_BUDGET = 1000
 
 # Commands that run even while a MULTI is open (everything else is queued).
 _MULTI_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+
+# What a RESP2 client with subscriptions may still send (Redis's subscribed mode).
+_SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscribe",
+                              "punsubscribe", "sunsubscribe", "ping", "quit", "reset"})
 
 
 # How many different error codes INFO errorstats tracks (as Redis: a client
@@ -161,6 +175,8 @@ class Engine:
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
+        # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
+        self.pubsub = PubSub(_channel_match)
         self._ready: dict[tuple[int, bytes], None] = {}
         # Each listener gets a list of (db index, argv) effects per command or
         # transaction; several effects of one command or transaction come
@@ -211,7 +227,14 @@ class Engine:
         if client.blocked is not None:
             self._unblock(client.blocked)
         self.unwatch_all(client)
+        self.drop_subscriptions(client)
         self.clients.pop(client.id, None)
+
+    def drop_subscriptions(self, client: ClientState) -> None:
+        """Forget every Pub/Sub subscription of a client (RESET, close)."""
+        if client.pubsub is not None:
+            self.pubsub.drop(client)
+            client.pubsub = None
 
     # -- executing ------------------------------------------------------------------
     def execute(self, client: ClientState, argv: list[bytes]) -> Reply:
@@ -221,7 +244,7 @@ class Engine:
         arity check; unknown names, subcommands and MULTI take
         :meth:`_execute_checked`."""
         entry = self._dispatch.get(argv[0])
-        if entry is not None and client.multi is None:
+        if entry is not None and client.multi is None and client.pubsub is None:
             arity = entry.arity
             argc = len(argv)
             if argc == arity or (arity < 0 and argc >= -arity):
@@ -249,11 +272,12 @@ class Engine:
         """Run consecutive pipelined calls that :meth:`run_key` gave one value
         for, answering a reply each, exactly as :meth:`execute` one by one
         would: the same data, replies, effects (one unit per call) and
-        statistics.  One by one it is, when the client is in MULTI or anyone
+        statistics.  One by one it is, when the client is in MULTI or has
+        subscriptions (RESP2's subscribed mode refuses each), or anyone
         waits on a key (Redis serves blocked clients between two commands,
         so each call must be seen alone).  Cost: one handler call for the
         run instead of one per call."""
-        if len(run) == 1 or client.multi is not None or self.waiters:
+        if len(run) == 1 or client.multi is not None or self.waiters or client.pubsub is not None:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
@@ -298,6 +322,12 @@ class Engine:
                 client.multi_error = True
             return self._error(exc.message)
         client.last_command = entry.name
+        if client.pubsub is not None and client.protocol == 2 and \
+                entry.name.partition("|")[0] not in _SUBSCRIBED_MODE:
+            if client.multi is not None:
+                client.multi_error = True
+            entry.rejected += 1
+            return self._error(errors.pubsub_context(entry.name).message)
         if client.multi is not None:
             if entry.refused_in_multi:
                 client.multi_error = True
@@ -470,11 +500,26 @@ class Engine:
         replies = []
         self._executing = True
         self._tx_effects = []
+        # What the client is sent meanwhile (a message it publishes to
+        # itself) goes inside EXEC's array, before the reply of the command
+        # that sent it, as Redis writes it.
+        inbox: list[Reply] = []
+        send, client.send = client.send, inbox.append
         try:
             for argv in queued:
                 entry = self._resolve(argv)
-                replies.append(self._call(client, entry, argv, may_block=False))
+                reply = self._call(client, entry, argv, may_block=False)
+                if inbox or reply.__class__ is Replies:
+                    # Several replies for one command (SUBSCRIBE a b, or a
+                    # message and PUBLISH's count): Redis writes them all
+                    # inside EXEC's array, whose length counts commands; so
+                    # does this, pre-encoded.
+                    inbox += reply.items if reply.__class__ is Replies else [reply]
+                    reply = RawReply(b"".join(encode(r, client.protocol) for r in inbox))
+                    inbox.clear()
+                replies.append(reply)
         finally:
+            client.send = send
             self._executing = False
             effects, self._tx_effects = self._tx_effects, None
         ctx.no_propagation()  # the queued commands' effects go out below

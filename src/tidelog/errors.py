@@ -429,3 +429,15 @@ WITHSCORES_BYLEX = b"ERR syntax error, WITHSCORES not supported in combination w
 def at_least_one_key(name: bytes) -> CommandError:
     """ZUNION/ZINTER/ZDIFF (and their STORE forms) with numkeys 0."""
     return CommandError(b"ERR at least 1 input key is needed for '%s' command" % name)
+
+# -- Pub/Sub ----------------------------------------------------------------------------
+SSUBSCRIBE_DENY_BLOCKING = b"ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+
+
+def pubsub_context(name: str) -> CommandError:
+    """A RESP2 client with subscriptions sent a command other than these
+    (``name`` is the table's, ``container|sub`` for a subcommand)."""
+    return CommandError(
+        b"ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+        b"are allowed in this context" % name.encode("latin-1"))
+

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     lists,
     memory,
     pel,
+    pubsub,
     server,
     sets,
     sort,

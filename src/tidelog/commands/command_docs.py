@@ -95,6 +95,9 @@ _ALL_SHARDS = "request_policy:all_shards"
 # name -> (tips, key specs or None to derive them).  Facts read from redis-server 7.0.15.
 COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "ping": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "ssubscribe": ((), [_ks("not_key", 1, -1)]),
+    "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
+    "spublish": ((), [_ks("not_key", 1)]),
     "client|list": ((_ND,), None),
     "client|info": ((_ND,), None),
     "command": (("nondeterministic_output_order",), None),
@@ -442,7 +445,8 @@ def _getkeys(target: list[bytes]) -> list[tuple[bytes, KeySpec]]:
         spec = spec.subcommands.get(target[1].decode("latin-1").lower())
     if spec is None:
         raise CommandError(GETKEYS_INVALID_COMMAND)
-    if not key_specs(spec):
+    if not [ks for ks in key_specs(spec) if "not_key" not in ks.flags]:
+        # Shard channels are "keys" for cluster routing only (not_key): as 7.0.15.
         raise CommandError(GETKEYS_NO_KEYS)
     argc = len(target)
     if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:

@@ -40,7 +40,7 @@ from ..errors import (
     unknown_setinfo_option,
     wrong_arity,
 )
-from ..resp.replies import OK, PONG, ErrorReply, Map, SimpleString, Verbatim
+from ..resp.replies import OK, PONG, ErrorReply, Map, Push, SimpleString, Verbatim
 from .args import ArgReader, parse_int
 from .replies import help_reply
 from .table import command
@@ -58,6 +58,9 @@ def ping(ctx: Ctx, argv: list[bytes]) -> object:
     """PING [message]"""
     if len(argv) > 2:
         raise wrong_arity(argv[0])
+    if ctx.client.pubsub is not None and ctx.client.protocol == 2:
+        # RESP2 subscribed mode: the answer must look like a message.
+        return Push([b"pong", b"" if len(argv) == 1 else argv[1]])
     return PONG if len(argv) == 1 else argv[1]
 
 
@@ -159,6 +162,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client = ctx.client
     client.multi, client.multi_error = None, False
     ctx.engine.unwatch_all(client)
+    ctx.engine.drop_subscriptions(client)
     client.db = 0
     client.protocol = 2
     client.name = b""
@@ -225,6 +229,8 @@ def _client_flags(client: ClientState) -> str:
         flags += "M"
     elif client.kind == "replica":
         flags += "S"
+    if client.pubsub is not None:
+        flags += "P"
     if client.multi is not None:
         flags += "x"
     if client.blocked is not None:
@@ -248,10 +254,13 @@ def client_line(ctx: Ctx, client: ClientState) -> bytes:
     argv_mem = sum(len(a) for a in ctx.argv) if client is ctx.client else 0
     multi_mem = sum(len(a) for cmd in client.multi for a in cmd) if client.multi else 0
     multi = len(client.multi) if client.multi is not None else -1
+    subs = client.pubsub
+    sub, psub, ssub = (0, 0, 0) if subs is None else map(len, subs.kinds)
     head = f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} name="
     return head.encode() + client.name + (
         f" age={int(now - client.created)} idle={int(now - client.last_interaction)}"
-        f" flags={_client_flags(client)} db={client.db} sub=0 psub=0 ssub=0 multi={multi}"
+        f" flags={_client_flags(client)} db={client.db} sub={sub} psub={psub} ssub={ssub}"
+        f" multi={multi}"
         f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
         f" obl=0 oll=0 omem=0 tot-mem={argv_mem + multi_mem} events=r cmd={client.last_command}"
         f" user=default redir=-1 resp={client.protocol}"
@@ -260,6 +269,14 @@ def client_line(ctx: Ctx, client: ClientState) -> bytes:
 
 _CLIENT_TYPES = {b"normal": "normal", b"master": "master", b"replica": "replica",
                  b"slave": "replica", b"pubsub": "pubsub"}
+
+
+def _kind_of(client: ClientState) -> str:
+    """The client's type for CLIENT LIST / KILL TYPE: as Redis, a client
+    with subscriptions is of type pubsub (in RESP3 too)."""
+    if client.kind == "normal" and client.pubsub is not None:
+        return "pubsub"
+    return client.kind
 
 
 def _client_type(name: bytes) -> str:
@@ -288,7 +305,7 @@ def client_list(ctx: Ctx, argv: list[bytes]) -> object:
         option = r.next_upper()
         if option == b"TYPE" and r.remaining() == 1:
             kind = _client_type(r.next_bytes())
-            clients = [c for c in clients if c.kind == kind]
+            clients = [c for c in clients if _kind_of(c) == kind]
         elif option == b"ID" and r.more():
             wanted: list[int] = []
             while r.more():
@@ -346,7 +363,7 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
             continue
         if laddr is not None and client.laddr.encode() != laddr:
             continue
-        if kind is not None and client.kind != kind:
+        if kind is not None and _kind_of(client) != kind:
             continue
         if client_id is not None and client.id != client_id:
             continue

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..clock import Clock
     from ..config import Config
     from ..keyspace import Database
+    from ..types.pubsub import PubSub
 
 Reply = Any
 Effect = list[bytes]
@@ -76,6 +77,9 @@ class ClientState:
     kind: str = "normal"      # "normal"; "aof" while the AOF replays; "master" later
     no_evict: bool = False    # CLIENT NO-EVICT
     no_touch: bool = False    # CLIENT NO-TOUCH: lookups leave access times alone
+    # Pub/Sub: the client's subscriptions (a types.pubsub.Subscriptions),
+    # None while it has none; kept by the Pub/Sub commands, RESET and close.
+    pubsub: Any = None
     # CLIENT KILL: the server sets this to close the connection (None: cannot).
     kill: Callable[[], None] | None = None
 
@@ -143,6 +147,7 @@ class EngineAPI(Protocol):
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
+    pubsub: PubSub
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...
@@ -151,6 +156,7 @@ class EngineAPI(Protocol):
     def exec_transaction(self, ctx: Ctx) -> Reply: ...
     def watch(self, client: ClientState, key: bytes) -> None: ...
     def unwatch_all(self, client: ClientState) -> None: ...
+    def drop_subscriptions(self, client: ClientState) -> None: ...
     def unblock_client(self, client: ClientState, reply: Reply = None) -> bool: ...
     def blocked_with_timeout(self) -> int: ...
     def track_idmp(self, state: Any) -> None: ...

@@ -37,7 +37,7 @@ _GROUP_CATEGORY = {
     "stream": "@stream", "string": "@string", "hash": "@hash", "list": "@list",
     "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
-    "set": "@set", "sorted_set": "@sortedset",
+    "set": "@set", "sorted_set": "@sortedset", "pubsub": "@pubsub",
 }
 
 

@@ -78,6 +78,17 @@ class Push:
     items: list[Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Replies:
+    """Several replies written one after another, for one command (SUBSCRIBE
+    of several channels answers one confirmation per channel).  Not a
+    protocol type: the network layer writes each of ``items`` as a reply of
+    its own; nothing nests it inside another reply (EXEC writes it encoded,
+    see the engine)."""
+
+    items: list[Any]
+
+
 class RawReply(bytes):
     """Bytes already encoded, the same in RESP2 and RESP3 (pre-built replies)."""
 

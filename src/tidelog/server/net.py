@@ -27,6 +27,7 @@ from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_all, encode_into
+from ..resp.replies import Push, Replies
 
 log = logging.getLogger("tidelog")
 
@@ -47,6 +48,10 @@ class Connection(asyncio.Protocol):
         self.closing = False
         # Commands parsed but not run yet, because one before them blocked.
         self.pending: list[list[bytes]] = []
+        # While _process runs: the replies gathered so far, where a reply
+        # sent to this client meanwhile (a message it published to itself)
+        # goes, so it keeps its place before the command's own reply.
+        self._batch: list[Any] | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -121,6 +126,7 @@ class Connection(asyncio.Protocol):
         execute = engine.execute
         out = bytearray()
         replies: list[Any] = []
+        self._batch = replies
         proto = client.protocol
         clock.begin_turn()  # the commands of this batch read the wall clock once
         try:
@@ -153,9 +159,12 @@ class Connection(asyncio.Protocol):
                         break
                     if client.protocol != proto:  # HELLO: its reply in the new protocol
                         encode_all(out, replies, proto)
-                        replies = []
+                        replies = self._batch = []
                         proto = client.protocol
-                    replies.append(reply)
+                    if reply.__class__ is Replies:  # SUBSCRIBE a b: a reply per channel
+                        replies += reply.items
+                    else:
+                        replies.append(reply)
                     if client.close_after_reply:
                         encode_all(out, replies, proto)
                         self._write(out, close=True)
@@ -164,6 +173,7 @@ class Connection(asyncio.Protocol):
                         self.pending = commands[i:]
                         break
         finally:
+            self._batch = None
             clock.end_turn()
         if replies:
             encode_all(out, replies, proto)
@@ -208,14 +218,22 @@ class Connection(asyncio.Protocol):
             self.transport.close()
 
     def _send_later(self, reply: Any) -> None:
-        """A reply for a command that was blocked (served, or timed out)."""
+        """A reply for a command that was blocked (served, or timed out), or
+        a Pub/Sub message."""
         if self.closing or self.transport is None or self.client is None:
             return
+        if self._batch is not None:  # this client's own commands are running
+            self._batch.append(reply)
+            return
         out = bytearray()
-        encode_into(out, reply, self.client.protocol)
+        if reply.__class__ is Replies:
+            encode_all(out, reply.items, self.client.protocol)
+        else:
+            encode_into(out, reply, self.client.protocol)
         self._write(out)
-        # Commands pipelined behind the blocked one can run now.
-        asyncio.get_running_loop().call_soon(self._process)
+        if reply.__class__ is not Push:  # a message unblocks nothing
+            # Commands pipelined behind the blocked one can run now.
+            asyncio.get_running_loop().call_soon(self._process)
 
     def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
         message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
