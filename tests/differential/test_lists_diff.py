@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.differ_tools import Pair, captured_effects, read_aof_commands, wait_blocked
+from tests.support.differ_tools import (
+    Pair,
+    assert_effects_match_aof,
+    captured_effects,
+    wait_blocked,
+)
 from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
@@ -448,22 +453,7 @@ EFFECT_SCRIPT = [
 
 
 def test_effects_match_redis_aof(tidelog, aof_oracle):
-    theirs = RawClient(aof_oracle.port)
-    ours = RawClient(tidelog.port)
-    try:
-        for client in (ours, theirs):
-            assert client.call("FLUSHALL") == b"+OK\r\n"
-        before = len(read_aof_commands(aof_oracle.dir))
-        with captured_effects(tidelog) as captured:
-            for argv in EFFECT_SCRIPT:
-                assert ours.call(*argv) == theirs.call(*argv), argv
-            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
-                       if argv[0].upper() != b"SELECT"]
-            got = tidelog.call(lambda: list(captured))
-        assert got == written
-    finally:
-        ours.close()
-        theirs.close()
+    assert_effects_match_aof(tidelog, aof_oracle, EFFECT_SCRIPT)
 
 
 def test_served_pops_propagate_their_non_blocking_forms(differ, tidelog):

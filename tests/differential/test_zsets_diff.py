@@ -20,6 +20,7 @@ import pytest
 
 from tests.support.differ_tools import (
     Pair,
+    assert_effects_match_aof,
     captured_effects,
     parse,
     read_aof_commands,
@@ -436,22 +437,7 @@ def test_effects_match_redis_aof(tidelog, aof_oracle):
     """ZPOPMIN/ZPOPMAX go out as sent; ZMPOP as ZPOPMIN/ZPOPMAX key <popped
     count> (what 7.0.15 writes to its AOF); a write that changes nothing,
     nothing."""
-    theirs = RawClient(aof_oracle.port)
-    ours = RawClient(tidelog.port)
-    try:
-        for client in (ours, theirs):
-            assert client.call("FLUSHALL") == b"+OK\r\n"
-        before = len(read_aof_commands(aof_oracle.dir))
-        with captured_effects(tidelog) as captured:
-            for argv in EFFECT_SCRIPT:
-                assert ours.call(*argv) == theirs.call(*argv), argv
-            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
-                       if argv[0].upper() != b"SELECT"]
-            got = tidelog.call(lambda: list(captured))
-        assert got == written
-    finally:
-        ours.close()
-        theirs.close()
+    assert_effects_match_aof(tidelog, aof_oracle, EFFECT_SCRIPT)
 
 
 ZSET_COMMANDS = [

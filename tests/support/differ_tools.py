@@ -2,7 +2,7 @@
 (``Pair``), waiting until both servers block ``n`` clients, a small RESP
 reader for replies whose element order is unspecified, redis-server's
 AOF read back as commands, the effects Tidelog records
-(``captured_effects``), and our XINFO STREAM replies without Redis 8.6's
+(``captured_effects``, ``assert_effects_match_aof``), and our XINFO STREAM replies without Redis 8.6's
 IDMP fields (``without_idmp_fields``)."""
 
 from __future__ import annotations
@@ -128,6 +128,28 @@ def captured_effects(tidelog) -> Iterator[list[list[bytes]]]:
     finally:
         tidelog.call(lambda: listen in tidelog.engine.effect_listeners
                      and tidelog.engine.effect_listeners.remove(listen))
+
+
+def assert_effects_match_aof(tidelog, aof_oracle, script) -> None:
+    """Run ``script`` (argvs) on both servers, flushed first, each reply the
+    same on both, and check that what Tidelog propagated is what redis-server
+    appended to its AOF (SELECTs left out)."""
+    theirs = RawClient(aof_oracle.port)
+    ours = RawClient(tidelog.port)
+    try:
+        for client in (ours, theirs):
+            assert client.call("FLUSHALL") == b"+OK\r\n"
+        before = len(read_aof_commands(aof_oracle.dir))
+        with captured_effects(tidelog) as captured:
+            for argv in script:
+                assert ours.call(*argv) == theirs.call(*argv), argv
+            written = [argv for argv in read_aof_commands(aof_oracle.dir)[before:]
+                       if argv[0].upper() != b"SELECT"]
+            got = tidelog.call(lambda: list(captured))
+        assert got == written
+    finally:
+        ours.close()
+        theirs.close()
 
 
 # An XINFO STREAM map up to recorded-first-entry-id (RESP2 array or RESP3
