@@ -1,7 +1,9 @@
 """Plain strings: the whole-value commands.
 
-GET, MGET, GETDEL, GETEX; SET (every option), SETNX, SETEX, PSETEX, GETSET,
-MSET, MSETNX; the counters INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  The
+GET, MGET, GETDEL, GETEX; SET (every option, 8.4's IFEQ/IFNE/IFDEQ/IFDNE
+among them), SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX; 8.4's DELEX and
+DIGEST (the XXH3-64 of a value, from the ``xxhash`` package); the counters
+INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  The
 commands on parts of a string (APPEND, STRLEN, GETRANGE, SETRANGE, LCS) are
 in :mod:`.string_ranges`.
 
@@ -17,9 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import xxhash
+
 from ..errors import (
     DECR_OVERFLOW,
     INCR_OVERFLOW,
+    MSETEX_INVALID_NUMKEYS,
+    MSETEX_WRONG_PAIRS,
     INCRBYFLOAT_NAN_OR_INF,
     NOT_A_FLOAT,
     SYNTAX,
@@ -108,10 +114,34 @@ def _propagate_set(ctx: Ctx, key: bytes, value: bytes, when: int | None,
         ctx.propagate_argv()
 
 
+# -- 8.4's conditions: IFEQ/IFNE on the value, IFDEQ/IFDNE on its digest -------------
+_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")
+
+
+def _digest(value: bytes) -> bytes:
+    """DIGEST's text: the XXH3-64 of the value, 16 lower-case hex digits.  O(N)."""
+    return b"%016x" % xxhash.xxh3_64_intdigest(value)
+
+
+def _condition_holds(current: bytes | None, option: bytes, arg: bytes) -> bool:
+    """Whether a string (None: no key) meets an IF* condition.  A missing key
+    meets the "not equal" ones only; digests compare case-insensitively."""
+    if current is None:
+        return option in (b"IFNE", b"IFDNE")
+    if option in (b"IFEQ", b"IFNE"):
+        equal = current == arg
+    else:
+        equal = _digest(current) == arg.lower()
+    return equal == (option in (b"IFEQ", b"IFDEQ"))
+
+
 # -- SET and its variants -----------------------------------------------------------
-# SET's options, and the ones each excludes (Redis's parseExtendedStringArguments).
+# SET's options, and the ones each excludes (Redis's parseExtendedStringArguments):
+# NX, XX and the four conditions are one choice.
+_EXISTENCE = {b"NX", b"XX", *_CONDITIONS}
 _EXCLUDES = {
-    b"NX": {b"XX"}, b"XX": {b"NX"}, b"GET": set(),
+    b"NX": {b"XX", *_CONDITIONS}, b"XX": {b"NX", *_CONDITIONS},
+    **{opt: _EXISTENCE for opt in _CONDITIONS}, b"GET": set(),
     b"KEEPTTL": set(_EXPIRE_OPTIONS),
     **{opt: {b"KEEPTTL", *(o for o in _EXPIRE_OPTIONS if o != opt)} for opt in _EXPIRE_OPTIONS},
 }
@@ -122,10 +152,13 @@ _NO_OPTIONS: frozenset[bytes] = frozenset()
          since="1.0.0", complexity="O(1)",
          summary="Set the string value of a key")
 def set_(ctx: Ctx, argv: list[bytes]) -> object:
-    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    # With a condition (8.4) the write goes out as the plain SET it amounts to
+    # (SET k v, with PXAT ms or KEEPTTL), and nothing when the condition fails.
     key, value = argv[1], argv[2]
     given: set[bytes] | frozenset[bytes] = _NO_OPTIONS
     expire_option = expire_arg = None
+    condition = condition_arg = None
     if len(argv) > 3:  # the plain SET key value skips the cursor
         given = set()
         r = ArgReader(argv, 3)
@@ -135,12 +168,29 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
                 raise CommandError(SYNTAX)
             if option in _EXPIRE_OPTIONS:
                 expire_option, expire_arg = option, r.next_bytes()
+            elif option in _CONDITIONS:
+                condition, condition_arg = option, r.next_bytes()
             given.add(option)
         r.finish()
     when = None
     if expire_option is not None:
         when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     reply: object = OK
+    if condition is not None:
+        current = _read_string(ctx, key)  # WRONGTYPE with or without GET
+        if b"GET" in given:
+            reply = current  # the old value, whether the condition holds or not
+        if not _condition_holds(current, condition, condition_arg):  # type: ignore[arg-type]
+            return reply if b"GET" in given else None
+        keep_ttl = b"KEEPTTL" in given
+        _store(ctx, key, value, when, keep_ttl=keep_ttl)
+        effect = [b"SET", key, value]
+        if when is not None:
+            effect += [b"PXAT", str(when).encode()]
+        elif keep_ttl:
+            effect.append(b"KEEPTTL")
+        ctx.effect(effect)
+        return reply
     if b"GET" in given:
         reply = _read_string(ctx, key)
         found = reply is not None
@@ -214,6 +264,45 @@ def getdel(ctx: Ctx, argv: list[bytes]) -> object:
         ctx.ready(key)
         ctx.effect([b"DEL", key])
     return value
+
+
+@command("delex", arity=-2, flags="write fast", keys=(1, 1, 1), group="string",
+         since="8.4.0",
+         complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+         summary="Conditionally removes the specified key based on value or hash digest comparison.")
+def delex(ctx: Ctx, argv: list[bytes]) -> object:
+    """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]
+
+    Without a condition, DEL of one key (of any type); with one, the key must
+    hold a string.  Goes out as ``DEL key`` when it deletes."""
+    key = argv[1]
+    db = ctx.db
+    if len(argv) == 2:
+        if db.get(key) is None:
+            return 0
+    else:
+        option = argv[2].upper()
+        if len(argv) != 4 or option not in _CONDITIONS:
+            raise CommandError(SYNTAX)
+        current = _read_string(ctx, key)
+        if current is None or not _condition_holds(current, option, argv[3]):
+            return 0
+    db.delete(key)
+    ctx.modified(key)
+    ctx.ready(key)
+    ctx.effect([b"DEL", key])
+    return 1
+
+
+@command("digest", arity=2, flags="readonly fast", keys=(1, 1, 1), group="string",
+         since="8.4.0", complexity="O(N) where N is the length of the string value.",
+         summary="Returns the XXH3 hash of a string value.")
+def digest(ctx: Ctx, argv: list[bytes]) -> object:
+    """DIGEST key
+
+    The XXH3-64 hash of the string as 16 lower-case hex digits; nil for no key."""
+    value = _read_string(ctx, argv[1])
+    return None if value is None else _digest(value)
 
 
 # GETEX's options and the ones each excludes (PERSIST is GETEX's own).
@@ -296,6 +385,60 @@ def msetnx(ctx: Ctx, argv: list[bytes]) -> object:
     for i in range(1, len(argv), 2):
         _store(ctx, argv[i], argv[i + 1])
     ctx.propagate_argv()
+    return 1
+
+
+# MSETEX's options and the ones each excludes (NX/XX, then one expiry or KEEPTTL).
+_MSETEX_EXCLUDES = {
+    b"NX": {b"XX"}, b"XX": {b"NX"},
+    **{opt: excluded for opt, excluded in _EXCLUDES.items() if opt == b"KEEPTTL" or opt in _EXPIRE_OPTIONS},
+}
+_INT32_MAX = 2**31 - 1
+
+
+@command("msetex", arity=-4, flags="write denyoom movablekeys", group="string", since="8.4.0",
+         complexity="O(N) where N is the number of keys to set.",
+         summary="Atomically sets multiple string keys with a shared expiration in a single "
+                 "operation. Supports flexible argument parsing where condition and expiration "
+                 "flags can appear in any order.")
+def msetex(ctx: Ctx, argv: list[bytes]) -> object:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    # 1 when every key is set, 0 when NX or XX fails for one of them.  Goes out
+    # as MSETEX numkeys k v ... with PXAT <abs-ms> or KEEPTTL, without NX/XX.
+    numkeys = parse_int(argv[1], MSETEX_INVALID_NUMKEYS)
+    if not 1 <= numkeys <= _INT32_MAX:
+        raise CommandError(MSETEX_INVALID_NUMKEYS)
+    end = 2 + 2 * numkeys
+    if end > len(argv):
+        raise CommandError(MSETEX_WRONG_PAIRS)
+    given: set[bytes] = set()
+    expire_option = expire_arg = None
+    r = ArgReader(argv, end)
+    while r.more():
+        option = r.next_upper()
+        if option not in _MSETEX_EXCLUDES or given & _MSETEX_EXCLUDES[option]:
+            raise CommandError(SYNTAX)
+        if option in _EXPIRE_OPTIONS:
+            expire_option, expire_arg = option, r.next_bytes()
+        given.add(option)
+    when = None
+    if expire_option is not None:
+        when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
+    db = ctx.db
+    if given & {b"NX", b"XX"}:
+        want = b"XX" in given
+        for i in range(2, end, 2):
+            if (db.get(argv[i]) is not None) != want:
+                return 0
+    keep_ttl = b"KEEPTTL" in given
+    for i in range(2, end, 2):
+        _store(ctx, argv[i], argv[i + 1], when, keep_ttl=keep_ttl)
+    effect = [b"MSETEX", *argv[1:end]]
+    if when is not None:
+        effect += [b"PXAT", str(when).encode()]
+    elif keep_ttl:
+        effect.append(b"KEEPTTL")
+    ctx.effect(effect)
     return 1
 
 
