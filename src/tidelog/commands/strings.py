@@ -1,9 +1,9 @@
 """Plain strings: the whole-value commands.
 
 GET, MGET, GETDEL, GETEX; SET (every option, 8.4's IFEQ/IFNE/IFDEQ/IFDNE
-among them), SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX; 8.4's DELEX and
-DIGEST (the XXH3-64 of a value, from the ``xxhash`` package); the counters
-INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  The
+among them), SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, MSETEX; the
+counters INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  8.4's DELEX and DIGEST
+are in :mod:`.string_conditions`.  The
 commands on parts of a string (APPEND, STRLEN, GETRANGE, SETRANGE, LCS) are
 in :mod:`.string_ranges`.
 
@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import xxhash
-
 from ..errors import (
     DECR_OVERFLOW,
     INCR_OVERFLOW,
+    INCRBYFLOAT_NAN_OR_INF,
     MSETEX_INVALID_NUMKEYS,
     MSETEX_WRONG_PAIRS,
-    INCRBYFLOAT_NAN_OR_INF,
     NOT_A_FLOAT,
     SYNTAX,
     WRONGTYPE,
@@ -38,6 +36,7 @@ from ..resp.replies import OK
 from ..types import longdouble
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from .keys import key_arguments, lookup_read, mark_string_encoding
+from .string_digest import CONDITIONS, condition_holds
 from .table import command
 
 if TYPE_CHECKING:
@@ -114,34 +113,13 @@ def _propagate_set(ctx: Ctx, key: bytes, value: bytes, when: int | None,
         ctx.propagate_argv()
 
 
-# -- 8.4's conditions: IFEQ/IFNE on the value, IFDEQ/IFDNE on its digest -------------
-_CONDITIONS = (b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE")
-
-
-def _digest(value: bytes) -> bytes:
-    """DIGEST's text: the XXH3-64 of the value, 16 lower-case hex digits.  O(N)."""
-    return b"%016x" % xxhash.xxh3_64_intdigest(value)
-
-
-def _condition_holds(current: bytes | None, option: bytes, arg: bytes) -> bool:
-    """Whether a string (None: no key) meets an IF* condition.  A missing key
-    meets the "not equal" ones only; digests compare case-insensitively."""
-    if current is None:
-        return option in (b"IFNE", b"IFDNE")
-    if option in (b"IFEQ", b"IFNE"):
-        equal = current == arg
-    else:
-        equal = _digest(current) == arg.lower()
-    return equal == (option in (b"IFEQ", b"IFDEQ"))
-
-
 # -- SET and its variants -----------------------------------------------------------
 # SET's options, and the ones each excludes (Redis's parseExtendedStringArguments):
 # NX, XX and the four conditions are one choice.
-_EXISTENCE = {b"NX", b"XX", *_CONDITIONS}
+_EXISTENCE = {b"NX", b"XX", *CONDITIONS}
 _EXCLUDES = {
-    b"NX": {b"XX", *_CONDITIONS}, b"XX": {b"NX", *_CONDITIONS},
-    **{opt: _EXISTENCE for opt in _CONDITIONS}, b"GET": set(),
+    b"NX": {b"XX", *CONDITIONS}, b"XX": {b"NX", *CONDITIONS},
+    **{opt: _EXISTENCE for opt in CONDITIONS}, b"GET": set(),
     b"KEEPTTL": set(_EXPIRE_OPTIONS),
     **{opt: {b"KEEPTTL", *(o for o in _EXPIRE_OPTIONS if o != opt)} for opt in _EXPIRE_OPTIONS},
 }
@@ -168,7 +146,7 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
                 raise CommandError(SYNTAX)
             if option in _EXPIRE_OPTIONS:
                 expire_option, expire_arg = option, r.next_bytes()
-            elif option in _CONDITIONS:
+            elif option in CONDITIONS:
                 condition, condition_arg = option, r.next_bytes()
             given.add(option)
         r.finish()
@@ -180,7 +158,7 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
         current = _read_string(ctx, key)  # WRONGTYPE with or without GET
         if b"GET" in given:
             reply = current  # the old value, whether the condition holds or not
-        if not _condition_holds(current, condition, condition_arg):  # type: ignore[arg-type]
+        if not condition_holds(current, condition, condition_arg):  # type: ignore[arg-type]
             return reply if b"GET" in given else None
         keep_ttl = b"KEEPTTL" in given
         _store(ctx, key, value, when, keep_ttl=keep_ttl)
@@ -264,45 +242,6 @@ def getdel(ctx: Ctx, argv: list[bytes]) -> object:
         ctx.ready(key)
         ctx.effect([b"DEL", key])
     return value
-
-
-@command("delex", arity=-2, flags="write fast", keys=(1, 1, 1), group="string",
-         since="8.4.0",
-         complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
-         summary="Conditionally removes the specified key based on value or hash digest comparison.")
-def delex(ctx: Ctx, argv: list[bytes]) -> object:
-    """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]
-
-    Without a condition, DEL of one key (of any type); with one, the key must
-    hold a string.  Goes out as ``DEL key`` when it deletes."""
-    key = argv[1]
-    db = ctx.db
-    if len(argv) == 2:
-        if db.get(key) is None:
-            return 0
-    else:
-        option = argv[2].upper()
-        if len(argv) != 4 or option not in _CONDITIONS:
-            raise CommandError(SYNTAX)
-        current = _read_string(ctx, key)
-        if current is None or not _condition_holds(current, option, argv[3]):
-            return 0
-    db.delete(key)
-    ctx.modified(key)
-    ctx.ready(key)
-    ctx.effect([b"DEL", key])
-    return 1
-
-
-@command("digest", arity=2, flags="readonly fast", keys=(1, 1, 1), group="string",
-         since="8.4.0", complexity="O(N) where N is the length of the string value.",
-         summary="Returns the XXH3 hash of a string value.")
-def digest(ctx: Ctx, argv: list[bytes]) -> object:
-    """DIGEST key
-
-    The XXH3-64 hash of the string as 16 lower-case hex digits; nil for no key."""
-    value = _read_string(ctx, argv[1])
-    return None if value is None else _digest(value)
 
 
 # GETEX's options and the ones each excludes (PERSIST is GETEX's own).
