@@ -389,6 +389,8 @@ def aof_load_failed(reason: str) -> CommandError:
 POSITIVE_OUT_OF_RANGE = b"ERR value is out of range, must be positive"
 NUMKEYS_NOT_POSITIVE = b"ERR numkeys should be greater than 0"
 NUMKEYS_TOO_MANY = b"ERR Number of keys can't be greater than number of args"
+MSETEX_INVALID_NUMKEYS = b"ERR invalid numkeys value"
+MSETEX_WRONG_PAIRS = b"ERR wrong number of key-value pairs"
 LIMIT_CANT_BE_NEGATIVE = b"ERR LIMIT can't be negative"
 
 # -- lists ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ the string commands' propagation replayed from the AOF after a crash."""
 
 from __future__ import annotations
 
+import pytest
 import redis
 
 from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
@@ -67,3 +68,34 @@ def test_string_commands_survive_the_aof(processes):
         assert after["f"][0] == "10.601" and after["f"][1] > 900
         assert after["r"][0] == "\0\0\0xy"
         assert after["p"][1] == -1
+
+
+@pytest.mark.filterwarnings("ignore:Call to experimental method")
+def test_redis_84_string_commands_with_redis_py(processes):
+    """SET's IF* conditions, DELEX, DIGEST and MSETEX through redis-py's own
+    methods (https://redis.io/docs/latest/commands/set/, .../delex/,
+    .../digest/, .../msetex/), and their effects replayed from the AOF."""
+    from redis.commands.core import DataPersistOptions
+
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert r.set("k", "v", ifeq="v") is None
+        assert r.set("k", "v", ifne="x") is True
+        assert r.digest("k") == r.digest_local(b"v")
+        assert r.set("k", "w", ifdeq=r.digest_local(b"v"), ex=1000) is True
+        assert r.set("k", "z", ifdne=r.digest_local(b"w")) is None
+        assert r.set("k", "x", ifeq="w", get=True) == "w"
+        assert r.delex("k", ifne="x") == 0
+        r.set("gone", "v")
+        assert r.delex("gone", ifdeq=r.digest_local(b"v").upper()) == 1
+        assert r.msetex({"m1": "1", "m2": "2"}, data_persist_option=DataPersistOptions.NX,
+                        ex=1000) == 1
+        assert r.msetex({"m1": "a", "m3": "b"}, data_persist_option=DataPersistOptions.XX) == 0
+        before = {key: (r.get(key), r.ttl(key)) for key in r.keys()}
+    proc.sigkill()
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        after = {key: (r.get(key), r.ttl(key)) for key in r.keys()}
+        assert before.keys() == after.keys() == {"k", "m1", "m2"}
+        assert after["k"][0] == "x" and after["k"][1] == -1
+        assert after["m1"] == ("1", after["m1"][1]) and after["m1"][1] > 900

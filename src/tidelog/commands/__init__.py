@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     sets,
     sort,
     streams,
+    string_conditions,
     string_ranges,
     strings,
     transactions,

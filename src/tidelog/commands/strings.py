@@ -1,7 +1,9 @@
 """Plain strings: the whole-value commands.
 
-GET, MGET, GETDEL, GETEX; SET (every option), SETNX, SETEX, PSETEX, GETSET,
-MSET, MSETNX; the counters INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  The
+GET, MGET, GETDEL, GETEX; SET (every option, 8.4's IFEQ/IFNE/IFDEQ/IFDNE
+among them), SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, MSETEX; the
+counters INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  8.4's DELEX and DIGEST
+are in :mod:`.string_conditions`.  The
 commands on parts of a string (APPEND, STRLEN, GETRANGE, SETRANGE, LCS) are
 in :mod:`.string_ranges`.
 
@@ -21,6 +23,8 @@ from ..errors import (
     DECR_OVERFLOW,
     INCR_OVERFLOW,
     INCRBYFLOAT_NAN_OR_INF,
+    MSETEX_INVALID_NUMKEYS,
+    MSETEX_WRONG_PAIRS,
     NOT_A_FLOAT,
     SYNTAX,
     WRONGTYPE,
@@ -32,6 +36,7 @@ from ..resp.replies import OK
 from ..types import longdouble
 from .args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from .keys import key_arguments, lookup_read, mark_string_encoding
+from .string_digest import CONDITIONS, condition_holds
 from .table import command
 
 if TYPE_CHECKING:
@@ -109,9 +114,12 @@ def _propagate_set(ctx: Ctx, key: bytes, value: bytes, when: int | None,
 
 
 # -- SET and its variants -----------------------------------------------------------
-# SET's options, and the ones each excludes (Redis's parseExtendedStringArguments).
+# SET's options, and the ones each excludes (Redis's parseExtendedStringArguments):
+# NX, XX and the four conditions are one choice.
+_EXISTENCE = {b"NX", b"XX", *CONDITIONS}
 _EXCLUDES = {
-    b"NX": {b"XX"}, b"XX": {b"NX"}, b"GET": set(),
+    b"NX": {b"XX", *CONDITIONS}, b"XX": {b"NX", *CONDITIONS},
+    **{opt: _EXISTENCE for opt in CONDITIONS}, b"GET": set(),
     b"KEEPTTL": set(_EXPIRE_OPTIONS),
     **{opt: {b"KEEPTTL", *(o for o in _EXPIRE_OPTIONS if o != opt)} for opt in _EXPIRE_OPTIONS},
 }
@@ -122,10 +130,13 @@ _NO_OPTIONS: frozenset[bytes] = frozenset()
          since="1.0.0", complexity="O(1)",
          summary="Set the string value of a key")
 def set_(ctx: Ctx, argv: list[bytes]) -> object:
-    """SET key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    # With a condition (8.4) the write goes out as the plain SET it amounts to
+    # (SET k v, with PXAT ms or KEEPTTL), and nothing when the condition fails.
     key, value = argv[1], argv[2]
     given: set[bytes] | frozenset[bytes] = _NO_OPTIONS
     expire_option = expire_arg = None
+    condition = condition_arg = None
     if len(argv) > 3:  # the plain SET key value skips the cursor
         given = set()
         r = ArgReader(argv, 3)
@@ -135,12 +146,29 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
                 raise CommandError(SYNTAX)
             if option in _EXPIRE_OPTIONS:
                 expire_option, expire_arg = option, r.next_bytes()
+            elif option in CONDITIONS:
+                condition, condition_arg = option, r.next_bytes()
             given.add(option)
         r.finish()
     when = None
     if expire_option is not None:
         when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     reply: object = OK
+    if condition is not None:
+        current = _read_string(ctx, key)  # WRONGTYPE with or without GET
+        if b"GET" in given:
+            reply = current  # the old value, whether the condition holds or not
+        if not condition_holds(current, condition, condition_arg):  # type: ignore[arg-type]
+            return reply if b"GET" in given else None
+        keep_ttl = b"KEEPTTL" in given
+        _store(ctx, key, value, when, keep_ttl=keep_ttl)
+        effect = [b"SET", key, value]
+        if when is not None:
+            effect += [b"PXAT", str(when).encode()]
+        elif keep_ttl:
+            effect.append(b"KEEPTTL")
+        ctx.effect(effect)
+        return reply
     if b"GET" in given:
         reply = _read_string(ctx, key)
         found = reply is not None
@@ -296,6 +324,60 @@ def msetnx(ctx: Ctx, argv: list[bytes]) -> object:
     for i in range(1, len(argv), 2):
         _store(ctx, argv[i], argv[i + 1])
     ctx.propagate_argv()
+    return 1
+
+
+# MSETEX's options and the ones each excludes (NX/XX, then one expiry or KEEPTTL).
+_MSETEX_EXCLUDES = {
+    b"NX": {b"XX"}, b"XX": {b"NX"},
+    **{opt: excluded for opt, excluded in _EXCLUDES.items() if opt == b"KEEPTTL" or opt in _EXPIRE_OPTIONS},
+}
+_INT32_MAX = 2**31 - 1
+
+
+@command("msetex", arity=-4, flags="write denyoom movablekeys", group="string", since="8.4.0",
+         complexity="O(N) where N is the number of keys to set.",
+         summary="Atomically sets multiple string keys with a shared expiration in a single "
+                 "operation. Supports flexible argument parsing where condition and expiration "
+                 "flags can appear in any order.")
+def msetex(ctx: Ctx, argv: list[bytes]) -> object:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
+    # 1 when every key is set, 0 when NX or XX fails for one of them.  Goes out
+    # as MSETEX numkeys k v ... with PXAT <abs-ms> or KEEPTTL, without NX/XX.
+    numkeys = parse_int(argv[1], MSETEX_INVALID_NUMKEYS)
+    if not 1 <= numkeys <= _INT32_MAX:
+        raise CommandError(MSETEX_INVALID_NUMKEYS)
+    end = 2 + 2 * numkeys
+    if end > len(argv):
+        raise CommandError(MSETEX_WRONG_PAIRS)
+    given: set[bytes] = set()
+    expire_option = expire_arg = None
+    r = ArgReader(argv, end)
+    while r.more():
+        option = r.next_upper()
+        if option not in _MSETEX_EXCLUDES or given & _MSETEX_EXCLUDES[option]:
+            raise CommandError(SYNTAX)
+        if option in _EXPIRE_OPTIONS:
+            expire_option, expire_arg = option, r.next_bytes()
+        given.add(option)
+    when = None
+    if expire_option is not None:
+        when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
+    db = ctx.db
+    if given & {b"NX", b"XX"}:
+        want = b"XX" in given
+        for i in range(2, end, 2):
+            if (db.get(argv[i]) is not None) != want:
+                return 0
+    keep_ttl = b"KEEPTTL" in given
+    for i in range(2, end, 2):
+        _store(ctx, argv[i], argv[i + 1], when, keep_ttl=keep_ttl)
+    effect = [b"MSETEX", *argv[1:end]]
+    if when is not None:
+        effect += [b"PXAT", str(when).encode()]
+    elif keep_ttl:
+        effect.append(b"KEEPTTL")
+    ctx.effect(effect)
     return 1
 
 
