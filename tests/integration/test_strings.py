@@ -71,6 +71,7 @@ def test_string_commands_survive_the_aof(processes):
 
 
 @pytest.mark.filterwarnings("ignore:Call to experimental method")
+@pytest.mark.filterwarnings("ignore:Call to .set. method with experimental usage")
 def test_redis_84_string_commands_with_redis_py(processes):
     """SET's IF* conditions, DELEX, DIGEST and MSETEX through redis-py's own
     methods (https://redis.io/docs/latest/commands/set/, .../delex/,
