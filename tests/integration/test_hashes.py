@@ -12,18 +12,16 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import redis
 
+from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER, free_port, wait_for_port
 from tidelog.persistence import rdb
 
-REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 
 
@@ -71,14 +69,7 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
         # Redis loads the shrunk hashtable (30 short fields) as a listpack.
         ours = views(r)
     ours[b"shrunk"]["encoding"] = b"listpack"
-    path = Path(tidelog_srv.engine.config["dir"]) / "dump.rdb"
-    target = tmp_path / "from-tidelog.rdb"
-    shutil.move(path, target)
-    if REDIS_CHECK_RDB:
-        check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
-                               timeout=60)
-        assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    oracle = redis_on_our_dump(tidelog_srv, processes, tmp_path)
     with redis.Redis(port=oracle.port) as theirs:
         assert unordered(views(theirs), b"big", b"long", b"shrunk") == \
             unordered(ours, b"big", b"long", b"shrunk")

@@ -5,20 +5,17 @@ pops appended as LPOP/LMOVE) brings the lists back after a restart."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import redis
 
+from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.persistence import rdb
 from tidelog.server.embed import EmbeddedServer
 
-REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 
 
@@ -55,13 +52,7 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path, compressi
         r.config_set("rdbcompression", compression)
         assert r.save()
         ours = views(r)
-    target = tmp_path / "from-tidelog.rdb"
-    shutil.move(Path(tidelog_srv.engine.config["dir"]) / "dump.rdb", target)
-    if REDIS_CHECK_RDB:
-        check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
-                               timeout=60)
-        assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    oracle = redis_on_our_dump(tidelog_srv, processes, tmp_path)
     with redis.Redis(port=oracle.port) as theirs:
         assert theirs.dbsize() == 5
         assert views(theirs) == ours

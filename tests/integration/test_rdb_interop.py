@@ -5,21 +5,18 @@ SHUTDOWN SAVE and SIGTERM restarts, and serves while BGSAVE runs."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import redis
 
 from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.rawclient import RawClient, encode_command
+from tests.support.rdb_interop import REDIS_CHECK_RDB, redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER, free_port
 from tidelog.persistence import rdb
 from tidelog.server.embed import EmbeddedServer
-
-REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed: "
                                  "RDB interop tests skipped (`make test` as root installs it)")
@@ -109,14 +106,7 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
         fill(r)
         assert r.save()
         ours = comparable(views(r))
-    path = Path(tidelog_srv.engine.config["dir"]) / "dump.rdb"
-    target = tmp_path / "from-tidelog.rdb"
-    shutil.move(path, target)
-    if REDIS_CHECK_RDB:
-        check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
-                               timeout=60)
-        assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    oracle = redis_on_our_dump(tidelog_srv, processes, tmp_path)
     with redis.Redis(port=oracle.port) as theirs:
         assert theirs.dbsize() == 6
         assert comparable(views(theirs)) == ours

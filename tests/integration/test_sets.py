@@ -10,22 +10,19 @@ tests run against a tidelog-server."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import redis
 
 from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
+from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.persistence import rdb
 from tidelog.persistence.rdb_format import length_bytes, string_bytes
 from tidelog.server.embed import EmbeddedServer
 from tidelog.types import listpack
 
-REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 
 BIG_STRINGS = [f"member:{i}" for i in range(1000)]
@@ -73,13 +70,7 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
         ours = views(r)
     assert ours[(0, b"ints")]["encoding"] == b"intset"
     assert ours[(0, b"big")]["encoding"] == b"hashtable"
-    target = tmp_path / "from-tidelog.rdb"
-    shutil.move(Path(tidelog_srv.engine.config["dir"]) / "dump.rdb", target)
-    if REDIS_CHECK_RDB:
-        check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
-                               timeout=60)
-        assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    oracle = redis_on_our_dump(tidelog_srv, processes, tmp_path)
     with redis.Redis(port=oracle.port) as theirs:
         assert theirs.dbsize() == 8
         assert views(theirs) == ours

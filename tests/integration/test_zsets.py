@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import struct
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 import redis
 
 from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
+from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER
 from tests.unit.test_hash import _ziplist
 from tidelog.persistence import rdb, rdb_zset
@@ -29,7 +27,6 @@ from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
 from tidelog.server.embed import EmbeddedServer
 from tidelog.types.zset import ZSet, ZSetLimits
 
-REDIS_CHECK_RDB = shutil.which("redis-check-rdb")
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
 
 
@@ -70,13 +67,7 @@ def test_tidelog_dump_loads_in_redis(tidelog_srv, processes, tmp_path):
         ours = views(r)
     assert ours[(0, b"small")]["encoding"] == b"listpack"
     assert ours[(0, b"big")]["encoding"] == b"skiplist"
-    target = tmp_path / "from-tidelog.rdb"
-    shutil.move(Path(tidelog_srv.engine.config["dir"]) / "dump.rdb", target)
-    if REDIS_CHECK_RDB:
-        check = subprocess.run([REDIS_CHECK_RDB, str(target)], capture_output=True, text=True,
-                               timeout=60)
-        assert check.returncode == 0 and "RDB looks OK" in check.stdout, check.stdout
-    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", target.name)
+    oracle = redis_on_our_dump(tidelog_srv, processes, tmp_path)
     with redis.Redis(port=oracle.port) as theirs:
         assert theirs.dbsize() == 7
         assert views(theirs) == ours
