@@ -193,11 +193,11 @@ class Engine:
         self.stats: dict[str, int] = {
             "total_connections_received": 0,
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
-            "expired_keys": 0, "total_error_replies": 0, "unexpected_error_replies": 0,
+            "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
+            "unexpected_error_replies": 0,
         }
         # INFO errorstats: error replies by code (the message's first word).
         self.error_counts: dict[str, int] = {}
-        self.error_counts_full = False  # ERRORSTATS_MAX codes reached
         # Every command this engine has resolved, by table name (the order
         # of first use is INFO commandstats' order), and by raw name bytes.
         self._entries: dict[str, Entry] = {}
@@ -429,7 +429,6 @@ class Engine:
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
         self.error_counts.clear()
-        self.error_counts_full = False
 
     def _finish(self, ctx: Ctx) -> None:
         if ctx.changes:
@@ -469,8 +468,6 @@ class Engine:
             counts[code] += 1
         elif len(counts) < ERRORSTATS_MAX:
             counts[code] = 1
-        else:
-            self.error_counts_full = True
         return ErrorReply(message)
 
     def _key_expired(self, db: Database, key: bytes) -> None:
@@ -481,7 +478,7 @@ class Engine:
     def _fields_expired(self, db: Database, key: bytes, fields: list[bytes]) -> None:
         """Hash fields expired (lazily or actively): propagated as one
         ``HDEL key field`` each, as Redis does."""
-        self.stats["expired_subkeys"] = self.stats.get("expired_subkeys", 0) + len(fields)
+        self.stats["expired_subkeys"] += len(fields)
         self.emit([(db.index, [b"HDEL", key, field]) for field in fields])
 
     # -- transactions ---------------------------------------------------------------

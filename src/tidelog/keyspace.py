@@ -71,7 +71,6 @@ class Database:
             lambda db, key, fields: None)
         self.field_keys: dict[bytes, int] = {}
         self._field_deadlines: list[tuple[int, bytes]] = []
-        self.expired_fields = 0
 
     def __len__(self) -> int:
         return len(self.data)
@@ -140,12 +139,17 @@ class Database:
         """Remove a key (if live); True when something was removed."""
         if self.peek(key) is None:
             return False
+        self._drop(key)
+        self.touch(key)
+        return True
+
+    def _drop(self, key: bytes) -> None:
+        """Forget a key present in ``data``: its value, deadline, SCAN bucket
+        and access time (field deadlines go stale and are skipped)."""
         del self.data[key]
         self.expires.pop(key, None)
         self.key_index.discard(key)
         self.access.pop(key, None)
-        self.touch(key)
-        return True
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -196,9 +200,11 @@ class Database:
         self.touch(dst)
 
     def swap_contents(self, other: Database) -> None:
-        """SWAPDB: exchange every key, value, deadline and access time with
-        ``other``; each database keeps its index and its watchers.  O(1)."""
-        for name in ("data", "expires", "_deadlines", "key_index", "access"):
+        """SWAPDB: exchange every key, value, deadline (of keys and of hash
+        fields) and access time with ``other``; each database keeps its index
+        and its watchers.  O(1)."""
+        for name in ("data", "expires", "_deadlines", "key_index", "access", "field_keys",
+                     "_field_deadlines"):
             mine, theirs = getattr(self, name), getattr(other, name)
             setattr(self, name, theirs)
             setattr(other, name, mine)
@@ -223,10 +229,7 @@ class Database:
 
     # -- expiry ---------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
-        del self.data[key]
-        del self.expires[key]
-        self.key_index.discard(key)
-        self.access.pop(key, None)
+        self._drop(key)
         self.expired_count += 1
         self.touch(key)
         self.on_expired(self, key)
@@ -269,13 +272,9 @@ class Database:
         fields = h.pop_expired(self._now_ms(), budget)
         if not fields:
             return h
-        self.expired_fields += len(fields)
         gone = not len(h)
         if gone:
-            del self.data[key]
-            self.expires.pop(key, None)
-            self.key_index.discard(key)
-            self.access.pop(key, None)
+            self._drop(key)
         self.touch(key)
         self.on_fields_expired(self, key, fields)
         return None if gone else h

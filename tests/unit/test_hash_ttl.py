@@ -497,3 +497,28 @@ class FieldTTLMachine(RuleBasedStateMachine):
 FieldTTLMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40,
                                              deadline=None)
 TestFieldTTLMachine = FieldTTLMachine.TestCase
+
+
+def test_swapdb_carries_field_deadlines():
+    """The active cycle finds a hash's due fields in the database it now sits
+    in after SWAPDB (and none are left tracked in the other)."""
+    hv = Harness()
+    hv("HSET", "h", "a", "1", "b", "2")
+    hv("HPEXPIRE", "h", 10, "FIELDS", 1, "a")
+    hv.ok("SWAPDB", 0, 1)
+    db0, db1 = hv.engine.dbs[0], hv.engine.dbs[1]
+    assert b"h" in db1.data and not db0.field_keys and b"h" in db1.field_keys
+    hv.clock.advance(10)
+    assert db0.field_expire_cycle() == 0
+    assert db1.field_expire_cycle() == 1
+    assert list(db1.data[b"h"].map) == [b"b"]
+
+
+def test_info_shows_expired_subkeys():
+    hv = Harness()
+    assert "expired_subkeys:0\r\n" in hv("INFO", "stats").text.decode()
+    hv("HSET", "h", "a", "1", "b", "2")
+    hv("HPEXPIRE", "h", 10, "FIELDS", 1, "a")
+    hv.clock.advance(10)
+    assert hv("HLEN", "h") == 1
+    assert "expired_subkeys:1\r\n" in hv("INFO", "stats").text.decode()

@@ -131,6 +131,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"total_commands_processed:{ctx.engine.total_commands_processed}",
         f"rejected_connections:{stats['rejected_connections']}",
         f"expired_keys:{stats['expired_keys']}",
+        f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
         "evicted_keys:0",
         f"keyspace_hits:{stats['keyspace_hits']}",
         f"keyspace_misses:{stats['keyspace_misses']}",
@@ -145,7 +146,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
 
 _STATS_SHOWN = {
     "total_connections_received", "total_commands_processed", "rejected_connections",
-    "expired_keys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
+    "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies",
 }
 
