@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import resp
+from fanout import Subscribers, message_frame
 
 
 class Skip(Exception):
@@ -246,6 +247,57 @@ def datatype(command: str, pipeline: int, clients: int) -> Workload:
         after=_type_check(command), cleanup=_delete)
 
 
+# -- Pub/Sub fan-out: one publisher, N subscribers on one channel -------------------
+
+FANOUT_MESSAGE = "reading:sensor-17:21.5"   # the same in every PUBLISH of a run
+
+
+def _subscribe(count: int) -> Callable[[Target, Workload], None]:
+    def reset(target: Target, wl: Workload) -> None:
+        _unsubscribe(target, wl)
+        target.state[wl.id] = Subscribers(target.server.port, wl.key.encode(), count)
+        receivers = target.client.call("PUBSUB", "NUMSUB", wl.key)[1]
+        if receivers != count:
+            raise Skip(f"PUBSUB NUMSUB says {receivers} subscribers, expected {count}")
+    return reset
+
+
+def _unsubscribe(target: Target, wl: Workload) -> None:
+    subscribers = target.state.pop(wl.id, None)
+    if subscribers is not None:
+        subscribers.close()
+
+
+def _received_before(target: Target, wl: Workload) -> list[int]:
+    return target.state[wl.id].totals()
+
+
+def _every_subscriber_got_all(target: Target, wl: Workload, requests: int,
+                              before: list[int]) -> list[str]:
+    """Each subscriber received exactly one message per PUBLISH."""
+    frame = len(message_frame(wl.key.encode(), FANOUT_MESSAGE.encode()))
+    expected = [b + requests * frame for b in before]
+    got = target.state[wl.id].wait_for(expected)
+    short = [(i, (g - b) / frame) for i, (g, b) in enumerate(zip(got, before))
+             if g - b != requests * frame]
+    if short:
+        return [f"{len(short)} subscribers received other than {requests} messages "
+                f"(first: subscriber {short[0][0]} got {short[0][1]:g})"]
+    return []
+
+
+def publish(subscribers: int, pipeline: int, clients: int) -> Workload:
+    """PUBLISH to one channel that ``subscribers`` connections follow: the
+    server writes every message ``subscribers`` times."""
+    wid = f"publish-s{subscribers}-p{pipeline}-c{clients}"
+    return Workload(
+        id=wid, label=f"PUBLISH to {subscribers} subscribers",
+        command=("PUBLISH", "{key}", FANOUT_MESSAGE), key=f"bench:{wid}",
+        pipeline=pipeline, clients=clients,
+        reset=_subscribe(subscribers), before=_received_before,
+        after=_every_subscriber_got_all, cleanup=_unsubscribe)
+
+
 TYPE_COMMANDS = ("HSET", "SADD", "ZADD", "LPUSH", "LPOP")
 
 DEPTHS = (1, 16, 128)
@@ -258,4 +310,5 @@ WORKLOADS: list[Workload] = (
     + [xadd(p, c) for p in DEPTHS for c in CONNECTIONS]
     + [ping(128, c) for c in CONNECTIONS]
     + [datatype(command, 16, 8) for command in TYPE_COMMANDS]
+    + [publish(n, 16, 1) for n in (10, 100)]
 )

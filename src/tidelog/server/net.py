@@ -52,6 +52,8 @@ class Connection(asyncio.Protocol):
         # sent to this client meanwhile (a message it published to itself)
         # goes, so it keeps its place before the command's own reply.
         self._batch: list[Any] | None = None
+        # Pub/Sub messages waiting for the end of this loop turn (see _queue_push).
+        self._outbox: bytearray | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -205,6 +207,9 @@ class Connection(asyncio.Protocol):
         are on disk: then they go out, in order, from its flush callback."""
         if close:
             self.closing = True  # read nothing more from this client
+        if self._outbox is not None:  # messages queued before this reply go first
+            data = self._outbox + data
+            self._outbox = None
         gate = self.server.write_gate
         if gate is not None and gate.must_wait():
             gate.after_flush(lambda: self._write_now(data, close))
@@ -225,15 +230,45 @@ class Connection(asyncio.Protocol):
         if self._batch is not None:  # this client's own commands are running
             self._batch.append(reply)
             return
+        if reply.__class__ is Push:
+            self._queue_push(reply)
+            return
         out = bytearray()
         if reply.__class__ is Replies:
             encode_all(out, reply.items, self.client.protocol)
         else:
             encode_into(out, reply, self.client.protocol)
         self._write(out)
-        if reply.__class__ is not Push:  # a message unblocks nothing
-            # Commands pipelined behind the blocked one can run now.
-            asyncio.get_running_loop().call_soon(self._process)
+        # Commands pipelined behind the blocked one can run now.
+        asyncio.get_running_loop().call_soon(self._process)
+
+    def _queue_push(self, push: Push) -> None:
+        """A Pub/Sub message.  PUBLISH hands one Push to every receiver: it is
+        encoded once per protocol (the server keeps the last encoding), and
+        held until the end of this loop turn, so a pipelined burst of
+        messages reaches each subscriber in one write, not one system call
+        per message (Redis too writes a client's buffer once per turn)."""
+        protocol = self.client.protocol  # type: ignore[union-attr]
+        last = self.server.last_push
+        if last[0] is push and last[1] == protocol:
+            data = last[2]
+        else:
+            out = bytearray()
+            encode_into(out, push, protocol)
+            data = bytes(out)
+            self.server.last_push = (push, protocol, data)
+        if self._outbox is None:
+            self._outbox = bytearray(data)
+            asyncio.get_running_loop().call_soon(self._flush_outbox)
+        else:
+            self._outbox += data
+
+    def _flush_outbox(self) -> None:
+        data = self._outbox
+        if data is not None:
+            self._outbox = None
+            if not self.closing:
+                self._write(data)
 
     def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
         message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
@@ -273,6 +308,8 @@ class Server:
         # Something with must_wait() / after_flush(fn) that holds replies
         # back until their writes are durable (the AOF), or None.
         self.write_gate: Any = None
+        # The last Pub/Sub message encoded: (push, protocol, bytes).
+        self.last_push: tuple[Any, int, bytes] = (None, 0, b"")
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
