@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import tidelog.persistence  # noqa: F401  (registers SAVE, BGSAVE, ... beside the others)
+import tidelog.replication  # noqa: F401  (registers REPLCONF, PSYNC, WAIT, ROLE ...)
 from tidelog.commands.table import COMMANDS
 
 GROUP_TITLES = [

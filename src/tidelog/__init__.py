@@ -3,11 +3,13 @@
 Layout (imports point down only):
 
     server/       sockets, config files, start-up, embedding: the only place with I/O
+    replication/  a primary's side: replicas, the backlog, the stream of effects, WAIT;
+                  REPLCONF, PSYNC, SYNC, WAIT, ROLE are registered from here
     persistence/  RDB snapshots and the AOF; ``durability`` is what the engine holds
                   as ``engine.persistence``; SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD
                   are registered from here (``persistence/commands.py``)
     engine        execute(client, argv) -> reply | BLOCKED; transactions; blocking;
-                  effects to the AOF (and replicas)
+                  effects to the AOF and to replicas
     commands/     ``contract`` (Ctx, Wait: what a handler gets and returns), ``table``,
                   ``args`` (ArgReader); shared pieces ``stream_args``, ``replies``,
                   ``group_ops``; then one module per command family (XREADGROUP is

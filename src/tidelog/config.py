@@ -210,6 +210,16 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("rdbcompression", _parse_bool, "yes", show=_show_bool),
     Option("rdbchecksum", _parse_bool, "yes", mutable=False, show=_show_bool),
     Option("rdb-version", _parse_int(10, 11), "10"),
+    # Replication, the primary's side (replication/primary.py).  A full sync
+    # always sends the snapshot as one `$<length>` bulk (the snapshot is made
+    # in memory); repl-diskless-sync and its delay are accepted for
+    # compatibility with configuration files.
+    Option("repl-backlog-size", _parse_memory_bounded(1, LONG_MAX), "1048576"),
+    Option("repl-backlog-ttl", _parse_int(0, INT32_MAX), "3600"),
+    Option("repl-ping-replica-period", _parse_int(1, INT32_MAX), "10"),
+    Option("repl-timeout", _parse_int(1, INT32_MAX), "60"),
+    Option("repl-diskless-sync", _parse_bool, "yes", show=_show_bool),
+    Option("repl-diskless-sync-delay", _parse_int(0, INT32_MAX), "5"),
 ]}
 
 

@@ -46,7 +46,16 @@ from typing import Any
 from . import commands, errors  # noqa: F401  (importing commands registers them)
 from .clock import Clock
 from .commands import table
-from .commands.contract import AOF_OFF_INFO, ClientState, Ctx, Effect, Persistence, Reply, Wait
+from .commands.contract import (
+    AOF_OFF_INFO,
+    ClientState,
+    Ctx,
+    Effect,
+    Persistence,
+    Replication,
+    Reply,
+    Wait,
+)
 from .commands.keys import glob_match
 from .config import Config
 from .errors import CommandError
@@ -160,6 +169,43 @@ class NoPersistence:
         return True
 
 
+class NoReplication:
+    """The engine's replication until a primary is attached
+    (:mod:`tidelog.replication`): no replica ever connected."""
+
+    offset = 0
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def info_lines(self) -> list[str]:
+        return [
+            "role:master",
+            "connected_slaves:0",
+            "master_failover_state:no-failover",
+            f"master_replid:{self.engine.run_id}",
+            "master_replid2:0000000000000000000000000000000000000000",
+            "master_repl_offset:0",
+            "second_repl_offset:-1",
+            "repl_backlog_active:0",
+            f"repl_backlog_size:{self.engine.config['repl-backlog-size']}",
+            "repl_backlog_first_byte_offset:0",
+            "repl_backlog_histlen:0",
+        ]
+
+    def role(self) -> list[Any]:
+        return [b"master", 0, []]
+
+    def client_closed(self, client: ClientState) -> None:
+        pass
+
+    def resize_backlog(self, size: int) -> None:
+        pass
+
+    def cron(self) -> None:
+        pass
+
+
 class Engine:
     """All server state that is not sockets: databases, clients, blocking."""
 
@@ -186,6 +232,8 @@ class Engine:
         self.shutdown_hook: Callable[[], None] | None = None
         # Snapshots and the AOF: tidelog.persistence attaches its own.
         self.persistence: Persistence = NoPersistence(self)
+        # Replicas: tidelog.replication attaches a primary when one connects.
+        self.replication: Replication = NoReplication(self)
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()
@@ -195,6 +243,8 @@ class Engine:
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
             "unexpected_error_replies": 0,
+            # Replication (a primary's): full syncs, partial ones accepted and refused.
+            "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
         }
         # INFO errorstats: error replies by code (the message's first word).
         self.error_counts: dict[str, int] = {}
@@ -228,6 +278,7 @@ class Engine:
             self._unblock(client.blocked)
         self.unwatch_all(client)
         self.drop_subscriptions(client)
+        self.replication.client_closed(client)
         self.clients.pop(client.id, None)
 
     def drop_subscriptions(self, client: ClientState) -> None:
@@ -449,6 +500,7 @@ class Engine:
                 # wraps them in MULTI/EXEC so they apply atomically.
                 batch = [(ctx.db.index, [b"MULTI"]), *batch, (ctx.db.index, [b"EXEC"])]
             self.emit(batch)
+            ctx.client.woff = self.replication.offset
 
     def emit(self, effects: list[tuple[int, Effect]]) -> None:
         """Hand effects to the listeners; inside EXEC, gather them first so
@@ -525,6 +577,7 @@ class Engine:
             effects = [(first_db, [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
         if effects:
             self.emit(effects)
+            client.woff = self.replication.offset
         return replies
 
     def watch(self, client: ClientState, key: bytes) -> None:
@@ -541,7 +594,7 @@ class Engine:
     # -- blocking -------------------------------------------------------------------
     def _block(self, ctx: Ctx, wait: Wait) -> Reply:
         if not ctx.may_block:
-            return wait.timeout_reply
+            return wait.reply_at_timeout()
         request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv)
         ctx.client.blocked = request
         for key in dict.fromkeys(wait.keys):
@@ -578,7 +631,7 @@ class Engine:
                 return
             request.timer = None
             self._unblock(request)
-            request.client.send(request.wait.timeout_reply)
+            request.client.send(request.wait.reply_at_timeout())
 
     def unblock_client(self, client: ClientState, reply: Reply = None) -> bool:
         """CLIENT UNBLOCK: answer a blocked client now, with ``reply`` or (None)
@@ -587,7 +640,7 @@ class Engine:
         if request is None:
             return False
         self._unblock(request)
-        client.send(request.wait.timeout_reply if reply is None else reply)
+        client.send(request.wait.reply_at_timeout() if reply is None else reply)
         return True
 
     def signal_ready(self, db_index: int, key: bytes) -> None:
@@ -658,6 +711,7 @@ class Engine:
                 db.field_expire_cycle()
         if self._idmp_sweep:
             self.expire_idmp()
+        self.replication.cron()
         if self._ready:
             self.serve_ready()
 

@@ -443,3 +443,9 @@ def pubsub_context(name: str) -> CommandError:
         b"ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
         b"are allowed in this context" % name.encode("latin-1"))
 
+
+
+# -- replication (replication/; Redis's texts) -------------------------------------------
+def replconf_unknown(option: bytes) -> CommandError:
+    """REPLCONF with an option it does not know."""
+    return CommandError(b"ERR Unrecognized REPLCONF option: %s" % option)

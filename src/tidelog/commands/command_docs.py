@@ -95,6 +95,7 @@ _ALL_SHARDS = "request_policy:all_shards"
 # name -> (tips, key specs or None to derive them).  Facts read from redis-server 7.0.15.
 COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "ping": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "wait": ((_ALL_SHARDS, "response_policy:agg_min"), None),
     "ssubscribe": ((), [_ks("not_key", 1, -1)]),
     "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
     "spublish": ((), [_ks("not_key", 1)]),

@@ -41,7 +41,8 @@ class Wait:
 
     ``retry(ctx)`` is called each time one of the keys is ready; it returns
     the reply, or None to keep waiting.  ``timeout_ms`` 0 means forever;
-    ``timeout_reply`` is sent when the time is up (and inside EXEC, where a
+    ``timeout_reply`` (or what ``on_timeout()`` answers, when given: WAIT's
+    count of replicas at that moment) is sent when the time is up (and inside EXEC, where a
     command never blocks, at once).
     """
 
@@ -49,6 +50,10 @@ class Wait:
     timeout_ms: int
     retry: Callable[[Ctx], Reply]
     timeout_reply: Reply = NULL_ARRAY
+    on_timeout: Callable[[], Reply] | None = None
+
+    def reply_at_timeout(self) -> Reply:
+        return self.timeout_reply if self.on_timeout is None else self.on_timeout()
 
 
 @dataclass(eq=False)
@@ -74,12 +79,14 @@ class ClientState:
     blocked: Any = None                     # the engine's Waiter while blocked
     close_after_reply: bool = False
     send: Callable[[Reply], None] = lambda reply: None
-    kind: str = "normal"      # "normal"; "aof" while the AOF replays; "master" later
+    kind: str = "normal"      # "normal"; "aof" while the AOF replays; "replica"; "master" later
     no_evict: bool = False    # CLIENT NO-EVICT
     no_touch: bool = False    # CLIENT NO-TOUCH: lookups leave access times alone
     # Pub/Sub: the client's subscriptions (a types.pubsub.Subscriptions),
     # None while it has none; kept by the Pub/Sub commands, RESET and close.
     pubsub: Any = None
+    # WAIT: the replication offset right after this client's last write.
+    woff: int = 0
     # CLIENT KILL: the server sets this to close the connection (None: cannot).
     kill: Callable[[], None] | None = None
 
@@ -129,6 +136,34 @@ class Persistence(Protocol):
         ...
 
 
+class Replication(Protocol):
+    """What replication offers to commands and to the engine (the engine
+    holds one, ``engine.replication``; without a primary attached it is the
+    engine's inert default: a primary that never had a replica)."""
+
+    offset: int  # master_repl_offset
+
+    def info_lines(self) -> list[str]:
+        """INFO replication."""
+        ...
+
+    def role(self) -> list[Any]:
+        """ROLE's reply."""
+        ...
+
+    def client_closed(self, client: ClientState) -> None:
+        """A connection went away (a replica's link, perhaps)."""
+        ...
+
+    def resize_backlog(self, size: int) -> None:
+        """CONFIG SET repl-backlog-size."""
+        ...
+
+    def cron(self) -> None:
+        """Periodic work: PINGs to replicas, timeouts, the backlog's TTL."""
+        ...
+
+
 class EngineAPI(Protocol):
     """The engine as handlers see it (:class:`tidelog.engine.Engine` implements it)."""
 
@@ -137,6 +172,7 @@ class EngineAPI(Protocol):
     dbs: list[Database]
     clients: dict[int, ClientState]
     persistence: Persistence
+    replication: Replication
     stats: dict[str, int]
     dirty: int
     run_id: str

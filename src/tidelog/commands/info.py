@@ -130,6 +130,9 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"total_connections_received:{stats['total_connections_received']}",
         f"total_commands_processed:{ctx.engine.total_commands_processed}",
         f"rejected_connections:{stats['rejected_connections']}",
+        f"sync_full:{stats['sync_full']}",
+        f"sync_partial_ok:{stats['sync_partial_ok']}",
+        f"sync_partial_err:{stats['sync_partial_err']}",
         f"expired_keys:{stats['expired_keys']}",
         f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
         "evicted_keys:0",
@@ -147,24 +150,12 @@ def _section_stats(ctx: Ctx) -> list[str]:
 _STATS_SHOWN = {
     "total_connections_received", "total_commands_processed", "rejected_connections",
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
-    "total_error_replies",
+    "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
 }
 
 
 def _section_replication(ctx: Ctx) -> list[str]:
-    return [
-        "role:master",
-        "connected_slaves:0",
-        "master_failover_state:no-failover",
-        f"master_replid:{ctx.engine.run_id}",
-        "master_replid2:0000000000000000000000000000000000000000",
-        "master_repl_offset:0",
-        "second_repl_offset:-1",
-        "repl_backlog_active:0",
-        "repl_backlog_size:1048576",
-        "repl_backlog_first_byte_offset:0",
-        "repl_backlog_histlen:0",
-    ]
+    return ctx.engine.replication.info_lines()
 
 
 def _section_cpu(ctx: Ctx) -> list[str]:

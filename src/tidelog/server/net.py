@@ -22,12 +22,15 @@ import os
 import socket
 from typing import Any
 
-from .. import errors
+from .. import (
+    errors,
+    replication,  # noqa: F401  (registers the replication commands)
+)
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_all, encode_into
-from ..resp.replies import Push, Replies
+from ..resp.replies import Push, RawReply, Replies
 
 log = logging.getLogger("tidelog")
 
@@ -230,7 +233,7 @@ class Connection(asyncio.Protocol):
         if self._batch is not None:  # this client's own commands are running
             self._batch.append(reply)
             return
-        if reply.__class__ is Push:
+        if reply.__class__ is Push or reply.__class__ is RawReply:  # messages, replication
             self._queue_push(reply)
             return
         out = bytearray()
@@ -242,8 +245,9 @@ class Connection(asyncio.Protocol):
         # Commands pipelined behind the blocked one can run now.
         asyncio.get_running_loop().call_soon(self._process)
 
-    def _queue_push(self, push: Push) -> None:
-        """A Pub/Sub message.  PUBLISH hands one Push to every receiver: it is
+    def _queue_push(self, push: Push | RawReply) -> None:
+        """A Pub/Sub message, or a piece of the replication stream.  PUBLISH
+        hands one Push to every receiver (a primary one chunk to every replica): it is
         encoded once per protocol (the server keeps the last encoding), and
         held until the end of this loop turn, so a pipelined burst of
         messages reaches each subscriber in one write, not one system call
@@ -378,8 +382,8 @@ class Server:
         now = self.engine.clock.monotonic()
         for conn in list(self.connections):
             client = conn.client
-            if client is not None and client.blocked is None and \
-                    now - client.last_interaction > timeout:
+            if client is not None and client.blocked is None and client.kind == "normal" \
+                    and client.pubsub is None and now - client.last_interaction > timeout:
                 conn.close()
 
     def request_stop(self) -> None:

@@ -1,0 +1,106 @@
+"""The replication commands, registered from this side of the layers:
+REPLCONF, PSYNC, SYNC (a replica's), WAIT and ROLE (anybody's).
+
+They act on the engine's :class:`~tidelog.replication.primary.Primary`
+(:func:`~tidelog.replication.primary.attach`); INFO replication reaches it
+through the engine's declared ``replication``.
+"""
+
+from __future__ import annotations
+
+from .. import errors
+from ..commands.args import parse_int
+from ..commands.contract import Ctx, Reply, Wait
+from ..commands.table import command
+from ..errors import CommandError
+from ..resp.replies import OK, RawReply
+from .primary import ACK_KEY, attach
+
+NO_REPLY = RawReply(b"")
+
+
+@command("replconf", arity=-1, flags="admin noscript loading stale allow_busy", group="server",
+         since="3.0.0", complexity="O(1)",
+         summary="An internal command for configuring the replication stream")
+def replconf(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """REPLCONF <option> <value> [<option> <value> ...]"""
+    if len(argv) % 2 == 0:
+        raise CommandError(errors.SYNTAX)
+    primary = attach(ctx.engine)
+    client = ctx.client
+    for i in range(1, len(argv), 2):
+        option, value = argv[i].lower(), argv[i + 1]
+        if option == b"listening-port":
+            primary.link_for(client).listening_port = parse_int(value)
+        elif option == b"ip-address":
+            primary.link_for(client).ip = value.decode("latin-1")
+        elif option == b"capa":
+            primary.link_for(client).capa.add(value.lower())
+        elif option == b"ack":
+            # A replica's offset; never answered (nor from a non-replica).
+            try:
+                offset = int(value)
+            except ValueError:
+                return NO_REPLY
+            primary.acked(client, offset)
+            return NO_REPLY
+        elif option == b"getack":
+            return NO_REPLY  # only a replica answers GETACK
+        elif option in (b"rdb-only", b"rdb-filter-only", b"version"):
+            pass  # accepted and ignored: a full snapshot is always sent
+        else:
+            raise errors.replconf_unknown(argv[i])
+    return OK
+
+
+@command("psync", arity=-3, flags="admin noscript no_async_loading no_multi", group="server",
+         since="2.8.0", complexity="",
+         summary="An internal command used in replication")
+def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """PSYNC replicationid offset"""
+    if ctx.client.kind == "replica":
+        return NO_REPLY  # already a replica: Redis ignores the request
+    return attach(ctx.engine).psync(ctx.client, argv[1], argv[2])
+
+
+@command("sync", arity=1, flags="admin noscript no_async_loading no_multi", group="server",
+         since="1.0.0", complexity="",
+         summary="An internal command used in replication")
+def sync(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """SYNC"""
+    if ctx.client.kind == "replica":
+        return NO_REPLY
+    return attach(ctx.engine).psync(ctx.client, b"?", b"-1", legacy_sync=True)
+
+
+@command("wait", arity=3, flags="noscript", group="generic", since="3.0.0",
+         complexity="O(1)", categories=("-@keyspace", "@connection"),
+         summary="Blocks until the asynchronous replication of all preceding write "
+                 "commands sent by the connection is completed")
+def wait(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """WAIT numreplicas timeout"""
+    wanted = parse_int(argv[1])
+    timeout_ms = parse_int(argv[2], errors.TIMEOUT_NOT_INTEGER)
+    if timeout_ms < 0:
+        raise CommandError(errors.TIMEOUT_NEGATIVE)
+    primary = attach(ctx.engine)
+    woff = ctx.client.woff
+    acked = primary.count_acked(woff)
+    if acked >= wanted:
+        return acked
+
+    def retry(retry_ctx: Ctx) -> Reply:
+        n = primary.count_acked(woff)
+        return n if n >= wanted else None
+
+    if ctx.may_block:  # inside EXEC a command never blocks: the count at once
+        primary.request_acks()
+    return Wait([ACK_KEY], timeout_ms, retry, on_timeout=lambda: primary.count_acked(woff))
+
+
+@command("role", arity=1, flags="noscript loading stale fast", group="server", since="2.8.12",
+         complexity="O(1)", categories=("@admin", "@dangerous"),
+         summary="Returns the replication role")
+def role(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """ROLE"""
+    return ctx.engine.replication.role()

@@ -1,0 +1,304 @@
+"""A primary's side of replication: replicas, the stream fed to them, WAIT.
+
+A replica connects as a client and says who it is (``REPLCONF
+listening-port``, ``capa eof psync2``), then asks for the stream with
+``PSYNC <replid> <offset>``.  When the replication ID is ours (or our
+previous one, up to the offset where it ended) and the bytes from that
+offset are still in the backlog, it gets ``+CONTINUE`` and those bytes;
+otherwise a full sync: ``+FULLRESYNC <replid> <offset>`` and the snapshot
+as one ``$<length>`` bulk.  From then on every effect the engine emits
+(the same commands the AOF gets, with a ``SELECT`` whenever the database
+changes) is appended to the backlog and written to every replica; the
+replica answers ``REPLCONF ACK <offset>`` every second and when asked with
+``REPLCONF GETACK *``, which is what WAIT counts.
+
+The snapshot is made in memory, in the event loop (the RDB writer of
+:mod:`tidelog.persistence.rdb`), as RDB version 10 unless ``rdb-version``
+says 11 (a Redis 7.0 replica reads 10 only).  While it is made nothing else
+runs, so the offset it is taken at is exact without a fork; the cost is a
+pause proportional to the data set (measured in docs/benchmarks.md).
+
+Offsets and the backlog: :mod:`.backlog`.  Log lines follow Redis's wording
+so operators' greps keep working.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..commands.contract import ClientState
+from ..persistence import rdb
+from ..persistence.aof_format import encode_command
+from ..resp.replies import RawReply
+from .backlog import Backlog
+
+log = logging.getLogger("tidelog")
+
+# WAIT's clients block on this name in their database; an ACK makes it
+# ready so they count again.  (A key of that name would only cause a
+# harmless extra count.)
+ACK_KEY = b"\x00replication-acks"
+NO_ID = "0" * 40
+
+
+@dataclass(eq=False)
+class ReplicaLink:
+    """One replica as the primary knows it."""
+
+    client: ClientState
+    listening_port: int = 0
+    ip: str = ""
+    capa: set[bytes] = field(default_factory=set)
+    state: str = "online"
+    ack_offset: int = 0
+    ack_time: float = 0.0  # monotonic seconds of the last ACK (or of the sync)
+
+    @property
+    def name(self) -> str:
+        """How Redis names a replica in its log: ip:listening-port."""
+        return f"{self.ip}:{self.listening_port}"
+
+
+class Primary:
+    """The engine's replication once a replica has spoken to it."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.replid = engine.run_id  # what INFO showed before any replica
+        self.replid2 = NO_ID
+        self.second_offset = -1
+        self.backlog: Backlog | None = None
+        self._offset = 0  # master_repl_offset while there is no backlog
+        self.links: dict[int, ReplicaLink] = {}
+        # What a client said with REPLCONF before its PSYNC, by client id.
+        self.handshake: dict[int, ReplicaLink] = {}
+        self.seldb = -1  # the database the stream last SELECTed
+        self._ack_requested = False
+        self._last_ping = engine.clock.monotonic()
+        self._no_replicas_since = engine.clock.monotonic()
+
+    # -- the stream ------------------------------------------------------------------
+    @property
+    def offset(self) -> int:
+        return self.backlog.offset if self.backlog is not None else self._offset
+
+    def on_effects(self, effects: list[tuple[int, list[bytes]]]) -> None:
+        """Effect listener: the engine's effects, into the stream."""
+        out = bytearray()
+        for db, argv in effects:
+            if db != self.seldb:
+                out += encode_command([b"SELECT", b"%d" % db])
+                self.seldb = db
+            out += encode_command(argv)
+        self.feed(out)
+
+    def feed(self, data: bytes | bytearray) -> None:
+        """Append to the backlog and write to every replica.  Cost: O(len(data))
+        plus one queued write per replica."""
+        if self.backlog is None:
+            return
+        self.backlog.append(data)
+        if self.links:
+            chunk = RawReply(bytes(data))
+            for link in self.links.values():
+                link.client.send(chunk)
+
+    def _create_backlog(self) -> None:
+        """The first replica: a new history starts (a new replication ID, no
+        second one), as Redis starts one when it creates its backlog."""
+        self.replid = os.urandom(20).hex()
+        self.replid2, self.second_offset = NO_ID, -1
+        self.backlog = Backlog(self.engine.config["repl-backlog-size"], self._offset)
+        self.engine.effect_listeners.append(self.on_effects)
+        log.info("Replication backlog created, my new replication IDs are '%s' and '%s'",
+                 self.replid, self.replid2)
+
+    def _free_backlog(self) -> None:
+        assert self.backlog is not None
+        self._offset = self.backlog.offset
+        self.backlog = None
+        if self.on_effects in self.engine.effect_listeners:
+            self.engine.effect_listeners.remove(self.on_effects)
+        log.info("Replication backlog freed after %d seconds without connected replicas.",
+                 self.engine.config["repl-backlog-ttl"])
+
+    def resize_backlog(self, size: int) -> None:
+        """CONFIG SET repl-backlog-size."""
+        if self.backlog is not None:
+            self.backlog.resize(size)
+
+    # -- the handshake ---------------------------------------------------------------
+    def link_for(self, client: ClientState) -> ReplicaLink:
+        """The link record of a client that speaks REPLCONF or PSYNC."""
+        link = self.links.get(client.id) or self.handshake.get(client.id)
+        if link is None:
+            link = ReplicaLink(client, ip=client.addr.rpartition(":")[0])
+            self.handshake[client.id] = link
+        return link
+
+    def can_continue(self, replid: str, start: int) -> bool:
+        """Redis's rule for a partial resync: our history, and every byte
+        from ``start`` still in the backlog."""
+        if self.backlog is None:
+            return False
+        if replid != self.replid and not (replid == self.replid2 and start <= self.second_offset):
+            return False
+        return self.backlog.can_serve(start)
+
+    def psync(self, client: ClientState, replid: bytes, offset: bytes, *,
+              legacy_sync: bool = False) -> RawReply:
+        """PSYNC (or SYNC with ``legacy_sync``): the reply that starts the stream."""
+        link = self.link_for(client)
+        log.info("Replica %s asks for synchronization", link.name)
+        wanted = replid.decode("latin-1")
+        try:
+            start = int(offset)
+        except ValueError:
+            start = -1
+        if not legacy_sync and wanted != "?" and self.can_continue(wanted, start):
+            assert self.backlog is not None
+            data = self.backlog.read_from(start)
+            self._go_online(link)
+            self.engine.stats["sync_partial_ok"] += 1
+            head = (b"+CONTINUE %s\r\n" % self.replid.encode() if b"psync2" in link.capa
+                    else b"+CONTINUE\r\n")
+            log.info("Partial resynchronization request from %s accepted. Sending %d bytes of "
+                     "backlog starting from offset %d.", link.name, len(data), start)
+            return RawReply(head + data)
+        if not legacy_sync and wanted != "?":
+            self.engine.stats["sync_partial_err"] += 1
+            if self.backlog is None or (wanted != self.replid and wanted != self.replid2):
+                log.info("Partial resynchronization not accepted: Replication ID mismatch "
+                         "(Replica asked for '%s', my replication IDs are '%s' and '%s')",
+                         wanted, self.replid, self.replid2)
+            else:
+                log.info("Unable to partial resync with replica %s for lack of backlog "
+                         "(Replica request was: %d).", link.name, start)
+        else:
+            log.info("Full resync requested by replica %s", link.name)
+        return self._full_sync(link, legacy_sync)
+
+    def _full_sync(self, link: ReplicaLink, legacy_sync: bool) -> RawReply:
+        if self.backlog is None:
+            self._create_backlog()
+        engine = self.engine
+        version = engine.config["rdb-version"]
+        payload = rdb.dumps(engine.dbs, version=version,
+                            compress=engine.config["rdbcompression"])
+        offset = self.offset
+        self.engine.stats["sync_full"] += 1
+        self.seldb = -1  # the stream after the snapshot starts with a SELECT
+        self._go_online(link)
+        log.info("Synchronization with replica %s succeeded (%d bytes of snapshot, "
+                 "%d keys, offset %d)", link.name, len(payload),
+                 sum(len(db.data) for db in engine.dbs), offset)
+        head = b"" if legacy_sync else b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), offset)
+        return RawReply(head + b"$%d\r\n" % len(payload) + payload)
+
+    def _go_online(self, link: ReplicaLink) -> None:
+        client = link.client
+        self.handshake.pop(client.id, None)
+        client.kind = "replica"
+        link.state = "online"
+        link.ack_time = self.engine.clock.monotonic()
+        self.links[client.id] = link
+
+    # -- acknowledgements and WAIT ------------------------------------------------------
+    def acked(self, client: ClientState, offset: int) -> None:
+        """REPLCONF ACK from a replica: WAIT's clients count again."""
+        link = self.links.get(client.id)
+        if link is None:
+            return
+        link.ack_time = self.engine.clock.monotonic()
+        if offset > link.ack_offset:
+            link.ack_offset = offset
+            engine = self.engine
+            for db in range(len(engine.dbs)):
+                if (db, ACK_KEY) in engine.waiters:
+                    engine.signal_ready(db, ACK_KEY)
+
+    def count_acked(self, offset: int) -> int:
+        """Replicas that acknowledged the stream up to ``offset``.  O(replicas)."""
+        return sum(1 for link in self.links.values() if link.ack_offset >= offset)
+
+    def request_acks(self) -> None:
+        """Ask every replica for its offset (``REPLCONF GETACK *``), once per
+        loop turn however many WAITs asked, as Redis does before sleeping."""
+        if self._ack_requested:
+            return
+        self._ack_requested = True
+        schedule = self.engine.schedule
+        if schedule is None:
+            self._send_getack()
+        else:
+            schedule(0, self._send_getack)
+
+    def _send_getack(self) -> None:
+        self._ack_requested = False
+        if self.links:
+            self.feed(encode_command([b"REPLCONF", b"GETACK", b"*"]))
+
+    # -- what the engine and INFO ask ------------------------------------------------------
+    def client_closed(self, client: ClientState) -> None:
+        self.handshake.pop(client.id, None)
+        link = self.links.pop(client.id, None)
+        if link is not None:
+            log.info("Connection with replica %s lost.", link.name)
+            if not self.links:
+                self._no_replicas_since = self.engine.clock.monotonic()
+
+    def cron(self) -> None:
+        """PING the replicas every repl-ping-replica-period seconds (through
+        the stream, so it counts in offsets, as Redis does); drop a replica
+        silent for repl-timeout; free the backlog after repl-backlog-ttl
+        seconds without replicas."""
+        config = self.engine.config
+        now = self.engine.clock.monotonic()
+        if self.links:
+            if now - self._last_ping >= config["repl-ping-replica-period"]:
+                self._last_ping = now
+                self.feed(encode_command([b"PING"]))
+            timeout = config["repl-timeout"]
+            for link in list(self.links.values()):
+                if now - link.ack_time > timeout and link.client.kill is not None:
+                    log.warning("Disconnecting timedout replica (streaming sync): %s", link.name)
+                    link.client.kill()
+        elif self.backlog is not None:
+            ttl = config["repl-backlog-ttl"]
+            if ttl and now - self._no_replicas_since > ttl:
+                self._free_backlog()
+
+    def info_lines(self) -> list[str]:
+        now = self.engine.clock.monotonic()
+        lines = ["role:master", f"connected_slaves:{len(self.links)}"]
+        for i, link in enumerate(self.links.values()):
+            lines.append(f"slave{i}:ip={link.ip},port={link.listening_port},state={link.state},"
+                         f"offset={link.ack_offset},lag={int(now - link.ack_time)}")
+        backlog = self.backlog
+        lines += [
+            "master_failover_state:no-failover",
+            f"master_replid:{self.replid}",
+            f"master_replid2:{self.replid2}",
+            f"master_repl_offset:{self.offset}",
+            f"second_repl_offset:{self.second_offset}",
+            f"repl_backlog_active:{int(backlog is not None)}",
+            f"repl_backlog_size:{self.engine.config['repl-backlog-size']}",
+            f"repl_backlog_first_byte_offset:{backlog.first_byte_offset if backlog else 0}",
+            f"repl_backlog_histlen:{backlog.histlen if backlog else 0}",
+        ]
+        return lines
+
+    def role(self) -> list[Any]:
+        return [b"master", self.offset,
+                [[link.ip.encode(), b"%d" % link.listening_port, b"%d" % link.ack_offset]
+                 for link in self.links.values()]]
+
+
+def attach(engine: Any) -> Primary:
+    """The engine's primary, made on first use (a replica's first REPLCONF)."""
+    if not isinstance(engine.replication, Primary):
+        engine.replication = Primary(engine)
+    return engine.replication
