@@ -113,6 +113,16 @@ def _parse_words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _parse_replicaof(text: str) -> str:
+    """``host port``, or nothing (``no one`` too: a primary)."""
+    words = text.split()
+    if not words or [w.lower() for w in words] == ["no", "one"]:
+        return ""
+    if len(words) != 2 or not words[1].isdigit() or not 0 < int(words[1]) < 65536:
+        raise ConfigError("wrong number of arguments" if len(words) != 2 else "Invalid master port")
+    return " ".join(words)
+
+
 def _parse_dbfilename(text: str) -> str:
     if "/" in text or not text:
         raise ConfigError(errors.CONFIG_DBFILENAME_PATH)
@@ -220,6 +230,17 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("repl-timeout", _parse_int(1, INT32_MAX), "60"),
     Option("repl-diskless-sync", _parse_bool, "yes", show=_show_bool),
     Option("repl-diskless-sync-delay", _parse_int(0, INT32_MAX), "5"),
+    # Replication, the replica's side (replication/replica.py).  ``replicaof``
+    # is "host port" (empty: a primary); set at startup it starts the link,
+    # at run time REPLICAOF changes it.
+    Option("replicaof", _parse_replicaof, "", mutable=False, multi_arg=True),
+    Option("replica-read-only", _parse_bool, "yes", show=_show_bool),
+    Option("replica-priority", _parse_int(0, INT32_MAX), "100"),
+    Option("replica-announced", _parse_bool, "yes", show=_show_bool),
+    # A primary refuses writes (-NOREPLICAS) unless this many replicas
+    # acknowledged within max-lag seconds (0: never refuses).
+    Option("min-replicas-to-write", _parse_int(0, INT32_MAX), "0"),
+    Option("min-replicas-max-lag", _parse_int(0, INT32_MAX), "10"),
 ]}
 
 

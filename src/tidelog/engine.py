@@ -174,6 +174,7 @@ class NoReplication:
     (:mod:`tidelog.replication`): no replica ever connected."""
 
     offset = 0
+    is_replica = False
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -200,6 +201,12 @@ class NoReplication:
         pass
 
     def resize_backlog(self, size: int) -> None:
+        pass
+
+    def snapshot_aux(self) -> dict[bytes, bytes]:
+        return {}
+
+    def refresh_write_guard(self) -> None:
         pass
 
     def cron(self) -> None:
@@ -256,6 +263,9 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
+        # What may refuse clients' writes (set_write_guard): a read-only
+        # replica, min-replicas-to-write.
+        self.write_guard: Callable[[ClientState], bytes | None] | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
@@ -305,6 +315,16 @@ class Engine:
                     self.serve_ready()
                 return reply
         return self._execute_checked(client, argv)
+
+    def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
+        """``guard(client)``: the error refusing a write command now, or None
+        (a read-only replica's -READONLY, min-replicas-to-write's
+        -NOREPLICAS).  While a guard is set, the fast dispatch holds no write
+        command, so every write takes :meth:`_execute_checked`, which asks
+        it: the check costs reads nothing, and nothing at all without a guard."""
+        self.write_guard = guard
+        self._dispatch.clear()
+        self.runnable.clear()
 
     # -- runs ---------------------------------------------------------------------
     def run_key(self, argv: list[bytes]) -> tuple[Entry, bytes] | None:
@@ -373,6 +393,13 @@ class Engine:
                 client.multi_error = True
             return self._error(exc.message)
         client.last_command = entry.name
+        if entry.is_write and self.write_guard is not None:
+            refusal = self.write_guard(client)
+            if refusal is not None:
+                if client.multi is not None:
+                    client.multi_error = True
+                entry.rejected += 1
+                return self._error(refusal)
         if client.pubsub is not None and client.protocol == 2 and \
                 entry.name.partition("|")[0] not in _SUBSCRIBED_MODE:
             if client.multi is not None:
@@ -413,7 +440,8 @@ class Engine:
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
         if not spec.subcommands and "|" not in spec.name and \
-                len(self._dispatch) < DISPATCH_CACHE_MAX:
+                len(self._dispatch) < DISPATCH_CACHE_MAX and \
+                not (entry.is_write and self.write_guard is not None):
             self._dispatch[argv[0]] = entry
             if entry.run is not None:
                 self.runnable.add(argv[0])

@@ -446,6 +446,13 @@ def pubsub_context(name: str) -> CommandError:
 
 
 # -- replication (replication/; Redis's texts) -------------------------------------------
+REPLICAOF_FROM_REPLICA = b"ERR Command is not valid when client is a replica."
+NO_GOOD_REPLICAS = b"NOREPLICAS Not enough good replicas to write."
+NO_MASTER_LINK = b"NOMASTERLINK Can't SYNC while not connected with my master"
+READONLY_REPLICA = b"READONLY You can't write against a read only replica."
+WAIT_ON_REPLICA = (b"ERR WAIT cannot be used with replica instances. Please also note that "
+                   b"since Redis 4.0 if a replica is configured to be writable (which is not "
+                   b"the default) writes to replicas are just local and are not propagated.")
 def replconf_unknown(option: bytes) -> CommandError:
     """REPLCONF with an option it does not know."""
     return CommandError(b"ERR Unrecognized REPLCONF option: %s" % option)

@@ -9,6 +9,7 @@ acknowledged is on the replica).
 
 from __future__ import annotations
 
+import pytest
 import redis
 
 from tests.support.redis_oracle import free_port
@@ -198,3 +199,171 @@ def test_wait_without_replicas_times_out_with_zero(processes, tmp_path) -> None:
     pipe.set("k", "w")
     pipe.execute_command("WAIT", 1, 0)  # inside EXEC: the count at once
     assert pipe.execute() == [True, 0]
+
+
+# -- Tidelog as a replica ------------------------------------------------------------------
+
+def start_tidelog_replica(processes, tmp_path, primary_port: int, *extra: str, port=None,
+                          data=None):
+    port = port or free_port()
+    if data is None:
+        data = tmp_path / f"replica-{port}"
+        data.mkdir()
+    srv = processes.tidelog(["--port", str(port), "--dir", str(data), "--save", "",
+                             "--replicaof", "127.0.0.1", str(primary_port), *extra], port=port)
+    client = srv.client()
+    wait_until(lambda: client.info("replication")["master_link_status"] == "up",
+               timeout=LINK_TIMEOUT)
+    return srv, client
+
+
+def log_of(srv) -> str:
+    return srv.stdout + srv.stderr
+
+
+def test_tidelog_replica_of_tidelog_under_load(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    setup_groups(primary)
+    write_load(primary, 40, "before")
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    write_load(primary, 40, "after")
+    assert caught_up(primary)
+    same_state(primary, replica)
+    for key in ("orders", "events", "audit"):  # every field of XINFO STREAM FULL but times
+        want, got = primary.xinfo_stream(key, full=True), replica.xinfo_stream(key, full=True)
+        for group in (*want["groups"], *got["groups"]):
+            for consumer in group["consumers"]:
+                consumer.pop("seen-time"), consumer.pop("active-time", None)
+        assert got == want
+    info = replica.info("replication")
+    assert info["role"] == "slave" and info["slave_read_only"] == 1
+    assert info["slave_repl_offset"] == primary.info("replication")["master_repl_offset"]
+    assert replica.execute_command("ROLE")[:4] == ["slave", "127.0.0.1", primary_srv.port,
+                                                   "connected"]
+    with pytest.raises(redis.ReadOnlyError):
+        replica.xadd("orders", {"n": "local"})
+    assert "MASTER <-> REPLICA sync: Finished with success" in log_of(replica_srv)
+
+
+def test_a_restarted_replica_continues_from_its_snapshot(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    setup_groups(primary)
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    write_load(primary, 20, "one")
+    assert caught_up(primary)
+    assert replica.save()                    # the snapshot records where the stream stood
+    write_load(primary, 20, "two")
+    replica_srv.sigkill()                    # kill -9 mid-load
+    write_load(primary, 20, "three")
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port,
+                                                 port=replica_srv.port,
+                                                 data=tmp_path / f"replica-{replica_srv.port}")
+    assert caught_up(primary)
+    same_state(primary, replica)
+    stats = primary.info("stats")
+    assert (stats["sync_full"], stats["sync_partial_ok"]) == (1, 1)
+    assert "Successful partial resynchronization with master." in log_of(replica_srv)
+
+
+def test_a_restarted_replica_that_fell_too_far_behind_syncs_in_full(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path, "--repl-backlog-size", "16384")
+    primary = primary_srv.client()
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary.set("a", "1")
+    assert caught_up(primary)
+    assert replica.save()
+    replica_srv.sigkill()
+    primary.set("big", "x" * 50_000)         # more than the backlog holds
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port,
+                                                 port=replica_srv.port,
+                                                 data=tmp_path / f"replica-{replica_srv.port}")
+    assert caught_up(primary)
+    same_state(primary, replica)
+    stats = primary.info("stats")
+    assert (stats["sync_full"], stats["sync_partial_err"]) == (2, 1)
+
+
+def test_tidelog_replica_keeps_every_wait_acknowledged_write(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    _, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    acked = []
+    for i in range(200):
+        entry_id = primary.xadd("ledger", {"n": i})
+        if i % 10 == 9:
+            assert primary.wait(1, 10_000) == 1
+            acked.append(entry_id)
+    primary_srv.sigkill()
+    wait_until(lambda: replica.info("replication")["master_link_status"] == "down",
+               timeout=LINK_TIMEOUT)
+    on_replica = {eid for eid, _ in replica.xrange("ledger")}
+    assert set(acked) <= on_replica
+
+
+def test_tidelog_replica_of_redis(processes, tmp_path) -> None:
+    """Tidelog follows redis-server 7.0.15: the snapshot comes as $EOF:
+    (diskless, Redis 7's default), the stream in 7.0's forms."""
+    primary_srv = processes.redis("--repl-diskless-sync-delay", "0")
+    primary = redis.Redis(port=primary_srv.port, decode_responses=True, socket_timeout=30)
+    setup_groups(primary)
+    write_load(primary, 30, "before")
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    write_load(primary, 30, "after")
+    assert caught_up(primary)
+    # Redis 7.0 propagates XREADGROUP without its entries-read (fixed in 7.2):
+    # compare what 7.0's stream carries.
+    for key in primary.keys("*"):
+        if primary.type(key) == "stream":
+            assert replica.xrange(key) == primary.xrange(key)
+            pel = [(p["message_id"], p["consumer"], p["times_delivered"])
+                   for p in primary.xpending_range(key, "workers" if key != "audit" else "readers",
+                                                   "-", "+", 1000)]
+            assert pel == [(p["message_id"], p["consumer"], p["times_delivered"])
+                           for p in replica.xpending_range(
+                               key, "workers" if key != "audit" else "readers", "-", "+", 1000)]
+        else:
+            assert replica.type(key) == primary.type(key)
+    assert "receiving streamed RDB from master with EOF" in log_of(replica_srv)
+
+
+def test_promotion_keeps_the_history_for_a_sibling(processes, tmp_path) -> None:
+    """A failover by hand: the replica is promoted (REPLICAOF NO ONE), the
+    other replica follows it and continues with a partial resync through
+    the promoted one's previous replication ID."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    setup_groups(primary)
+    a_srv, a = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    b_srv, b = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    write_load(primary, 20, "one")
+    primary.set("marker", "x")
+    assert primary.wait(2, 10_000) == 2
+    old_id = primary.info("replication")["master_replid"]
+    primary_srv.sigkill()
+    assert a.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    info = a.info("replication")
+    assert info["role"] == "master" and info["master_replid2"] == old_id
+    assert b.execute_command("REPLICAOF", "127.0.0.1", a_srv.port) == "OK"
+    wait_until(lambda: b.info("replication")["master_link_status"] == "up", timeout=LINK_TIMEOUT)
+    write_load(a, 20, "two")
+    assert caught_up(a)
+    same_state(a, b)
+    assert a.info("stats")["sync_partial_ok"] == 1
+    assert "Successful partial resynchronization with master." in log_of(b_srv)
+
+
+def test_a_chain_of_replicas(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    setup_groups(primary)
+    mid_srv, mid = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    _, end = start_tidelog_replica(processes, tmp_path, mid_srv.port)
+    write_load(primary, 30, "chain")
+    assert caught_up(primary)
+    offset = primary.info("replication")["master_repl_offset"]
+    wait_until(lambda: end.info("replication")["slave_repl_offset"] == offset,
+               timeout=LINK_TIMEOUT)
+    same_state(primary, end)
+    assert end.info("replication")["master_replid"] == primary.info("replication")["master_replid"]

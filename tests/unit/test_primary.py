@@ -121,3 +121,25 @@ def test_getack_goes_through_the_stream_once_per_request() -> None:
     c.inbox.clear()
     assert h("WAIT", "1", "0", client=writer) is BLOCKED   # no scheduler: sent at once
     assert b"".join(bytes(x) for x in c.inbox) == cmd(b"REPLCONF", b"GETACK", b"*")
+
+
+def test_min_replicas_to_write_refuses_writes_without_good_replicas() -> None:
+    h = Harness()
+    from tidelog.replication.primary import attach
+    p = attach(h.engine)
+    h.ok("CONFIG", "SET", "min-replicas-to-write", "1")
+    assert h.err("SET", "k", "v") == b"NOREPLICAS Not enough good replicas to write."
+    assert h.ok("GET", "k") is None                    # reads still run
+    h.ok("MULTI")
+    h("SET", "k", "v")
+    assert h.err("EXEC").startswith(b"EXECABORT")
+    c = replica(h)
+    h.ok("PSYNC", "?", "-1", client=c)
+    h.ok("SET", "k", "v")                               # one good replica
+    h.clock.advance(11_000)                             # its ACK is 11 s old: lag > 10
+    assert h.err("SET", "k", "w").startswith(b"NOREPLICAS")
+    h("REPLCONF", "ACK", p.offset, client=c)
+    h.ok("SET", "k", "w")
+    h.ok("CONFIG", "SET", "min-replicas-to-write", "0")
+    h.clock.advance(60_000)
+    h.ok("SET", "k", "x")

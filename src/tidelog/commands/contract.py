@@ -143,6 +143,11 @@ class Replication(Protocol):
 
     offset: int  # master_repl_offset
 
+    @property
+    def is_replica(self) -> bool:
+        """Following a primary (REPLICAOF host port)."""
+        ...
+
     def info_lines(self) -> list[str]:
         """INFO replication."""
         ...
@@ -157,6 +162,16 @@ class Replication(Protocol):
 
     def resize_backlog(self, size: int) -> None:
         """CONFIG SET repl-backlog-size."""
+        ...
+
+    def refresh_write_guard(self) -> None:
+        """The options that refuse writes changed (replica-read-only,
+        min-replicas-to-write, min-replicas-max-lag)."""
+        ...
+
+    def snapshot_aux(self) -> dict[bytes, bytes]:
+        """AUX fields a snapshot taken now carries (where the replication
+        stream stood, so a restarted replica can continue from there)."""
         ...
 
     def cron(self) -> None:
@@ -198,6 +213,7 @@ class EngineAPI(Protocol):
     def track_idmp(self, state: Any) -> None: ...
 
     def reset_stats(self) -> None: ...
+    def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None: ...
 
     @property
     def blocked_clients(self) -> int: ...

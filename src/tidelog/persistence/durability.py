@@ -117,15 +117,17 @@ def snapshotter(engine: Engine) -> Snapshotter:
     return attach(engine).snapshots
 
 
-def load_at_startup(engine: Engine) -> None:
+def load_at_startup(engine: Engine) -> rdb.LoadInfo | None:
     """Load ``<dir>/<dbfilename>`` if it exists (``appendonly no``), logging what
-    was loaded.  Raises :class:`~tidelog.persistence.rdb.RdbError` or OSError."""
+    was loaded; what was loaded, or None.  Raises
+    :class:`~tidelog.persistence.rdb.RdbError` or OSError."""
     path = rdb.default_path(engine.config)
     if not os.path.exists(path):
-        return
+        return None
     info = rdb.load_file(engine, path)
     rate = info.bytes / info.seconds / 1e6 if info.seconds > 0 else 0.0
     log.info("DB loaded from disk: %.3f seconds (%d keys, %d expired keys skipped, "
              "RDB version %d, %d bytes, %.1f MB/s)", info.seconds, info.keys,
              info.expired_skipped, info.version, info.bytes, rate)
     snapshotter(engine).last_save = int(time.time())
+    return info

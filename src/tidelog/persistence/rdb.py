@@ -286,8 +286,9 @@ def value_from_payload(payload: bytes, *, verify_checksum: bool = True) -> Any:
 
 def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = True,
           checksum: bool = True, aof_base: bool = False, now_ms: int | None = None,
-          stats: SaveStats | None = None) -> bytes:
+          stats: SaveStats | None = None, aux: dict[bytes, bytes] | None = None) -> bytes:
     """The whole snapshot of ``dbs`` (a list of :class:`~tidelog.keyspace.Database`).
+    ``aux``: more AUX fields (a replica's ``repl-id`` and ``repl-offset``).
 
     Cost: O(total bytes); stream nodes are copied as blobs, never decoded.
     """
@@ -300,7 +301,7 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
     used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     for key, value in ((b"redis-ver", REDIS_VERSION.encode()), (b"redis-bits", b"64"),
                        (b"ctime", b"%d" % (now_ms // 1000)), (b"used-mem", b"%d" % used),
-                       (b"aof-base", b"1" if aof_base else b"0")):
+                       (b"aof-base", b"1" if aof_base else b"0"), *(aux or {}).items()):
         out.append(b"\xfa" + string_bytes(key, False) + string_bytes(value, False))
     for db in dbs:
         data = db.data
@@ -350,7 +351,8 @@ def write_file(engine: Engine, path: str | None = None, *, aof_base: bool = Fals
     data = dumps(engine.dbs, version=_option(config, "rdb-version", DEFAULT_VERSION),
                  compress=_option(config, "rdbcompression", True),
                  checksum=_option(config, "rdbchecksum", True), aof_base=aof_base,
-                 now_ms=engine.clock.now_ms(), stats=stats)
+                 now_ms=engine.clock.now_ms(), stats=stats,
+                 aux=engine.replication.snapshot_aux())
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f"temp-{os.getpid()}.rdb")
     try:
@@ -597,6 +599,7 @@ class LoadInfo:
     seconds: float
     bytes: int
     version: int
+    aux: dict[bytes, bytes]
 
 
 def install(engine: Engine, snap: Snapshot) -> None:
@@ -634,4 +637,4 @@ def load_file(engine: Engine, path: str | None = None) -> LoadInfo:
             data.close()
     install(engine, snap)
     return LoadInfo(snap.keys, snap.expired_skipped, time.perf_counter() - start, size,
-                    snap.version)
+                    snap.version, snap.aux)

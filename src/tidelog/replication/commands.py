@@ -13,10 +13,11 @@ from ..commands.args import parse_int
 from ..commands.contract import Ctx, Reply, Wait
 from ..commands.table import command
 from ..errors import CommandError
-from ..resp.replies import OK, RawReply
+from ..resp.replies import OK, RawReply, SimpleString
 from .primary import ACK_KEY, attach
 
 NO_REPLY = RawReply(b"")
+ALREADY_CONNECTED = SimpleString(b"OK Already connected to specified master")
 
 
 @command("replconf", arity=-1, flags="admin noscript loading stale allow_busy", group="server",
@@ -60,7 +61,10 @@ def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """PSYNC replicationid offset"""
     if ctx.client.kind == "replica":
         return NO_REPLY  # already a replica: Redis ignores the request
-    return attach(ctx.engine).psync(ctx.client, argv[1], argv[2])
+    primary = attach(ctx.engine)
+    if primary.upstream is not None and not primary.upstream.link_up:
+        raise CommandError(errors.NO_MASTER_LINK)
+    return primary.psync(ctx.client, argv[1], argv[2])
 
 
 @command("sync", arity=1, flags="admin noscript no_async_loading no_multi", group="server",
@@ -70,7 +74,10 @@ def sync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """SYNC"""
     if ctx.client.kind == "replica":
         return NO_REPLY
-    return attach(ctx.engine).psync(ctx.client, b"?", b"-1", legacy_sync=True)
+    primary = attach(ctx.engine)
+    if primary.upstream is not None and not primary.upstream.link_up:
+        raise CommandError(errors.NO_MASTER_LINK)
+    return primary.psync(ctx.client, b"?", b"-1", legacy_sync=True)
 
 
 @command("wait", arity=3, flags="noscript", group="generic", since="3.0.0",
@@ -84,6 +91,8 @@ def wait(ctx: Ctx, argv: list[bytes]) -> Reply:
     if timeout_ms < 0:
         raise CommandError(errors.TIMEOUT_NEGATIVE)
     primary = attach(ctx.engine)
+    if primary.is_replica:
+        raise CommandError(errors.WAIT_ON_REPLICA)
     woff = ctx.client.woff
     acked = primary.count_acked(woff)
     if acked >= wanted:
@@ -96,6 +105,40 @@ def wait(ctx: Ctx, argv: list[bytes]) -> Reply:
     if ctx.may_block:  # inside EXEC a command never blocks: the count at once
         primary.request_acks()
     return Wait([ACK_KEY], timeout_ms, retry, on_timeout=lambda: primary.count_acked(woff))
+
+
+def _replicaof(ctx: Ctx, argv: list[bytes]) -> Reply:
+    if ctx.client.kind == "replica":
+        raise CommandError(errors.REPLICAOF_FROM_REPLICA)
+    primary = attach(ctx.engine)
+    by = f"id={ctx.client.id} addr={ctx.client.addr}"
+    if argv[1].lower() == b"no" and argv[2].lower() == b"one":
+        if primary.upstream is not None:
+            primary.become_primary(by)
+        return OK
+    port = parse_int(argv[2])
+    host = argv[1].decode("latin-1")
+    upstream = primary.upstream
+    if upstream is not None and upstream.host == host and upstream.port == port:
+        return ALREADY_CONNECTED
+    primary.become_replica(host, port, by)
+    return OK
+
+
+@command("replicaof", arity=3, flags="admin noscript stale no_async_loading", group="server",
+         since="5.0.0", complexity="O(1)",
+         summary="Configure a server as replica of another, or promote it to a master")
+def replicaof(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """REPLICAOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
+
+
+@command("slaveof", arity=3, flags="admin noscript stale no_async_loading", group="server",
+         since="1.0.0", complexity="O(1)",
+         summary="Sets a Redis server as a replica of another, or promotes it to being a master")
+def slaveof(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """SLAVEOF <host port | NO ONE>"""
+    return _replicaof(ctx, argv)
 
 
 @command("role", arity=1, flags="noscript loading stale fast", group="server", since="2.8.12",

@@ -29,11 +29,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import errors
 from ..commands.contract import ClientState
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
 from ..resp.replies import RawReply
 from .backlog import Backlog
+from .replica import Upstream
 
 log = logging.getLogger("tidelog")
 
@@ -76,17 +78,26 @@ class Primary:
         # What a client said with REPLCONF before its PSYNC, by client id.
         self.handshake: dict[int, ReplicaLink] = {}
         self.seldb = -1  # the database the stream last SELECTed
+        # Our own primary while we are a replica (REPLICAOF host port).
+        self.upstream: Upstream | None = None
         self._ack_requested = False
         self._last_ping = engine.clock.monotonic()
         self._no_replicas_since = engine.clock.monotonic()
 
     # -- the stream ------------------------------------------------------------------
     @property
+    def is_replica(self) -> bool:
+        return self.upstream is not None
+
+    @property
     def offset(self) -> int:
         return self.backlog.offset if self.backlog is not None else self._offset
 
     def on_effects(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """Effect listener: the engine's effects, into the stream."""
+        """Effect listener: the engine's effects, into the stream.  Not on
+        a replica: its stream is its primary's, fed as it is applied."""
+        if self.upstream is not None:
+            return
         out = bytearray()
         for db, argv in effects:
             if db != self.seldb:
@@ -124,6 +135,113 @@ class Primary:
             self.engine.effect_listeners.remove(self.on_effects)
         log.info("Replication backlog freed after %d seconds without connected replicas.",
                  self.engine.config["repl-backlog-ttl"])
+
+    # -- becoming a replica, and a primary again ----------------------------------------
+    def become_replica(self, host: str, port: int, by: str) -> None:
+        """REPLICAOF host port: follow that primary.  Our own history (if
+        any) is offered to it with PSYNC, so a demoted primary whose
+        replica was promoted can continue with a partial resync."""
+        if self.upstream is not None:
+            self.upstream.stop()
+        elif self.backlog is not None:
+            log.info("Before turning into a replica, using my own master parameters to "
+                     "synthesize a cached master: I may be able to synchronize with the new "
+                     "master with just a partial transfer.")
+        engine = self.engine
+        engine.active_expire = False  # the primary's DELs expire keys here
+        engine.config.set("replicaof", f"{host} {port}", at_startup=True)
+        self.upstream = Upstream(self, host, port)
+        self.upstream.start()
+        self.refresh_write_guard()
+        log.info("REPLICAOF %s:%d enabled (user request from '%s')", host, port, by)
+
+    def become_primary(self, by: str) -> None:
+        """REPLICAOF NO ONE: stop following; the history so far becomes our
+        previous one (replid2), so our former siblings can PSYNC to us."""
+        assert self.upstream is not None
+        self.upstream.stop()
+        self.upstream = None
+        engine = self.engine
+        engine.config.set("replicaof", "", at_startup=True)
+        self.refresh_write_guard()
+        engine.active_expire = True
+        if self.backlog is not None:
+            self.replid2, self.second_offset = self.replid, self.offset + 1
+            self.replid = os.urandom(20).hex()
+            log.info("Setting secondary replication ID to %s, valid up to offset: %d. "
+                     "New replication ID is %s", self.replid2, self.second_offset, self.replid)
+        self.seldb = -1
+        log.info("MASTER MODE enabled (user request from '%s')", by)
+
+    def refresh_write_guard(self) -> None:
+        """Who may refuse clients' writes now: a read-only replica, or a
+        primary with min-replicas-to-write (see :meth:`_guard`)."""
+        config = self.engine.config
+        read_only = self.upstream is not None and config["replica-read-only"]
+        needs_replicas = self.upstream is None and config["min-replicas-to-write"] > 0 \
+            and config["min-replicas-max-lag"] > 0  # Redis: both, or no check
+        self.engine.set_write_guard(self._guard if read_only or needs_replicas else None)
+
+    def _guard(self, client: ClientState) -> bytes | None:
+        if client.kind != "normal":  # our primary's stream, the AOF's replay
+            return None
+        if self.upstream is not None:
+            return errors.READONLY_REPLICA
+        if self.good_replicas() < self.engine.config["min-replicas-to-write"]:
+            return errors.NO_GOOD_REPLICAS
+        return None
+
+    def good_replicas(self) -> int:
+        """Replicas whose last ACK is at most min-replicas-max-lag seconds old.
+        O(replicas)."""
+        now = self.engine.clock.monotonic()
+        max_lag = self.engine.config["min-replicas-max-lag"]
+        return sum(1 for link in self.links.values() if now - link.ack_time <= max_lag)
+
+    def new_history_from_snapshot(self, replid: str, offset: int) -> None:
+        """A full sync from our primary: its history is ours from ``offset``."""
+        if self.backlog is None:
+            self.engine.effect_listeners.append(self.on_effects)
+        self.backlog = Backlog(self.engine.config["repl-backlog-size"], offset)
+        self.replid, self.replid2, self.second_offset = replid, NO_ID, -1
+
+    def new_history_from_primary(self, replid: str) -> None:
+        """+CONTINUE with another ID: our primary was promoted; the old ID
+        stays valid (for our replicas) up to where it ended."""
+        self.replid2, self.second_offset = self.replid, self.offset + 1
+        self.replid = replid
+        log.info("Master replication ID changed to %s", replid)
+
+    def drop_replicas(self) -> None:
+        """Close every replica's link (our history was replaced)."""
+        for link in list(self.links.values()):
+            if link.client.kill is not None:
+                link.client.kill()
+
+    def snapshot_aux(self) -> dict[bytes, bytes]:
+        """Where the stream stood when a snapshot is taken: a replica
+        restarted from it asks its primary to continue from there (the
+        data and the offset always agree: the stream is fed as each command
+        is applied, and a snapshot is taken between two commands)."""
+        if self.backlog is None:
+            return {}
+        return {b"repl-stream-db": b"%d" % max(self.seldb, 0), b"repl-id": self.replid.encode(),
+                b"repl-offset": b"%d" % self.offset}
+
+    def restore_history(self, aux: dict[bytes, bytes]) -> None:
+        """At start-up, a replica's snapshot said where its stream stood:
+        take that history up again (an empty backlog at that offset), so
+        the first PSYNC asks to continue from there."""
+        replid = aux.get(b"repl-id", b"").decode("latin-1")
+        try:
+            offset = int(aux.get(b"repl-offset", b""))
+        except ValueError:
+            return
+        if len(replid) != 40 or offset < 0:
+            return
+        self.new_history_from_snapshot(replid, offset)
+        log.info("Using the replication ID and offset of the snapshot (%s:%d) to try a "
+                 "partial resynchronization", replid, offset)
 
     def resize_backlog(self, size: int) -> None:
         """CONFIG SET repl-backlog-size."""
@@ -258,7 +376,9 @@ class Primary:
         config = self.engine.config
         now = self.engine.clock.monotonic()
         if self.links:
-            if now - self._last_ping >= config["repl-ping-replica-period"]:
+            # A replica passes its primary's PINGs on instead of its own.
+            if self.upstream is None and \
+                    now - self._last_ping >= config["repl-ping-replica-period"]:
                 self._last_ping = now
                 self.feed(encode_command([b"PING"]))
             timeout = config["repl-timeout"]
@@ -266,14 +386,18 @@ class Primary:
                 if now - link.ack_time > timeout and link.client.kill is not None:
                     log.warning("Disconnecting timedout replica (streaming sync): %s", link.name)
                     link.client.kill()
-        elif self.backlog is not None:
+        elif self.backlog is not None and self.upstream is None:  # a replica keeps its own
             ttl = config["repl-backlog-ttl"]
             if ttl and now - self._no_replicas_since > ttl:
                 self._free_backlog()
 
     def info_lines(self) -> list[str]:
         now = self.engine.clock.monotonic()
-        lines = ["role:master", f"connected_slaves:{len(self.links)}"]
+        if self.upstream is not None:
+            lines = ["role:slave", *self.upstream.info_lines()]
+        else:
+            lines = ["role:master"]
+        lines.append(f"connected_slaves:{len(self.links)}")
         for i, link in enumerate(self.links.values()):
             lines.append(f"slave{i}:ip={link.ip},port={link.listening_port},state={link.state},"
                          f"offset={link.ack_offset},lag={int(now - link.ack_time)}")
@@ -292,9 +416,27 @@ class Primary:
         return lines
 
     def role(self) -> list[Any]:
+        if self.upstream is not None:
+            return self.upstream.role()
         return [b"master", self.offset,
                 [[link.ip.encode(), b"%d" % link.listening_port, b"%d" % link.ack_offset]
                  for link in self.links.values()]]
+
+
+def follow_configured(engine: Any, aux: dict[bytes, bytes] | None = None) -> None:
+    """At start-up, after the data is loaded: the replication options of
+    the configuration take effect; ``replicaof host port`` starts the link
+    (continuing the loaded snapshot's stream when ``aux`` says where it
+    stood)."""
+    primary = attach(engine)
+    primary.refresh_write_guard()  # min-replicas-to-write
+    following = engine.config["replicaof"]
+    if not following:
+        return
+    host, port = following.split()
+    if aux:
+        primary.restore_history(aux)
+    primary.become_replica(host, int(port), "configuration")
 
 
 def attach(engine: Any) -> Primary:

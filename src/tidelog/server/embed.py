@@ -25,6 +25,7 @@ from ..clock import Clock
 from ..config import OPTIONS, Config
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup
+from ..replication.primary import follow_configured
 from .main import start_aof
 from .net import Server
 
@@ -76,11 +77,13 @@ class EmbeddedServer:
         """Load the dataset as tidelog-server does (AofLoadError, RdbError,
         OSError go to start()), then listen."""
         attach(self.engine)
+        info = None
         if self.config["appendonly"]:
             start_aof(self.engine, self.server)
         elif self.config["dir"] != OPTIONS["dir"].parse(OPTIONS["dir"].default):
-            load_at_startup(self.engine)
+            info = load_at_startup(self.engine)
         await self.server.start()
+        follow_configured(self.engine, None if info is None else info.aux)
 
     def call(self, fn: Callable[[], Any]) -> Any:
         """Run fn on the server's thread and return its result."""

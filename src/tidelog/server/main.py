@@ -20,6 +20,7 @@ from ..config import Config, ConfigError
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
+from ..replication.primary import follow_configured
 from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
@@ -104,11 +105,12 @@ def start_aof(engine: Engine, server: Server) -> Any:
     return writer
 
 
-def load_rdb(engine: Engine) -> None:
-    """``appendonly no``: load ``<dir>/<dbfilename>`` if there is one; exit on a
-    bad file, as Redis does."""
+def load_rdb(engine: Engine) -> dict[bytes, bytes] | None:
+    """``appendonly no``: load ``<dir>/<dbfilename>`` if there is one (its AUX
+    fields, or None); exit on a bad file, as Redis does."""
     try:
-        load_at_startup(engine)
+        info = load_at_startup(engine)
+        return None if info is None else info.aux
     except (RdbError, OSError) as exc:
         log.warning("Fatal error loading the DB: %s. Exiting.", exc)
         raise SystemExit(1) from None
@@ -119,6 +121,7 @@ async def serve(config: Config) -> None:
     server = Server(engine)
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
+    aux = None
     if config["appendonly"]:
         from ..persistence.aof_format import AofLoadError
         try:
@@ -127,7 +130,8 @@ async def serve(config: Config) -> None:
             log.warning("%s", exc)
             raise SystemExit(1) from None
     else:
-        load_rdb(engine)
+        aux = load_rdb(engine)
+    follow_configured(engine, aux)  # `replicaof host port`: start the link
     loop = asyncio.get_running_loop()
     snapshots = snapshotter(engine)
     snapshots.start_cron(loop, autosave=True)  # save points, BGSAVE children

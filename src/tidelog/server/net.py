@@ -22,10 +22,7 @@ import os
 import socket
 from typing import Any
 
-from .. import (
-    errors,
-    replication,  # noqa: F401  (registers the replication commands)
-)
+from .. import errors
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
