@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..config import NOTIFY_GENERIC, NOTIFY_KEY_MISS
 from ..errors import (
     EXPIRE_GT_LT,
     EXPIRE_NX_XX_GT_LT,
@@ -43,7 +44,11 @@ if TYPE_CHECKING:
 def lookup_read(ctx: Ctx, key: bytes, touch: bool = True) -> Any:
     """The live value at key (None if missing), counted in keyspace_hits/misses."""
     value = ctx.db.get(key) if touch else ctx.db.peek(key)
-    ctx.engine.stats["keyspace_hits" if value is not None else "keyspace_misses"] += 1
+    if value is not None:
+        ctx.engine.stats["keyspace_hits"] += 1
+    else:
+        ctx.engine.stats["keyspace_misses"] += 1
+        ctx.notify(NOTIFY_KEY_MISS, b"keymiss", key)
     return value
 
 
@@ -161,6 +166,7 @@ def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
         if ctx.db.delete(key):
             ctx.modified(key)
             ctx.ready(key)
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
             deleted += 1
     if deleted:
         ctx.propagate_argv()
@@ -319,6 +325,8 @@ def _rename(ctx: Ctx, argv: list[bytes], nx: bool) -> object:
     db.rename(src, dst)
     ctx.modified(src)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_GENERIC, b"rename_from", src)
+    ctx.notify(NOTIFY_GENERIC, b"rename_to", dst)
     ctx.db.touch(dst)
     ctx.ready(src)
     ctx.ready(dst)
@@ -388,10 +396,12 @@ def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
         ctx.modified(key)
         ctx.ready(key)
         ctx.effect([b"DEL", key])
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
         return 1
     db.set_expire(key, when)
     ctx.modified(key)
     ctx.effect([b"PEXPIREAT", key, str(when).encode(), *options])
+    ctx.notify(NOTIFY_GENERIC, b"expire", key)
     return 1
 
 
@@ -481,6 +491,7 @@ def persist(ctx: Ctx, argv: list[bytes]) -> object:
         return 0
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_GENERIC, b"persist", key)
     return 1
 
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..config import NOTIFY_STREAM
 from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_strict_id
 from ..resp.replies import NULL_ARRAY, OK
@@ -335,8 +336,9 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
 
     effect = argv
     trim = args.trim
+    trimmed = 0
     if trim.strategy:
-        _trim(stream, trim)
+        trimmed = _trim(stream, trim)
         if trim.approx:
             effect = _rewrite_approx(argv, stream, trim)
     id_bytes = bytes(new_id)  # formatted once: the reply and the effect
@@ -347,6 +349,10 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     ctx.modified(key)
     ctx.effect(effect)
     ctx.ready(key)
+    if ctx.engine.notify_flags:
+        ctx.notify(NOTIFY_STREAM, b"xadd", key)
+        if trimmed:
+            ctx.notify(NOTIFY_STREAM, b"xtrim", key)
     return id_bytes
 
 
@@ -416,6 +422,9 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             stream.extend(ids, fvs, max_entries, max_bytes)
         ctx.modified(key, len(ids))
         ctx.ready(key)
+        if ctx.engine.notify_flags:
+            for _ in ids:
+                ctx.notify(NOTIFY_STREAM, b"xadd", key)
     ctx.no_propagation()  # the effects above, one per call that added
     return replies
 
@@ -505,6 +514,7 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_STREAM, b"xdel", key)
     return deleted
 
 
@@ -543,6 +553,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
             dropped += drop_references(stream, id)
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(NOTIFY_STREAM, b"xdel", key)
     ctx.changed(dropped)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
         ctx.propagate_argv()
@@ -566,6 +577,7 @@ def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     removed = _trim(stream, trim)
     if removed:
         ctx.modified(key, removed)
+        ctx.notify(NOTIFY_STREAM, b"xtrim", key)
         if trim.approx:
             ctx.effect(_rewrite_approx(argv, stream, trim))
         else:
@@ -620,6 +632,7 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
         stream.max_deleted_entry_id = max_deleted
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xsetid", key)
     return OK
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..config import NOTIFY_STREAM
 from ..errors import CommandError
 from ..ids import MAX_ID, UINT64_MAX, StreamID
 from ..resp.replies import NULL_ARRAY
@@ -161,6 +162,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
                 ctx.changed()
+                ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
                 if args.noack:
                     ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
                                    consumer.name])
