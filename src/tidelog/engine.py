@@ -205,7 +205,7 @@ class Engine:
             "total_connections_received": 0,
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
-            "unexpected_error_replies": 0,
+            "unexpected_error_replies": 0, "client_output_buffer_limit_disconnections": 0,
         }
         # INFO errorstats: error replies by code (the message's first word).
         self.error_counts: dict[str, int] = {}

@@ -82,6 +82,9 @@ class ClientState:
     pubsub: Any = None
     # CLIENT KILL: the server sets this to close the connection (None: cannot).
     kill: Callable[[], None] | None = None
+    # Bytes of replies not yet written to the socket (CLIENT LIST's omem);
+    # the server gives it.
+    output_bytes: Callable[[], int] = lambda: 0
 
 
 # INFO persistence's aof_* lines while no AOF runs (the engine's inert

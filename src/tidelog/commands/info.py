@@ -140,6 +140,9 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
+        # Redis 7.4: clients closed for passing client-output-buffer-limit.
+        "client_output_buffer_limit_disconnections:"
+        f"{stats['client_output_buffer_limit_disconnections']}",
         *(f"{k}:{v}" for k, v in stats.items() if k not in _STATS_SHOWN),
     ]
 
@@ -147,7 +150,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
 _STATS_SHOWN = {
     "total_connections_received", "total_commands_processed", "rejected_connections",
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
-    "total_error_replies",
+    "total_error_replies", "client_output_buffer_limit_disconnections",
 }
 
 
