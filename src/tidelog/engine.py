@@ -264,6 +264,9 @@ class Engine:
         flags = self.notify_flags
         if not flags & cls:
             return
+        tables = self.pubsub.tables
+        if not tables[0] and not tables[1]:  # no channel or pattern has a subscriber
+            return
         if flags & NOTIFY_KEYSPACE:
             self._publish(b"__keyspace@%d__:%s" % (db_index, key), event)
         if flags & NOTIFY_KEYEVENT:
