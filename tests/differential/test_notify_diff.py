@@ -226,6 +226,31 @@ def test_key_miss_events(differ, watch):
                        pm(b"__keyevent@0__:keymiss", b"nothing")]
 
 
+MISSES = [
+    ["GET", "m"], ["STRLEN", "m"], ["GETRANGE", "m", "0", "1"], ["EXISTS", "m", "n"],
+    ["TYPE", "m"], ["TTL", "m"], ["PTTL", "m"], ["OBJECT", "ENCODING", "m"],
+    ["LRANGE", "m", "0", "-1"], ["LLEN", "m"], ["LINDEX", "m", "0"], ["LPOS", "m", "x"],
+    ["HGET", "m", "f"], ["HGETALL", "m"], ["HLEN", "m"], ["HEXISTS", "m", "f"], ["HMGET", "m", "f"],
+    ["SMEMBERS", "m"], ["SCARD", "m"], ["SISMEMBER", "m", "x"], ["SINTER", "m", "n"],
+    ["ZRANGE", "m", "0", "-1"], ["ZSCORE", "m", "x"], ["ZCARD", "m"], ["ZRANK", "m", "x"],
+    ["ZUNION", "2", "m", "n"], ["XRANGE", "m", "-", "+"], ["XREVRANGE", "m", "+", "-"],
+    ["XLEN", "m"], ["XREAD", "STREAMS", "m", "n", "0", "0"], ["XPENDING", "m", "g"],
+    ["SORT", "m"], ["DUMP", "m"], ["COPY", "m", "n"], ["LCS", "m", "n"],
+    ["XINFO", "STREAM", "m"], ["XINFO", "GROUPS", "m"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "m", ">"],
+    ["XCLAIM", "m", "g", "c", "0", "1-1"], ["XAUTOCLAIM", "m", "g", "c", "0", "0"], ["XACK", "m", "g", "1-1"],
+    ["SRANDMEMBER", "m"], ["ZRANDMEMBER", "m"], ["HRANDFIELD", "m"],
+    ["SSCAN", "m", "0"], ["HSCAN", "m", "0"],
+    ["ZSCAN", "m", "0"], ["HSTRLEN", "m", "f"], ["ZCOUNT", "m", "0", "1"], ["SMISMEMBER", "m", "x"],
+]
+
+
+@pytest.mark.parametrize("argv", MISSES, ids=lambda argv: " ".join(argv[:2]))
+def test_key_miss_of_each_read(differ, watch, argv):
+    watcher = watch("Em")
+    run(differ, watcher, [argv])
+
+
 def test_classes_without_k_or_e_send_nothing(differ, watch):
     watcher = watch("A")
     assert run(differ, watcher, [["SET", "a", "1"], ["DEL", "a"]]) == []

@@ -25,6 +25,7 @@ from ..errors import (
     LFU_NOT_SELECTED,
     NO_SUCH_KEY,
     SYNTAX,
+    WRONGTYPE,
     CommandError,
     invalid_expire,
     unsupported_option,
@@ -41,15 +42,26 @@ if TYPE_CHECKING:
 # -- lookups that count keyspace hits and misses (INFO stats) -------------------------
 
 
-def lookup_read(ctx: Ctx, key: bytes, touch: bool = True) -> Any:
-    """The live value at key (None if missing), counted in keyspace_hits/misses."""
+def lookup_read(ctx: Ctx, key: bytes, touch: bool = True, notify: bool = True) -> Any:
+    """The live value at key (None if missing), counted in keyspace_hits/misses;
+    a miss is a ``keymiss`` event (unless ``notify`` is False, as OBJECT's)."""
     value = ctx.db.get(key) if touch else ctx.db.peek(key)
     if value is not None:
         ctx.engine.stats["keyspace_hits"] += 1
     else:
         ctx.engine.stats["keyspace_misses"] += 1
-        ctx.notify(NOTIFY_KEY_MISS, b"keymiss", key)
+        if notify:
+            ctx.notify(NOTIFY_KEY_MISS, b"keymiss", key)
     return value
+
+
+def lookup_read_typed(ctx: Ctx, key: bytes, cls: type) -> Any:
+    """:func:`lookup_read` of a value of type ``cls``: None if missing,
+    WRONGTYPE for another type."""
+    value = lookup_read(ctx, key)
+    if value is None or type(value) is cls:
+        return value
+    raise CommandError(WRONGTYPE)
 
 
 # -- glob patterns -----------------------------------------------------------------
@@ -573,7 +585,7 @@ def object_(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _object_lookup(ctx: Ctx, key: bytes) -> Any:
-    return lookup_read(ctx, key, touch=False)
+    return lookup_read(ctx, key, touch=False, notify=False)
 
 
 @command("object|encoding", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",

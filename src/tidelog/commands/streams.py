@@ -59,6 +59,7 @@ from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
 from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
+from .keys import lookup_read_typed
 from .replies import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from .stream_args import (
     ACKED,
@@ -434,7 +435,7 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
          summary="Returns the number of entries in a stream.")
 def xlen(ctx: Ctx, argv: list[bytes]) -> Any:
     """XLEN key"""
-    stream = ctx.db.get_stream(argv[1])
+    stream = lookup_read_typed(ctx, argv[1], Stream)
     return 0 if stream is None else stream.length
 
 
@@ -462,7 +463,7 @@ def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
                 raise CommandError(errors.SYNTAX)
         r.finish()
 
-    stream = ctx.db.get_stream(argv[1])
+    stream = lookup_read_typed(ctx, argv[1], Stream)
     if stream is None:
         return []
     if count == 0:
@@ -653,7 +654,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     # key's type before its ID.
     after: list[StreamID] = []
     for key, id_arg in zip(keys, opts.ids):
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)  # and again below: twice, as in Redis
         if id_arg == b"$":
             after.append(stream.last_id if stream is not None else MIN_ID)
         elif id_arg == b"+":
@@ -675,7 +676,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     for key, gt in zip(keys, after):
         if maxcount and budget <= 0:
             break  # MAXCOUNT reached: the keys after it are not served
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)
         if stream is not None and last_valid_id(stream) > gt:
             found = entries_reply(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
             if size is not None:

@@ -55,6 +55,7 @@ from .group_ops import (
     setid_effect,
     xclaim_effect,
 )
+from .keys import lookup_read_typed
 from .replies import (
     SizeBudget,
     capped_count,
@@ -90,7 +91,7 @@ def _resolve_targets(ctx: Ctx, args: ReadArgs,
     """
     targets = []
     for n, key in enumerate(args.keys):
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)
         group = group_of(stream, args.group)
         if group is None:
             raise errors.nogroup_xreadgroup(key, args.group)
