@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from tests.support.differ_tools import Pair
+from tests.support.differ_tools import Pair, wait_blocked
 
 PONG2 = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
 PONG3 = b"+PONG\r\n"
@@ -324,3 +324,30 @@ def test_config_read_back(differ, value):
 def test_config_refused(differ, value):
     differ.check("CONFIG", "SET", "notify-keyspace-events", value)
     differ.check("CONFIG", "GET", "notify-keyspace-events")
+
+
+@pytest.mark.parametrize("blocked, feed", [
+    (["BLPOP", "l", "0"], [["RPUSH", "l", "a"]]),
+    (["BLMOVE", "l", "m", "LEFT", "RIGHT", "0"], [["RPUSH", "l", "a", "b"]]),
+    (["BZPOPMIN", "z", "0"], [["ZADD", "z", "1", "a"]]),
+    (["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"],
+     [["XADD", "s", "1-1", "f", "v"]]),
+    (["XREAD", "BLOCK", "0", "STREAMS", "s", "$"], [["XADD", "s", "2-1", "f", "v"]]),
+])
+def test_events_of_blocked_commands_served_later(differ, watch, tidelog, blocked, feed):
+    """The blocked command's events come after those of the command that
+    served it, as in Redis."""
+    if blocked[0] == "XREADGROUP":
+        differ.check("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    watcher = watch("KEA")
+    waiter = Pair(differ)
+    try:
+        waiter.send(*blocked)
+        wait_blocked(differ, tidelog, 1)
+        for argv in feed:
+            differ.check(*argv)
+        ours, theirs = waiter.replies()
+        assert ours == theirs
+        assert watcher.messages()
+    finally:
+        waiter.close()
