@@ -5,7 +5,11 @@ tests/differential/test_notify_diff.py), and the events of commands newer
 than 7.0 (hash field expiry, Redis 7.4 and 8.0), which the differential
 tests cannot compare.
 
-https://redis.io/docs/latest/develop/pubsub/keyspace-notifications/
+https://redis.io/docs/latest/develop/pubsub/keyspace-notifications/ -- for the hash
+field commands of 7.4 and 8.0, Redis 8's events: HEXPIRE sends one hdel when a past
+deadline deleted fields, else hexpire; HGETEX likewise (hpersist for PERSIST); HSETEX
+hset then hexpire, or only hexpired for a past deadline; HGETDEL hdel; then del when
+the hash went.
 """
 
 from __future__ import annotations
@@ -201,7 +205,18 @@ def test_hexpire_in_the_past_deletes():
     world.run("HSET", "h", "a", "1")
     world.events()
     world.run("HEXPIREAT", "h", "1", "FIELDS", "1", "a")
+    assert world.events() == [(b"hdel", b"h"), (b"del", b"h")]
+    world.run("HSET", "h", "a", "1", "b", "2")
+    world.events()
+    world.run("HEXPIRE", "h", "100", "FIELDS", "1", "a")
+    world.run("HPEXPIREAT", "h", "1", "FIELDS", "2", "a", "nofield")
+    assert world.events() == [(b"hexpire", b"h"), (b"hdel", b"h")]
+    world.run("HGETEX", "h", "PXAT", "1", "FIELDS", "1", "b")
+    assert world.events() == [(b"hdel", b"h"), (b"del", b"h")]
+    world.run("HSETEX", "h", "PXAT", "1", "FIELDS", "1", "a", "1")
     assert world.events() == [(b"hexpired", b"h"), (b"del", b"h")]
+    world.run("HSETEX", "h", "FIELDS", "1", "a", "1")
+    assert world.events() == [(b"hset", b"h")]
 
 
 def test_hgetdel_hsetex_hgetex():

@@ -140,11 +140,8 @@ def _expire_generic(ctx: Ctx, argv: list[bytes], seconds: bool, absolute: bool) 
     codes = [_apply_deadline(ctx, key, h, field, when, cond) for field in fields]
     deleted = [f for f, code in zip(fields, codes) if code == DELETED]
     updated = [f for f, code in zip(fields, codes) if code == SET]
-    if updated:
-        ctx.notify(NOTIFY_HASH, b"hexpire", key)
-    if deleted:
-        ctx.notify(NOTIFY_HASH, b"hexpired", key)
-    if deleted or updated:
+    if deleted or updated:  # one event: hdel when a past deadline deleted any (Redis 7.4)
+        ctx.notify(NOTIFY_HASH, b"hdel" if deleted else b"hexpire", key)
         _drop_if_empty(ctx, key, h)
         ctx.modified(key, len(deleted) + len(updated))
     for field in deleted:
@@ -298,7 +295,7 @@ def hgetex(ctx: Ctx, argv: list[bytes]) -> object:
             for field in present:
                 h.delete(field)
                 ctx.effect([b"HDEL", key, field])
-            ctx.notify(NOTIFY_HASH, b"hexpired", key)
+            ctx.notify(NOTIFY_HASH, b"hdel", key)
             _drop_if_empty(ctx, key, h)
         else:
             for field in present:
@@ -376,9 +373,9 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
         longest = max(longest, len(pairs[i]), len(pairs[i + 1]))
     h.convert_if(ctx.config["hash-max-listpack-entries"],
                  ctx.config["hash-max-listpack-value"], longest)
-    ctx.notify(NOTIFY_HASH, b"hset", key)
     if when is not None and when <= ctx.now_ms():
-        # A deadline already past deletes the fields: propagated as HDELs only.
+        # A deadline already past deletes the fields: propagated as HDELs
+        # only, and one hexpired event (no hset), as Redis 8.0 sends.
         ctx.notify(NOTIFY_HASH, b"hexpired", key)
         for field in dict.fromkeys(fields):
             h.delete(field)
@@ -388,11 +385,13 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
         for field in fields:
             h.set_ttl(field, when)
         ctx.db.track_fields(key, when)
+        ctx.notify(NOTIFY_HASH, b"hset", key)
         ctx.notify(NOTIFY_HASH, b"hexpire", key)
         rewritten = list(argv)  # EX/PX/EXAT become PXAT <abs ms>, in place
         rewritten[when_at - 1:when_at + 1] = [b"PXAT", b"%d" % when]
         ctx.effect(rewritten)
     else:
+        ctx.notify(NOTIFY_HASH, b"hset", key)
         ctx.propagate_argv()
     ctx.modified(key, len(fields))
     return 1
