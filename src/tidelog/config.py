@@ -147,6 +147,138 @@ def save_points(text: str) -> list[tuple[int, int]]:
     return list(zip(words[0::2], words[1::2]))
 
 
+# -- notify-keyspace-events ------------------------------------------------------------
+# The event classes, as bits (the ``cls`` of ``Ctx.notify``).  K and E say
+# where events go (``__keyspace@<db>__:<key>``, ``__keyevent@<db>__:<event>``);
+# the others which events are sent.
+NOTIFY_KEYSPACE = 1 << 0
+NOTIFY_KEYEVENT = 1 << 1
+NOTIFY_GENERIC = 1 << 2
+NOTIFY_STRING = 1 << 3
+NOTIFY_LIST = 1 << 4
+NOTIFY_SET = 1 << 5
+NOTIFY_HASH = 1 << 6
+NOTIFY_ZSET = 1 << 7
+NOTIFY_EXPIRED = 1 << 8
+NOTIFY_EVICTED = 1 << 9
+NOTIFY_STREAM = 1 << 10
+NOTIFY_KEY_MISS = 1 << 11
+NOTIFY_LOADED = 1 << 12   # modules only; never set by the option
+NOTIFY_MODULE = 1 << 13
+NOTIFY_NEW = 1 << 14
+# 'A': every class but key-miss and new-key (as Redis).
+NOTIFY_ALL = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH
+              | NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+
+_NOTIFY_CLASSES = {
+    "A": NOTIFY_ALL, "g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "l": NOTIFY_LIST,
+    "s": NOTIFY_SET, "h": NOTIFY_HASH, "z": NOTIFY_ZSET, "x": NOTIFY_EXPIRED,
+    "e": NOTIFY_EVICTED, "K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "t": NOTIFY_STREAM,
+    "m": NOTIFY_KEY_MISS, "d": NOTIFY_MODULE, "n": NOTIFY_NEW,
+}
+# The order CONFIG GET shows the classes in: these (or 'A' for all of them) ...
+_NOTIFY_SHOWN_CLASSES = (("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTIFY_LIST),
+                         ("s", NOTIFY_SET), ("h", NOTIFY_HASH), ("z", NOTIFY_ZSET),
+                         ("x", NOTIFY_EXPIRED), ("e", NOTIFY_EVICTED), ("t", NOTIFY_STREAM),
+                         ("d", NOTIFY_MODULE), ("n", NOTIFY_NEW))
+# ... then these.
+_NOTIFY_SHOWN_AFTER = (("K", NOTIFY_KEYSPACE), ("E", NOTIFY_KEYEVENT), ("m", NOTIFY_KEY_MISS))
+
+
+def parse_notify_events(text: str) -> int:
+    """``notify-keyspace-events``: a string of class characters -> their bits."""
+    flags = 0
+    for char in text:
+        bit = _NOTIFY_CLASSES.get(char)
+        if bit is None:
+            raise ConfigError(errors.CONFIG_NOTIFY_CLASS)
+        flags |= bit
+    return flags
+
+
+def show_notify_events(flags: int) -> str:
+    """The canonical form CONFIG GET shows: ``A`` standing for every class
+    it covers (a new-key 'n' set with it is then not shown, as in Redis),
+    then K, E and m."""
+    if flags & NOTIFY_ALL == NOTIFY_ALL:
+        shown = "A"
+    else:
+        shown = "".join(char for char, bit in _NOTIFY_SHOWN_CLASSES if flags & bit)
+    return shown + "".join(char for char, bit in _NOTIFY_SHOWN_AFTER if flags & bit)
+
+
+# -- client-output-buffer-limit ----------------------------------------------------------
+# The client classes, in the order CONFIG GET shows them ("replica" is
+# accepted for "slave", which is what Redis shows).
+BUFFER_LIMIT_CLASSES = ("normal", "slave", "pubsub")
+_BUFFER_LIMIT_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave",
+                       "pubsub": "pubsub"}
+
+
+@dataclass(frozen=True)
+class BufferLimit:
+    """One client class's output buffer limit: bytes (0: none), and the
+    seconds the soft limit may be exceeded."""
+
+    hard: int
+    soft: int
+    soft_seconds: int
+
+
+def _parse_buffer_bytes(text: str) -> int:
+    """A memory value as Redis's memtoull reads it here: unsigned 64-bit,
+    digits too many saturating, the unit's product wrapping."""
+    lower = text.lower()
+    digits = lower.rstrip("kmgb")
+    unit = lower[len(digits):]
+    if not digits or unit not in _MEMORY_UNITS or not (digits.isascii() and digits.isdigit()):
+        raise ConfigError(errors.CONFIG_BUFFER_LIMIT_VALUE)
+    return min(int(digits), 2**64 - 1) * _MEMORY_UNITS[unit] % 2**64
+
+
+def _parse_buffer_seconds(text: str) -> int:
+    """soft_seconds: a decimal (sign and leading zeros allowed) kept in a C
+    int, as Redis keeps it; negative after that is an error."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not (body.isascii() and body.isdigit()):
+        raise ConfigError(errors.CONFIG_BUFFER_LIMIT_VALUE)
+    value = max(-(2**63), min(2**63 - 1, int(text)))  # strtoll saturates
+    value &= 0xFFFFFFFF
+    if value >= 2**31:
+        raise ConfigError(errors.CONFIG_BUFFER_LIMIT_VALUE)
+    return value
+
+
+def parse_buffer_limits(text: str, base: dict[str, BufferLimit] | None = None) -> dict[str, BufferLimit]:
+    """``<class> <hard> <soft> <soft_seconds> [...]``: the limits of the
+    classes named replaced in ``base`` (the defaults when None).  All or
+    nothing: a bad group changes nothing."""
+    words = text.split()
+    if len(words) % 4:
+        raise ConfigError(errors.CONFIG_BUFFER_LIMIT_ARGS)
+    limits = dict(base if base is not None else DEFAULT_BUFFER_LIMITS)
+    for i in range(0, len(words), 4):
+        name = _BUFFER_LIMIT_NAMES.get(words[i].lower())
+        if name is None:
+            raise ConfigError(errors.CONFIG_BUFFER_LIMIT_CLASS)
+        limits[name] = BufferLimit(_parse_buffer_bytes(words[i + 1]),
+                                   _parse_buffer_bytes(words[i + 2]),
+                                   _parse_buffer_seconds(words[i + 3]))
+    return limits
+
+
+def show_buffer_limits(limits: dict[str, BufferLimit]) -> str:
+    return " ".join(f"{name} {limits[name].hard} {limits[name].soft} {limits[name].soft_seconds}"
+                    for name in BUFFER_LIMIT_CLASSES)
+
+
+DEFAULT_BUFFER_LIMITS = {
+    "normal": BufferLimit(0, 0, 0),
+    "slave": BufferLimit(256 * 1024**2, 64 * 1024**2, 60),
+    "pubsub": BufferLimit(32 * 1024**2, 8 * 1024**2, 60),
+}
+
+
 def _show_bool(value: bool) -> str:
     return "yes" if value else "no"
 
@@ -241,6 +373,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # acknowledged within max-lag seconds (0: never refuses).
     Option("min-replicas-to-write", _parse_int(0, INT32_MAX), "0"),
     Option("min-replicas-max-lag", _parse_int(0, INT32_MAX), "10"),
+    # Keyspace notifications: the classes of events published (Pub/Sub).
+    Option("notify-keyspace-events", parse_notify_events, "", show=show_notify_events),
+    # Output buffer limits per client class (the network layer enforces
+    # them); several lines in a config file each change the classes named.
+    Option("client-output-buffer-limit", parse_buffer_limits,
+           "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+           show=show_buffer_limits, multi_arg=True),
 ]}
 
 
@@ -265,6 +404,9 @@ class Config:
         opt = OPTIONS[name.lower()]
         if not at_startup and not opt.mutable:
             raise ConfigError(errors.CONFIG_IMMUTABLE.decode())
+        if opt.parse is parse_buffer_limits:  # changes only the classes named
+            self._values[opt.name] = parse_buffer_limits(text, self._values.get(opt.name))
+            return
         self._values[opt.name] = opt.parse(text)
 
     def show(self, name: str) -> str:

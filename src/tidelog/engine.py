@@ -57,11 +57,19 @@ from .commands.contract import (
     Wait,
 )
 from .commands.keys import glob_match
-from .config import Config
+from .config import (
+    NOTIFY_EXPIRED,
+    NOTIFY_GENERIC,
+    NOTIFY_HASH,
+    NOTIFY_KEYEVENT,
+    NOTIFY_KEYSPACE,
+    NOTIFY_NEW,
+    Config,
+)
 from .errors import CommandError
 from .keyspace import Database
 from .resp import encode
-from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
+from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
 from .types.pubsub import PubSub
 
 __all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
@@ -230,6 +238,9 @@ class Engine:
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
+        # Keyspace notifications (notify-keyspace-events): see set_notify.
+        self.notify_flags = 0
+        self.set_notify(self.config["notify-keyspace-events"])
         self._ready: dict[tuple[int, bytes], None] = {}
         # Each listener gets a list of (db index, argv) effects per command or
         # transaction; several effects of one command or transaction come
@@ -249,7 +260,7 @@ class Engine:
             "total_connections_received": 0,
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
-            "unexpected_error_replies": 0,
+            "unexpected_error_replies": 0, "client_output_buffer_limit_disconnections": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
         }
@@ -296,6 +307,43 @@ class Engine:
         if client.pubsub is not None:
             self.pubsub.drop(client)
             client.pubsub = None
+
+    # -- keyspace notifications ----------------------------------------------------
+    def set_notify(self, flags: int) -> None:
+        """Take the notify-keyspace-events classes in force.  Nothing is
+        published unless K or E says where to: the flags are then 0, so
+        ``Ctx.notify`` costs one test."""
+        self.notify_flags = flags if flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT) else 0
+        on_new = self._key_new if self.notify_flags & NOTIFY_NEW else None
+        for db in self.dbs:
+            db.on_new = on_new
+
+    def notify_keyspace(self, cls: int, event: bytes, key: bytes, db_index: int) -> None:
+        """Publish one keyspace event (its class is on): to the key's
+        ``__keyspace@<db>__`` channel (K), then to the event's
+        ``__keyevent@<db>__`` channel (E), as Redis does."""
+        flags = self.notify_flags
+        if not flags & cls:
+            return
+        tables = self.pubsub.tables
+        if not tables[0] and not tables[1]:  # no channel or pattern has a subscriber
+            return
+        if flags & NOTIFY_KEYSPACE:
+            self._publish(b"__keyspace@%d__:%s" % (db_index, key), event)
+        if flags & NOTIFY_KEYEVENT:
+            self._publish(b"__keyevent@%d__:%s" % (db_index, event), key)
+
+    def _publish(self, channel: bytes, message: bytes) -> None:
+        direct, by_pattern = self.pubsub.receivers(channel)
+        if direct:
+            push = Push([b"message", channel, message])
+            for client in direct:
+                client.send(push)
+        for pattern, client in by_pattern:
+            client.send(Push([b"pmessage", pattern, channel, message]))
+
+    def _key_new(self, db: Database, key: bytes) -> None:
+        self.notify_keyspace(NOTIFY_NEW, b"new", key, db.index)
 
     # -- executing ------------------------------------------------------------------
     def execute(self, client: ClientState, argv: list[bytes]) -> Reply:
@@ -554,12 +602,19 @@ class Engine:
         self.stats["expired_keys"] += 1
         self.signal_ready(db.index, key)
         self.emit([(db.index, [b"DEL", key])])
+        if self.notify_flags & NOTIFY_EXPIRED:
+            self.notify_keyspace(NOTIFY_EXPIRED, b"expired", key, db.index)
 
     def _fields_expired(self, db: Database, key: bytes, fields: list[bytes]) -> None:
         """Hash fields expired (lazily or actively): propagated as one
         ``HDEL key field`` each, as Redis does."""
         self.stats["expired_subkeys"] += len(fields)
         self.emit([(db.index, [b"HDEL", key, field]) for field in fields])
+        if self.notify_flags:
+            # Redis 7.4: one hexpired per batch, and del when the hash went.
+            self.notify_keyspace(NOTIFY_HASH, b"hexpired", key, db.index)
+            if key not in db.data:
+                self.notify_keyspace(NOTIFY_GENERIC, b"del", key, db.index)
 
     # -- transactions ---------------------------------------------------------------
     def exec_transaction(self, ctx: Ctx) -> Reply:

@@ -189,6 +189,10 @@ CONFIG_BAD_SAVE = "Invalid save parameters"
 CONFIG_UNBALANCED_QUOTES = "Unbalanced quotes in configuration line"
 CONFIG_BAD_DIRECTIVE = "Bad directive or wrong number of arguments"
 CONFIG_WRONG_ARGUMENTS = "wrong number of arguments"
+CONFIG_NOTIFY_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+CONFIG_BUFFER_LIMIT_ARGS = "Wrong number of arguments in buffer limit configuration."
+CONFIG_BUFFER_LIMIT_CLASS = "Invalid client class specified in buffer limit configuration."
+CONFIG_BUFFER_LIMIT_VALUE = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 
 
 def config_out_of_range(low: int, high: int) -> str:

@@ -58,6 +58,9 @@ class Database:
         self.watchers: dict[bytes, set[Watcher]] = {}
         self._now_ms = now_ms
         self.on_expired: Callable[[Database, bytes], None] = lambda db, key: None
+        # Told of every key created by set/rename while the new-key
+        # notification class is on (None otherwise: one test per new key).
+        self.on_new: Callable[[Database, bytes], None] | None = None
         self.expired_count = 0
         self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
         self.key_index = KeyIndex()        # buckets for SCAN
@@ -127,6 +130,9 @@ class Database:
         """Store a value; a plain SET clears the key's TTL unless keep_ttl."""
         if key not in self.data:
             self.key_index.add(key)
+            if self.on_new is not None:
+                self.data[key] = value
+                self.on_new(self, key)
         self.data[key] = value
         self.access[key] = self._now_ms()
         if not keep_ttl:
@@ -187,10 +193,12 @@ class Database:
         when = self.expires.pop(src, None)
         self.key_index.discard(src)
         self.access.pop(src, None)
+        self.access[dst] = self._now_ms()
         if dst not in self.data:
             self.key_index.add(dst)
-        self.access[dst] = self._now_ms()
         self.data[dst] = value
+        if self.on_new is not None:  # a replaced destination counts as new, as in Redis
+            self.on_new(self, dst)
         self.expires.pop(dst, None)
         if when is not None:
             self.set_expire(dst, when)

@@ -26,6 +26,9 @@ class Transport:
     def is_closing(self) -> bool:
         return False
 
+    def get_write_buffer_size(self) -> int:
+        return 0  # everything written went out at once
+
     def close(self) -> None:
         pass
 

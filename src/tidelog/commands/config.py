@@ -40,6 +40,8 @@ def _apply_config(ctx: Ctx, name: str) -> None:
     """Side effects of a changed option (most are read where used)."""
     if name == "loglevel":
         logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
+    elif name == "notify-keyspace-events":
+        ctx.engine.set_notify(ctx.config[name])
     elif name == "appendonly":
         try:
             ctx.engine.persistence.set_appendonly(ctx.config["appendonly"])

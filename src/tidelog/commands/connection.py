@@ -46,7 +46,7 @@ from .replies import help_reply
 from .table import command
 
 if TYPE_CHECKING:
-    from .contract import ClientState, Ctx
+    from .contract import ClientState, Ctx, EngineAPI
 
 DEFAULT_USER = b"default"
 
@@ -250,8 +250,16 @@ def _client_flags(client: ClientState) -> str:
 
 def client_line(ctx: Ctx, client: ClientState) -> bytes:
     """One CLIENT LIST line (without the trailing newline), Redis 7.2's layout."""
-    now = ctx.engine.clock.monotonic()
-    argv_mem = sum(len(a) for a in ctx.argv) if client is ctx.client else 0
+    return client_info_line(ctx.engine, client, ctx.argv if client is ctx.client else None)
+
+
+def client_info_line(engine: EngineAPI, client: ClientState,
+                     argv: list[bytes] | None = None) -> bytes:
+    """A client described as CLIENT LIST does (and as Redis logs a client it
+    closes); ``argv``: the command it is running, if any."""
+    now = engine.clock.monotonic()
+    argv_mem = sum(len(a) for a in argv) if argv else 0
+    omem = client.output_bytes()
     multi_mem = sum(len(a) for cmd in client.multi for a in cmd) if client.multi else 0
     multi = len(client.multi) if client.multi is not None else -1
     subs = client.pubsub
@@ -262,7 +270,8 @@ def client_line(ctx: Ctx, client: ClientState) -> bytes:
         f" flags={_client_flags(client)} db={client.db} sub={sub} psub={psub} ssub={ssub}"
         f" multi={multi}"
         f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
-        f" obl=0 oll=0 omem=0 tot-mem={argv_mem + multi_mem} events=r cmd={client.last_command}"
+        f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem} events=r"
+        f" cmd={client.last_command}"
         f" user=default redir=-1 resp={client.protocol}"
     ).encode() + b" lib-name=" + client.lib_name + b" lib-ver=" + client.lib_ver
 

@@ -89,6 +89,9 @@ class ClientState:
     woff: int = 0
     # CLIENT KILL: the server sets this to close the connection (None: cannot).
     kill: Callable[[], None] | None = None
+    # Bytes of replies not yet written to the socket (CLIENT LIST's omem);
+    # the server gives it.
+    output_bytes: Callable[[], int] = lambda: 0
 
 
 # INFO persistence's aof_* lines while no AOF runs (the engine's inert
@@ -199,7 +202,10 @@ class EngineAPI(Protocol):
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
     pubsub: PubSub
+    # The notify-keyspace-events classes in force; 0 when nothing is published.
+    notify_flags: int
 
+    def notify_keyspace(self, cls: int, event: bytes, key: bytes, db_index: int) -> None: ...
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...
     def wake_later(self, delay_s: float, db_index: int, keys: list[bytes]) -> Any: ...
@@ -277,6 +283,15 @@ class Ctx:
         state, PELs, a flush that touches keys itself): the change counts
         toward save points and the propagation check."""
         self.changes += count
+
+    def notify(self, cls: int, event: bytes, key: bytes) -> None:
+        """A keyspace event of class ``cls`` (``config.NOTIFY_*``) happened to
+        key: published to ``__keyspace@<db>__:<key>`` and/or
+        ``__keyevent@<db>__:<event>`` when the class is on.  One attribute
+        test while notifications are off; call in Redis's order, after the
+        change."""
+        if self.engine.notify_flags & cls:
+            self.engine.notify_keyspace(cls, event, key, self.db.index)
 
     def ready(self, key: bytes) -> None:
         """A key got data (or went away): serve its blocked clients afterwards."""

@@ -17,6 +17,7 @@ import copy as copy_module
 import random
 from typing import TYPE_CHECKING, Any
 
+from ..config import NOTIFY_GENERIC, NOTIFY_NEW
 from ..errors import (
     INVALID_DB_INDEX,
     INVALID_FIRST_DB,
@@ -100,15 +101,19 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
     if value is None:
         return 0
     when = ctx.db.expires.get(src)
-    if target.get(dst) is not None and not replace:
+    replaced = target.get(dst) is not None
+    if replaced and not replace:
         return 0
     duplicate = copy_value(value)
     target.set(dst, duplicate)
+    if replaced:  # Redis deletes the old value and adds the copy: a new key
+        ctx.engine.notify_keyspace(NOTIFY_NEW, b"new", dst, target.index)
     if when is not None:
         target.set_expire(dst, when)
     target.touch(dst)
     ctx.changed()
     _ready_in(ctx, target, dst)
+    ctx.engine.notify_keyspace(NOTIFY_GENERIC, b"copy_to", dst, target.index)
     if getattr(duplicate, "idmp", None) is not None:
         ctx.engine.track_idmp(duplicate.idmp)
     ctx.propagate_argv()
@@ -140,6 +145,8 @@ def move(ctx: Ctx, argv: list[bytes]) -> object:
     ctx.ready(key)
     _ready_in(ctx, target, key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_GENERIC, b"move_from", key)
+    ctx.engine.notify_keyspace(NOTIFY_GENERIC, b"move_to", key, target.index)
     return 1
 
 

@@ -17,6 +17,7 @@ successful claim), not on every attempt as 7.2 does, so consumer lists stay
 
 from __future__ import annotations
 
+from ..config import NOTIFY_STREAM
 from ..ids import StreamID
 from ..types.groups import Consumer, ConsumerGroup, PendingEntry
 from ..types.stream import Stream
@@ -85,6 +86,7 @@ def new_consumer(ctx: Ctx, group: ConsumerGroup, name: bytes, now: int) -> Consu
     """Create the claiming consumer, now that it claims something."""
     consumer, _ = group.create_consumer(name, now)
     ctx.changed()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", ctx.argv[1])  # XCLAIM's, XAUTOCLAIM's key
     return consumer
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC, NOTIFY_HASH
 from ..errors import (
     EXPIRE_NEGATIVE,
     FIELDS_MISSING,
@@ -100,6 +101,7 @@ def _drop_if_empty(ctx: Ctx, key: bytes, h: Hash) -> None:
     if not len(h):
         ctx.db.delete(key)
         ctx.ready(key)
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
 
 
 def _apply_deadline(ctx: Ctx, key: bytes, h: Hash, field: bytes, when: int,
@@ -138,7 +140,8 @@ def _expire_generic(ctx: Ctx, argv: list[bytes], seconds: bool, absolute: bool) 
     codes = [_apply_deadline(ctx, key, h, field, when, cond) for field in fields]
     deleted = [f for f, code in zip(fields, codes) if code == DELETED]
     updated = [f for f, code in zip(fields, codes) if code == SET]
-    if deleted or updated:
+    if deleted or updated:  # one event: hdel when a past deadline deleted any (Redis 7.4)
+        ctx.notify(NOTIFY_HASH, b"hdel" if deleted else b"hexpire", key)
         _drop_if_empty(ctx, key, h)
         ctx.modified(key, len(deleted) + len(updated))
     for field in deleted:
@@ -252,6 +255,7 @@ def hpersist(ctx: Ctx, argv: list[bytes]) -> object:
     if 1 in out:
         ctx.modified(key)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_HASH, b"hpersist", key)
     return out
 
 
@@ -285,17 +289,20 @@ def hgetex(ctx: Ctx, argv: list[bytes]) -> object:
         if sum(h.persist(f) for f in present):
             ctx.modified(key)
             ctx.effect([b"HPERSIST", key, *argv[at:]])
+            ctx.notify(NOTIFY_HASH, b"hpersist", key)
     elif when is not None and present:
         if when <= ctx.now_ms():
             for field in present:
                 h.delete(field)
                 ctx.effect([b"HDEL", key, field])
+            ctx.notify(NOTIFY_HASH, b"hdel", key)
             _drop_if_empty(ctx, key, h)
         else:
             for field in present:
                 h.set_ttl(field, when)
             ctx.db.track_fields(key, when)
             ctx.effect([b"HPEXPIREAT", key, b"%d" % when, *argv[at:]])
+            ctx.notify(NOTIFY_HASH, b"hexpire", key)
         ctx.modified(key, len(present))
     ctx.no_propagation()
     return values
@@ -367,7 +374,9 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
     h.convert_if(ctx.config["hash-max-listpack-entries"],
                  ctx.config["hash-max-listpack-value"], longest)
     if when is not None and when <= ctx.now_ms():
-        # A deadline already past deletes the fields: propagated as HDELs only.
+        # A deadline already past deletes the fields: propagated as HDELs
+        # only, and one hexpired event (no hset), as Redis 8.0 sends.
+        ctx.notify(NOTIFY_HASH, b"hexpired", key)
         for field in dict.fromkeys(fields):
             h.delete(field)
             ctx.effect([b"HDEL", key, field])
@@ -376,10 +385,13 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
         for field in fields:
             h.set_ttl(field, when)
         ctx.db.track_fields(key, when)
+        ctx.notify(NOTIFY_HASH, b"hset", key)
+        ctx.notify(NOTIFY_HASH, b"hexpire", key)
         rewritten = list(argv)  # EX/PX/EXAT become PXAT <abs ms>, in place
         rewritten[when_at - 1:when_at + 1] = [b"PXAT", b"%d" % when]
         ctx.effect(rewritten)
     else:
+        ctx.notify(NOTIFY_HASH, b"hset", key)
         ctx.propagate_argv()
     ctx.modified(key, len(fields))
     return 1

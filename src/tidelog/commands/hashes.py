@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC, NOTIFY_HASH
 from ..errors import (
     FIELDS_MISSING,
     HASH_VALUE_NOT_FLOAT,
@@ -119,6 +120,7 @@ def hset(ctx: Ctx, argv: list[bytes]) -> object:
     added = _set_pairs(ctx, _write(ctx, key), argv[2:])
     ctx.modified(key, (len(argv) - 2) // 2)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_HASH, b"hset", key)
     return added
 
 
@@ -145,6 +147,7 @@ def hsetnx(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, argv[2:4])
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_HASH, b"hset", key)
     return 1
 
 
@@ -163,9 +166,11 @@ def hdel(ctx: Ctx, argv: list[bytes]) -> object:
         if not len(h):
             break
     if deleted:
+        ctx.notify(NOTIFY_HASH, b"hdel", key)
         if not len(h):
             ctx.db.delete(key)
             ctx.ready(key)
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
         ctx.modified(key, deleted)
         ctx.propagate_argv()
     return deleted
@@ -195,9 +200,11 @@ def hgetdel(ctx: Ctx, argv: list[bytes]) -> object:
         values.append(value)
     deleted = sum(v is not None for v in values)
     if deleted:
+        ctx.notify(NOTIFY_HASH, b"hdel", key)
         if not len(h):
             ctx.db.delete(key)
             ctx.ready(key)
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
         ctx.modified(key, deleted)
         ctx.effect([b"HDEL", key, *argv[4:]])
     return values
@@ -221,6 +228,7 @@ def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, [field, b"%d" % new], keep_ttl=True)
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_HASH, b"hincrby", key)
     return new
 
 
@@ -250,6 +258,7 @@ def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, [field, text], keep_ttl=True)
     ctx.modified(key)
     ctx.effect([b"HSET", key, field, text])
+    ctx.notify(NOTIFY_HASH, b"hincrbyfloat", key)
     when = h.ttl.get(field)
     if when is not None:  # the HSET clears the replica's TTL: give it back
         ctx.effect([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field])

@@ -143,6 +143,9 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
+        # Redis 7.4: clients closed for passing client-output-buffer-limit.
+        "client_output_buffer_limit_disconnections:"
+        f"{stats['client_output_buffer_limit_disconnections']}",
         *(f"{k}:{v}" for k, v in stats.items() if k not in _STATS_SHOWN),
     ]
 
@@ -151,6 +154,7 @@ _STATS_SHOWN = {
     "total_connections_received", "total_commands_processed", "rejected_connections",
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
+    "client_output_buffer_limit_disconnections",
 }
 
 

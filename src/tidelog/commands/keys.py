@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..config import NOTIFY_GENERIC, NOTIFY_KEY_MISS
 from ..errors import (
     EXPIRE_GT_LT,
     EXPIRE_NX_XX_GT_LT,
@@ -24,6 +25,7 @@ from ..errors import (
     LFU_NOT_SELECTED,
     NO_SUCH_KEY,
     SYNTAX,
+    WRONGTYPE,
     CommandError,
     invalid_expire,
     unsupported_option,
@@ -40,11 +42,26 @@ if TYPE_CHECKING:
 # -- lookups that count keyspace hits and misses (INFO stats) -------------------------
 
 
-def lookup_read(ctx: Ctx, key: bytes, touch: bool = True) -> Any:
-    """The live value at key (None if missing), counted in keyspace_hits/misses."""
+def lookup_read(ctx: Ctx, key: bytes, touch: bool = True, notify: bool = True) -> Any:
+    """The live value at key (None if missing), counted in keyspace_hits/misses;
+    a miss is a ``keymiss`` event (unless ``notify`` is False, as OBJECT's)."""
     value = ctx.db.get(key) if touch else ctx.db.peek(key)
-    ctx.engine.stats["keyspace_hits" if value is not None else "keyspace_misses"] += 1
+    if value is not None:
+        ctx.engine.stats["keyspace_hits"] += 1
+    else:
+        ctx.engine.stats["keyspace_misses"] += 1
+        if notify:
+            ctx.notify(NOTIFY_KEY_MISS, b"keymiss", key)
     return value
+
+
+def lookup_read_typed(ctx: Ctx, key: bytes, cls: type) -> Any:
+    """:func:`lookup_read` of a value of type ``cls``: None if missing,
+    WRONGTYPE for another type."""
+    value = lookup_read(ctx, key)
+    if value is None or type(value) is cls:
+        return value
+    raise CommandError(WRONGTYPE)
 
 
 # -- glob patterns -----------------------------------------------------------------
@@ -161,6 +178,7 @@ def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
         if ctx.db.delete(key):
             ctx.modified(key)
             ctx.ready(key)
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
             deleted += 1
     if deleted:
         ctx.propagate_argv()
@@ -319,6 +337,8 @@ def _rename(ctx: Ctx, argv: list[bytes], nx: bool) -> object:
     db.rename(src, dst)
     ctx.modified(src)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_GENERIC, b"rename_from", src)
+    ctx.notify(NOTIFY_GENERIC, b"rename_to", dst)
     ctx.db.touch(dst)
     ctx.ready(src)
     ctx.ready(dst)
@@ -388,10 +408,12 @@ def _expire(ctx: Ctx, argv: list[bytes], relative: bool, seconds: bool) -> int:
         ctx.modified(key)
         ctx.ready(key)
         ctx.effect([b"DEL", key])
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
         return 1
     db.set_expire(key, when)
     ctx.modified(key)
     ctx.effect([b"PEXPIREAT", key, str(when).encode(), *options])
+    ctx.notify(NOTIFY_GENERIC, b"expire", key)
     return 1
 
 
@@ -481,6 +503,7 @@ def persist(ctx: Ctx, argv: list[bytes]) -> object:
         return 0
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_GENERIC, b"persist", key)
     return 1
 
 
@@ -562,7 +585,7 @@ def object_(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _object_lookup(ctx: Ctx, key: bytes) -> Any:
-    return lookup_read(ctx, key, touch=False)
+    return lookup_read(ctx, key, touch=False, notify=False)
 
 
 @command("object|encoding", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",

@@ -34,6 +34,7 @@ from math import ceil
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..config import NOTIFY_GENERIC, NOTIFY_LIST
 from ..errors import SYNTAX, WRONGTYPE, CommandError
 from ..resp.replies import NULL_ARRAY, OK
 from ..types.list import List
@@ -70,6 +71,7 @@ def _emptied(ctx: Ctx, key: bytes, lst: List) -> None:
     """A list that lost elements: the key goes when it is empty."""
     if not lst.items:
         ctx.db.delete(key)
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
 
 
 def _position(arg: bytes) -> bool:
@@ -161,6 +163,7 @@ def _push(ctx: Ctx, argv: list[bytes], left: bool, only_existing: bool) -> int:
     ctx.modified(key, len(values))
     ctx.ready(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_LIST, b"lpush" if left else b"rpush", key)
     return length
 
 
@@ -189,6 +192,7 @@ def _pop_first(ctx: Ctx, keys: list[bytes], left: bool, count: int | None) -> An
             value = lst.pop_many(count, left, fill)
             ctx.effect(_pop_effect(left, key, len(value)))
             ctx.modified(key, len(value))
+        ctx.notify(NOTIFY_LIST, b"lpop" if left else b"rpop", key)
         _emptied(ctx, key, lst)
         return [key, value]
     return None
@@ -210,7 +214,9 @@ def _move(ctx: Ctx, src: bytes, dst: bytes, left_from: bool, left_to: bool) -> b
     target.push([value], left_to, fill)
     ctx.modified(dst)
     ctx.ready(dst)
+    ctx.notify(NOTIFY_LIST, b"lpush" if left_to else b"rpush", dst)
     ctx.modified(src)
+    ctx.notify(NOTIFY_LIST, b"lpop" if left_from else b"rpop", src)
     _emptied(ctx, src, source)
     return value
 
@@ -291,6 +297,7 @@ def _pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
     else:
         reply = lst.pop_many(count, left, fill)
         ctx.modified(key, len(reply))
+    ctx.notify(NOTIFY_LIST, b"lpop" if left else b"rpop", key)
     _emptied(ctx, key, lst)
     ctx.propagate_argv()
     return reply
@@ -551,6 +558,7 @@ def lset(ctx: Ctx, argv: list[bytes]) -> Any:
         raise CommandError(errors.LIST_INDEX_OUT_OF_RANGE)
     ctx.modified(argv[1])
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_LIST, b"lset", argv[1])
     return OK
 
 
@@ -573,6 +581,7 @@ def linsert(ctx: Ctx, argv: list[bytes]) -> Any:
     if length != -1:
         ctx.modified(argv[1])
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_LIST, b"linsert", argv[1])
     return length
 
 
@@ -592,6 +601,7 @@ def lrem(ctx: Ctx, argv: list[bytes]) -> Any:
     removed = lst.remove(count, argv[3], _fill(ctx))
     if removed:
         ctx.modified(argv[1], removed)
+        ctx.notify(NOTIFY_LIST, b"lrem", argv[1])
         _emptied(ctx, argv[1], lst)
         ctx.propagate_argv()
     return removed
@@ -609,6 +619,7 @@ def ltrim(ctx: Ctx, argv: list[bytes]) -> Any:
         return OK
     removed = lst.trim(start, stop, _fill(ctx))
     ctx.modified(argv[1], removed)  # WATCH fails even when nothing went, as in Redis
+    ctx.notify(NOTIFY_LIST, b"ltrim", argv[1])  # also when nothing went, as in Redis
     if removed:
         _emptied(ctx, argv[1], lst)
         ctx.propagate_argv()

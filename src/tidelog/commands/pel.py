@@ -28,6 +28,7 @@ from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, StreamID, parse_plain_ids
 from ..resp.replies import NULL_ARRAY
 from ..types.groups import referenced_by
+from ..types.stream import Stream
 from .args import INT64_MAX, ArgReader, parse_int
 from .contract import Ctx
 from .group_ops import (
@@ -40,6 +41,7 @@ from .group_ops import (
     one_more,
     setid_effect,
 )
+from .keys import lookup_read_typed
 from .replies import (
     entry_reply,
 )
@@ -67,7 +69,7 @@ XAUTOCLAIM_MAX_COUNT = INT64_MAX // 16
          summary="Acknowledges entries: removes them from the group's pending entries list.")
 def xack(ctx: Ctx, argv: list[bytes]) -> Any:
     """XACK key group id [id ...]"""
-    group = group_of(ctx.db.get_stream(argv[1]), argv[2])
+    group = group_of(lookup_read_typed(ctx, argv[1], Stream), argv[2])
     if group is None:
         return 0  # before the IDs are even parsed, as Redis
     ids = parse_plain_ids(argv[3:])  # the IDs as clients send them, in one call
@@ -237,7 +239,7 @@ def xpending(ctx: Ctx, argv: list[bytes]) -> Any:
         # Anything after the consumer is ignored, as Redis does: no finish().
 
     key, name = argv[1], argv[2]
-    group = group_of(ctx.db.get_stream(key), name)
+    group = group_of(lookup_read_typed(ctx, key, Stream), name)
     if group is None:
         raise errors.nogroup_key_or_group(key, name)
 
@@ -293,7 +295,7 @@ class XClaimArgs:
 def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]"""  # noqa: E501 (the syntax line, whole)
     key, name = argv[1], argv[2]
-    stream = ctx.db.get_stream(key)
+    stream = lookup_read_typed(ctx, key, Stream)  # a read lookup, as Redis's (keymiss)
     group = group_of(stream, name)
     if group is None:
         raise errors.nogroup_key_or_group(key, name)
@@ -399,7 +401,7 @@ def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     r.finish()
 
     key, name = argv[1], argv[2]
-    stream = ctx.db.get_stream(key)
+    stream = lookup_read_typed(ctx, key, Stream)  # a read lookup, as Redis's (keymiss)
     group = group_of(stream, name)
     if group is None:
         raise errors.nogroup_key_or_group(key, name)

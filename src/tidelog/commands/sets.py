@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC, NOTIFY_SET
 from ..errors import (
     LIMIT_CANT_BE_NEGATIVE,
     LONG_OUT_OF_RANGE,
@@ -93,6 +94,7 @@ def _emptied(ctx: Ctx, key: bytes, s: Set) -> None:
     """After a removal: a set left empty goes away."""
     if not len(s):
         ctx.db.delete(key)
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
 
 
 # -- SADD, SREM ---------------------------------------------------------------------
@@ -117,6 +119,7 @@ def sadd(ctx: Ctx, argv: list[bytes]) -> object:
     if added:
         ctx.modified(key, added)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_SET, b"sadd", key)
     return added
 
 
@@ -136,6 +139,7 @@ def srem(ctx: Ctx, argv: list[bytes]) -> object:
             if not len(s):
                 break
     if removed:
+        ctx.notify(NOTIFY_SET, b"srem", key)
         _emptied(ctx, key, s)
         ctx.modified(key, removed)
         ctx.propagate_argv()
@@ -197,6 +201,7 @@ def spop(ctx: Ctx, argv: list[bytes]) -> object:
         return None
     member = s.random_member()
     s.remove(member)
+    ctx.notify(NOTIFY_SET, b"spop", key)
     _emptied(ctx, key, s)
     ctx.modified(key)
     ctx.effect([b"SREM", key, member])
@@ -215,11 +220,14 @@ def _spop_count(ctx: Ctx, key: bytes, arg: bytes) -> object:
         ctx.db.delete(key)
         ctx.modified(key, len(members))
         ctx.effect([b"DEL", key])
+        ctx.notify(NOTIFY_SET, b"spop", key)
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
         return SetReply(members)
     popped = s.random_distinct(count)
     for member in popped:
         s.remove(member)
     ctx.modified(key, count)
+    ctx.notify(NOTIFY_SET, b"spop", key)
     for at in range(0, count, SPOP_PROPAGATION_BATCH):
         ctx.effect([b"SREM", key, *popped[at:at + SPOP_PROPAGATION_BATCH]])
     return SetReply(popped)
@@ -267,6 +275,7 @@ def smove(ctx: Ctx, argv: list[bytes]) -> object:
         return int(member in src)
     if not src.remove(member):
         return 0
+    ctx.notify(NOTIFY_SET, b"srem", src_key)
     _emptied(ctx, src_key, src)
     ctx.modified(src_key)
     lim = limits(ctx)
@@ -277,6 +286,7 @@ def smove(ctx: Ctx, argv: list[bytes]) -> object:
     dst.add(member, lim)
     ctx.modified(dst_key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_SET, b"sadd", dst_key)
     return 1
 
 
@@ -341,10 +351,12 @@ def _store(ctx: Ctx, dst_key: bytes, result: Set) -> int:
         ctx.modified(dst_key)
         ctx.ready(dst_key)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_SET, ctx.argv[0].lower(), dst_key)  # sinterstore ...
     elif ctx.db.delete(dst_key):
         ctx.modified(dst_key)
         ctx.ready(dst_key)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_GENERIC, b"del", dst_key)
     return n
 
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..config import NOTIFY_GENERIC, NOTIFY_LIST
 from ..errors import SORT_NOT_DOUBLE, SYNTAX, WRONGTYPE, CommandError
 from ..types.hash import Hash
 from ..types.list import List
@@ -180,10 +181,12 @@ def _sort(ctx: Ctx, argv: list[bytes], readonly: bool) -> object:
         ctx.modified(store, len(output))
         ctx.ready(store)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_LIST, b"sortstore", store)
     elif db.delete(store):
         ctx.modified(store)
         ctx.ready(store)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_GENERIC, b"del", store)
     return len(output)
 
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..config import NOTIFY_STREAM
 from ..errors import CommandError
 from ..ids import MAX_ID, MIN_ID, UINT64_MAX, InvalidStreamID, StreamID, parse_strict_id
 from ..resp.replies import NULL_ARRAY, OK
@@ -58,6 +59,7 @@ from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
 from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
+from .keys import lookup_read_typed
 from .replies import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from .stream_args import (
     ACKED,
@@ -335,8 +337,9 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
 
     effect = argv
     trim = args.trim
+    trimmed = 0
     if trim.strategy:
-        _trim(stream, trim)
+        trimmed = _trim(stream, trim)
         if trim.approx:
             effect = _rewrite_approx(argv, stream, trim)
     id_bytes = bytes(new_id)  # formatted once: the reply and the effect
@@ -347,6 +350,10 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     ctx.modified(key)
     ctx.effect(effect)
     ctx.ready(key)
+    if ctx.engine.notify_flags:
+        ctx.notify(NOTIFY_STREAM, b"xadd", key)
+        if trimmed:
+            ctx.notify(NOTIFY_STREAM, b"xtrim", key)
     return id_bytes
 
 
@@ -416,6 +423,9 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             stream.extend(ids, fvs, max_entries, max_bytes)
         ctx.modified(key, len(ids))
         ctx.ready(key)
+        if ctx.engine.notify_flags:
+            for _ in ids:
+                ctx.notify(NOTIFY_STREAM, b"xadd", key)
     ctx.no_propagation()  # the effects above, one per call that added
     return replies
 
@@ -425,7 +435,7 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
          summary="Returns the number of entries in a stream.")
 def xlen(ctx: Ctx, argv: list[bytes]) -> Any:
     """XLEN key"""
-    stream = ctx.db.get_stream(argv[1])
+    stream = lookup_read_typed(ctx, argv[1], Stream)
     return 0 if stream is None else stream.length
 
 
@@ -453,7 +463,7 @@ def _xrange_generic(ctx: Ctx, argv: list[bytes], rev: bool) -> Any:
                 raise CommandError(errors.SYNTAX)
         r.finish()
 
-    stream = ctx.db.get_stream(argv[1])
+    stream = lookup_read_typed(ctx, argv[1], Stream)
     if stream is None:
         return []
     if count == 0:
@@ -505,6 +515,7 @@ def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_STREAM, b"xdel", key)
     return deleted
 
 
@@ -543,6 +554,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
             dropped += drop_references(stream, id)
     if deleted:
         ctx.modified(key, deleted)
+        ctx.notify(NOTIFY_STREAM, b"xdel", key)
     ctx.changed(dropped)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
         ctx.propagate_argv()
@@ -566,6 +578,7 @@ def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     removed = _trim(stream, trim)
     if removed:
         ctx.modified(key, removed)
+        ctx.notify(NOTIFY_STREAM, b"xtrim", key)
         if trim.approx:
             ctx.effect(_rewrite_approx(argv, stream, trim))
         else:
@@ -620,6 +633,7 @@ def xsetid(ctx: Ctx, argv: list[bytes]) -> Any:
         stream.max_deleted_entry_id = max_deleted
     ctx.modified(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xsetid", key)
     return OK
 
 
@@ -640,7 +654,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     # key's type before its ID.
     after: list[StreamID] = []
     for key, id_arg in zip(keys, opts.ids):
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)  # and again below: twice, as in Redis
         if id_arg == b"$":
             after.append(stream.last_id if stream is not None else MIN_ID)
         elif id_arg == b"+":
@@ -662,7 +676,7 @@ def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     for key, gt in zip(keys, after):
         if maxcount and budget <= 0:
             break  # MAXCOUNT reached: the keys after it are not served
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)
         if stream is not None and last_valid_id(stream) > gt:
             found = entries_reply(stream, gt.incr(), MAX_ID, capped_count(count, maxcount, budget))
             if size is not None:

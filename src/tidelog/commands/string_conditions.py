@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC
 from ..errors import SYNTAX, WRONGTYPE, CommandError
 from .keys import lookup_read
 from .string_digest import CONDITIONS, condition_holds, digest_of
@@ -47,6 +48,7 @@ def delex(ctx: Ctx, argv: list[bytes]) -> object:
     ctx.modified(key)
     ctx.ready(key)
     ctx.effect([b"DEL", key])
+    ctx.notify(NOTIFY_GENERIC, b"del", key)
     return 1
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_STRING
 from ..errors import (
     LCS_LEN_AND_IDX,
     LCS_NOT_STRINGS,
@@ -55,6 +56,7 @@ def _store_modified(ctx: Ctx, key: bytes, value: bytes, created: bool) -> None:
     if created:
         ctx.ready(key)
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STRING, ctx.argv[0].lower(), key)  # append, setrange
 
 
 @command("append", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
@@ -75,6 +77,7 @@ def append(ctx: Ctx, argv: list[bytes]) -> object:
         ctx.modified(key)
         ctx.ready(key)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_STRING, b"append", key)
         return len(more)
     _check_length(ctx, len(current), len(more))
     value = current + more

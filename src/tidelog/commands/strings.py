@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC, NOTIFY_STRING
 from ..errors import (
     DECR_OVERFLOW,
     INCR_OVERFLOW,
@@ -101,6 +102,9 @@ def _store(ctx: Ctx, key: bytes, value: bytes, when: int | None = None,
     if when is not None:
         db.set_expire(key, when)
     ctx.modified(key)
+    ctx.notify(NOTIFY_STRING, b"set", key)
+    if when is not None:
+        ctx.notify(NOTIFY_GENERIC, b"expire", key)
     ctx.ready(key)  # a stream replaced by a string: its blocked XREADGROUPs fail
 
 
@@ -241,6 +245,7 @@ def getdel(ctx: Ctx, argv: list[bytes]) -> object:
         ctx.modified(key)
         ctx.ready(key)
         ctx.effect([b"DEL", key])
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
     return value
 
 
@@ -283,13 +288,16 @@ def getex(ctx: Ctx, argv: list[bytes]) -> object:
             ctx.modified(key)
             ctx.ready(key)
             ctx.effect([b"DEL", key])
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
         else:
             db.set_expire(key, when)
             ctx.modified(key)
             ctx.effect([b"PEXPIREAT", key, str(when).encode()])
+            ctx.notify(NOTIFY_GENERIC, b"expire", key)
     elif b"PERSIST" in given and db.persist(key):
         ctx.modified(key)
         ctx.effect([b"PERSIST", key])
+        ctx.notify(NOTIFY_GENERIC, b"persist", key)
     return value
 
 
@@ -393,6 +401,7 @@ def _incr(ctx: Ctx, key: bytes, by: int) -> int:
         raise CommandError(INCR_OVERFLOW)
     ctx.db.set(key, str(new).encode(), keep_ttl=True)
     ctx.modified(key)
+    ctx.notify(NOTIFY_STRING, b"incrby", key)
     if current is None:
         ctx.ready(key)
     ctx.propagate_argv()
@@ -456,6 +465,7 @@ def incrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     mark_string_encoding(new, b"embstr" if len(new) <= 44 else b"raw")
     ctx.db.set(key, new, keep_ttl=True)
     ctx.modified(key)
+    ctx.notify(NOTIFY_STRING, b"incrbyfloat", key)
     if current is None:
         ctx.ready(key)
     ctx.effect([b"SET", key, new, b"KEEPTTL"])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..config import NOTIFY_STREAM
 from ..errors import CommandError
 from ..ids import MIN_ID
 from ..resp.replies import OK
@@ -136,6 +137,7 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
                                         clamp_entries_read(target.entries_read, stream))
     ctx.changed()
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-create", target.key)
     return OK
 
 
@@ -154,6 +156,7 @@ def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
     group.set_id(new_id, entries_read, stream)
     ctx.changed()
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-setid", target.key)
     return OK
 
 
@@ -170,6 +173,7 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
     del target.stream.groups[target.name]
     ctx.changed()
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-destroy", target.key)
     ctx.ready(target.key)  # blocked XREADGROUP clients of the group fail now
     return 1
 
@@ -187,6 +191,7 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     ctx.changed()
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
     return 1
 
 
@@ -204,6 +209,7 @@ def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     pending = group.delete_consumer(target.arg)
     ctx.changed()
     ctx.propagate_argv()
+    ctx.notify(NOTIFY_STREAM, b"xgroup-delconsumer", target.key)
     return pending
 
 

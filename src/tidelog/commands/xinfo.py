@@ -20,6 +20,7 @@ from ..types.stream import Stream
 from .args import ArgReader
 from .contract import Ctx
 from .idmp import info_fields as idmp_info_fields
+from .keys import lookup_read_typed
 from .replies import (
     entries_reply,
     entry_reply,
@@ -52,7 +53,7 @@ def xinfo(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 def _xinfo_stream(ctx: Ctx, key: bytes) -> Stream:
-    stream = ctx.db.get_stream(key)
+    stream = lookup_read_typed(ctx, key, Stream)
     if stream is None:
         raise CommandError(errors.NO_SUCH_KEY)
     return stream

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..config import NOTIFY_STREAM
 from ..errors import CommandError
 from ..ids import MAX_ID, UINT64_MAX, StreamID
 from ..resp.replies import NULL_ARRAY
@@ -54,6 +55,7 @@ from .group_ops import (
     setid_effect,
     xclaim_effect,
 )
+from .keys import lookup_read_typed
 from .replies import (
     SizeBudget,
     capped_count,
@@ -89,7 +91,7 @@ def _resolve_targets(ctx: Ctx, args: ReadArgs,
     """
     targets = []
     for n, key in enumerate(args.keys):
-        stream = ctx.db.get_stream(key)
+        stream = lookup_read_typed(ctx, key, Stream)
         group = group_of(stream, args.group)
         if group is None:
             raise errors.nogroup_xreadgroup(key, args.group)
@@ -161,6 +163,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
                 ctx.changed()
+                ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
                 if args.noack:
                     ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
                                    consumer.name])

@@ -29,6 +29,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from ..config import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..errors import (
     LEX_RANGE_INVALID,
     LIMIT_CANT_BE_NEGATIVE,
@@ -249,6 +250,7 @@ def _write_zset(ctx: Ctx, key: bytes) -> ZSet | None:
 def _emptied(ctx: Ctx, key: bytes, z: ZSet) -> None:
     if not len(z):
         ctx.db.delete(key)
+        ctx.notify(NOTIFY_GENERIC, b"del", key)
 
 
 def _pairs_reply(ctx: Ctx, pairs: list[tuple[bytes, float]], withscores: bool) -> list:
@@ -348,6 +350,7 @@ def _zadd(ctx: Ctx, key: bytes, pairs: list[tuple[bytes, float]], nx: bool, xx: 
     if added or updated:
         ctx.modified(key, added + updated)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_ZSET, b"zincr" if incr else b"zadd", key)
     elif created and not len(z):  # pragma: no cover - a new key always gets a member
         ctx.db.delete(key)
     if incr:
@@ -383,6 +386,7 @@ def zrem(ctx: Ctx, argv: list[bytes]) -> object:
             if not len(z):
                 break
     if removed:
+        ctx.notify(NOTIFY_ZSET, b"zrem", key)
         _emptied(ctx, key, z)
         ctx.modified(key, removed)
         ctx.propagate_argv()
@@ -574,10 +578,12 @@ def _store(ctx: Ctx, dst: bytes, pairs: list[tuple[bytes, float]]) -> int:
         ctx.modified(dst)
         ctx.ready(dst)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_ZSET, ctx.argv[0].lower(), dst)  # zunionstore, zrangestore ...
     elif ctx.db.delete(dst):
         ctx.modified(dst)
         ctx.ready(dst)
         ctx.propagate_argv()
+        ctx.notify(NOTIFY_GENERIC, b"del", dst)
     return len(pairs)
 
 
@@ -651,6 +657,7 @@ def _remove_range(ctx: Ctx, key: bytes, z: ZSet | None, lo: int, hi: int) -> int
     if z is None or lo >= hi:
         return 0
     removed = len(z.remove_positions(lo, hi))
+    ctx.notify(NOTIFY_ZSET, ctx.argv[0].lower(), key)  # zremrangebyscore ...
     _emptied(ctx, key, z)
     ctx.modified(key, removed)
     ctx.propagate_argv()
@@ -699,6 +706,7 @@ def zremrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
 # -- ZPOPMIN, ZPOPMAX, ZMPOP --------------------------------------------------------------------
 def _pop(ctx: Ctx, key: bytes, z: ZSet, count: int, highest: bool) -> list[tuple[bytes, float]]:
     popped = z.pop(count, highest)
+    ctx.notify(NOTIFY_ZSET, b"zpopmax" if highest else b"zpopmin", key)
     _emptied(ctx, key, z)
     ctx.modified(key, len(popped))
     return popped

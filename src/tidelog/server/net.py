@@ -12,6 +12,13 @@ and written once.  Nothing else happens here: no command knows about sockets.
   wait in the parser; they run once the blocked command is answered.
 * Back-pressure: when a client stops reading and our write buffer passes the
   transport's high-water mark, we stop reading from it until it drains.
+* Output buffer limits (``client-output-buffer-limit``): after every write,
+  a client whose replies not yet written (the transport's buffer plus what
+  the write gate holds) pass its class's hard limit, or stay above its soft
+  limit longer than the soft seconds, is closed at once, its pending output
+  dropped, as Redis closes it.  The class: ``pubsub`` while the client has
+  a subscription (RESP2 or RESP3, as Redis), ``slave`` for a replica's
+  link, else ``normal``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import socket
 from typing import Any
 
 from .. import errors
+from ..commands.connection import client_info_line
 from ..config import Config
 from ..engine import BLOCKED, ClientState, Engine
 from ..persistence.durability import attach
@@ -54,6 +62,10 @@ class Connection(asyncio.Protocol):
         self._batch: list[Any] | None = None
         # Pub/Sub messages waiting for the end of this loop turn (see _queue_push).
         self._outbox: bytearray | None = None
+        # Output bytes the write gate holds back (not yet given to the transport).
+        self._held = 0
+        # Monotonic time the soft output limit was first passed; 0: not above it.
+        self._soft_since = 0.0
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -80,6 +92,7 @@ class Connection(asyncio.Protocol):
         self.client = self.engine.new_client(addr=addr, laddr=laddr, fd=fd)
         self.client.send = self._send_later
         self.client.kill = self.close  # CLIENT KILL
+        self.client.output_bytes = self.output_bytes
         self.parser = RequestParser(
             max_bulk_len=config["proto-max-bulk-len"],
             max_query_buffer=config["client-query-buffer-limit"],
@@ -212,15 +225,70 @@ class Connection(asyncio.Protocol):
             self._outbox = None
         gate = self.server.write_gate
         if gate is not None and gate.must_wait():
-            gate.after_flush(lambda: self._write_now(data, close))
+            self._held += len(data)
+
+            def flushed() -> None:
+                self._held -= len(data)
+                self._write_now(data, close)
+
+            gate.after_flush(flushed)
+            if not close:
+                self._check_output_limit()
         else:
             self._write_now(data, close)
 
     def _write_now(self, data: bytearray, close: bool) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(data)
-        if close and self.transport is not None:
-            self.transport.close()
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(data)
+            if close:
+                transport.close()
+            elif self._held or transport.get_write_buffer_size():
+                self._check_output_limit()
+            else:
+                self._soft_since = 0.0
+        elif close and transport is not None:
+            transport.close()
+
+    def output_bytes(self) -> int:
+        """Reply bytes not written to the socket yet: the transport's buffer
+        and what the write gate holds (CLIENT LIST's omem)."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return self._held
+        return self._held + transport.get_write_buffer_size()
+
+    def _check_output_limit(self) -> None:
+        """Close the client if its pending output passes its class's limit
+        (Redis's rules: at or above the hard limit, or at or above the soft
+        limit for more than the soft seconds)."""
+        client = self.client
+        if client is None or self.closing:
+            return
+        limits = self.engine.config["client-output-buffer-limit"]
+        kind = "slave" if client.kind == "replica" else \
+            "pubsub" if client.pubsub is not None else "normal"
+        limit = limits[kind]
+        if not limit.hard and not limit.soft:
+            return
+        used = self.output_bytes()
+        over = bool(limit.hard) and used >= limit.hard
+        if not over and limit.soft and used >= limit.soft:
+            now = self.engine.clock.monotonic()
+            if not self._soft_since:
+                self._soft_since = now
+            elif now - self._soft_since > limit.soft_seconds:
+                over = True
+        elif not over:
+            self._soft_since = 0.0
+        if over:
+            log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
+                        "buffer limits.",
+                        client_info_line(self.engine, client).decode("utf-8", "replace"))
+            self.engine.stats["client_output_buffer_limit_disconnections"] += 1
+            self.closing = True
+            if self.transport is not None:
+                self.transport.abort()  # what is pending is dropped, not sent
 
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
