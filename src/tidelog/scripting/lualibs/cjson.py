@@ -178,7 +178,7 @@ local function strtod(s, p)
     e = q + 3
     local _, close = find(s, "^%([%w_]*%)", e)
     if close then e = close + 1 end
-  elseif sub(word, 1, 2) == "0x" and find(s, "^%x", q + 2) or find(s, "^%.%x", q + 2) then
+  elseif sub(word, 1, 2) == "0x" and (find(s, "^%x", q + 2) or find(s, "^%.%x", q + 2)) then
     local _, last = find(s, "^%x*%.?%x*", q + 2)
     e = last + 1
     local _, x = find(s, "^[pP][+-]?%d+", e)

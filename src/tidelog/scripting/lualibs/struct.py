@@ -113,8 +113,10 @@ local function long_bytes(n)
     hi, lo = floor(a / TWO32), a % TWO32
     if lo == 0 then hi = (TWO32 - hi) % TWO32 else hi, lo = TWO32 - 1 - hi, TWO32 - lo end
   else
-    -- (unsigned long)n: truncation; 2^64 and beyond (and NaN) wrap to 0 on x86-64
-    if n ~= n or n >= 18446744073709551616 then
+    -- (unsigned long)n: truncation; on x86-64 2^64 and beyond give 0, NaN 2^63
+    if n ~= n then
+      hi, lo = 2147483648, 0
+    elseif n >= 18446744073709551616 then
       hi, lo = 0, 0
     else
       local t = floor(n)
@@ -286,8 +288,15 @@ cfunc(M, "unpack", function(...)
         prev = tonumber(prev)
         results[n] = nil
         n = n - 1
-        -- a size_t from a double
-        if prev < 0 or prev ~= prev then size = ld + 1 else size = floor(prev) end
+        -- a size_t from a double, as x86-64 converts: truncated, negative ones and
+        -- NaN huge, 2^64 and beyond 0
+        if prev ~= prev or prev <= -1 then
+          size = ld + 1
+        elseif prev >= 18446744073709551616 then
+          size = 0
+        else
+          size = prev < 0 and 0 or floor(prev)
+        end
         if size > ld or pos > ld - size then argerror("unpack", 2, "data string too short") end
       end
       n = n + 1
