@@ -116,6 +116,16 @@ def cjson_corpus() -> list[str]:
     exprs.append("(function() local t = {} local c = t for i = 1, 1000 do c[1] = {} c = c[1] end "
                  "return cjson.encode(t) end)()")
     exprs.append("(function() local t = {} t[1] = t return cjson.encode(t) end)()")
+    # past the C stack's 8000 slots (with the depth limits raised)
+    for body in ["t[1] = t", "t.a = t", "t[1] = {a = t}"]:
+        exprs.append("(function() local c = cjson.new() c.encode_max_depth(100000) local t = {} %s "
+                     "return c.encode(t) end)()" % body)
+    for opening, closing, count in [("[", "]", 7998), ("[", "]", 7999), ('{"a":', "}", 3999),
+                                    ('{"a":', "}", 4000), ('[{"a":', "}]", 2666), ('[{"a":', "}]", 2667),
+                                    ('{"a":[', "]}", 2667)]:
+        exprs.append("(function() local c = cjson.new() c.decode_max_depth(100000) "
+                     "return type(c.decode(string.rep('%s', %d) .. '1' .. string.rep('%s', %d))) end)()"
+                     % (opening, count, closing, count))
     exprs.append("#cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000))")
     exprs.append("cjson.decode(string.rep('[', 1001) .. string.rep(']', 1001))")
     exprs.append("cjson.decode(string.rep('{\"a\":', 1001) .. '1' .. string.rep('}', 1001))")
@@ -165,6 +175,11 @@ def cmsgpack_corpus() -> list[str]:
         "cmsgpack.pack(string.rep('x', 70000)) == '\\219\\0\\1\\17\\112' .. string.rep('x', 70000)",
         "#cmsgpack.pack((function() local t = {} for i = 1, 70000 do t[i] = i end return t end)())",
         "#cmsgpack.pack((function() local t = {} for i = 1, 70000 do t['k' .. i] = i end return t end)())",
+        "type(cmsgpack.unpack(string.rep('\\145', 3999) .. '\\1'))",
+        "type(cmsgpack.unpack(string.rep('\\145', 4000) .. '\\1'))",
+        "type(cmsgpack.unpack(string.rep('\\129\\1', 3999) .. '\\1'))",
+        "type(cmsgpack.unpack(string.rep('\\129\\1', 4000) .. '\\1'))",
+        "type(cmsgpack.unpack(string.rep('\\129\\145', 3000) .. '\\1'))",
         "select('#', cmsgpack.unpack(string.rep('\\1', 7999)))",
         "select('#', cmsgpack.unpack(string.rep('\\1', 8000)))",
         "select('#', cmsgpack.unpack(string.rep('\\1', 7000)))",

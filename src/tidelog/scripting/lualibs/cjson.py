@@ -35,6 +35,9 @@ do
 end
 
 local INT_MAX = 2147483647
+-- the C functions' Lua stack holds at most this many slots (LUAI_MAXCSTACK); deep
+-- nesting is refused when it would need more, as lua_checkstack refuses it there
+local MAXCSTACK = 8000
 
 local escapes = {}
 for i = 0, 31 do escapes[char(i)] = format("\\u%04x", i) end
@@ -87,9 +90,11 @@ end
 
 local encode_value
 
-local function encode_table(cfg, t, depth, buf, n)
+-- top: the stack slots the C encoder would use with t on top (an array element
+-- costs one more, an object member two: key and value)
+local function encode_table(cfg, t, depth, buf, n, top)
   depth = depth + 1
-  if depth > cfg.encode_max_depth then
+  if depth > cfg.encode_max_depth or top + 3 > MAXCSTACK then
     fail(format("Cannot serialise, excessive nesting (%d)", depth))
   end
   local len = array_length(cfg, t)
@@ -97,7 +102,7 @@ local function encode_table(cfg, t, depth, buf, n)
     n = n + 1; buf[n] = "["
     for i = 1, len do
       if i > 1 then n = n + 1; buf[n] = "," end
-      n = encode_value(cfg, rawget(t, i), depth, buf, n)
+      n = encode_value(cfg, rawget(t, i), depth, buf, n, top + 1)
     end
     n = n + 1; buf[n] = "]"
     return n
@@ -115,13 +120,13 @@ local function encode_table(cfg, t, depth, buf, n)
       fail("Cannot serialise " .. kt .. ": table key must be a number or string")
     end
     n = n + 1; buf[n] = ":"
-    n = encode_value(cfg, v, depth, buf, n)
+    n = encode_value(cfg, v, depth, buf, n, top + 2)
   end
   n = n + 1; buf[n] = "}"
   return n
 end
 
-encode_value = function(cfg, v, depth, buf, n)
+encode_value = function(cfg, v, depth, buf, n, top)
   local t = type(v)
   n = n + 1
   if t == "string" then
@@ -133,7 +138,7 @@ encode_value = function(cfg, v, depth, buf, n)
   elseif t == "nil" or v == null then
     buf[n] = "null"
   elseif t == "table" then
-    return encode_table(cfg, v, depth, buf, n - 1)
+    return encode_table(cfg, v, depth, buf, n - 1, top)
   else
     fail("Cannot serialise " .. t .. ": type not supported")
   end
@@ -314,16 +319,18 @@ local function decoder(cfg, s)
 
   local parse_value
 
-  local function descend(depth)
+  -- top: the stack slots the C decoder uses when it starts the structure; it wants
+  -- room for 3 more in an object, 2 in an array
+  local function descend(depth, top, room)
     depth = depth + 1
-    if depth > cfg.decode_max_depth then
+    if depth > cfg.decode_max_depth or top + room > MAXCSTACK then
       fail(format("Found too many nested data structures (%d) at character %d", depth, pos - 1))
     end
     return depth
   end
 
-  local function parse_object(depth)
-    depth = descend(depth)
+  local function parse_object(depth, top)
+    depth = descend(depth, top, 3)
     local t = {}
     local tt, tv, at = next_token()
     if tt == "T_OBJ_END" then return t end
@@ -332,7 +339,7 @@ local function decoder(cfg, s)
       local key = tv
       tt, tv, at = next_token()
       if tt ~= "T_COLON" then parse_error("colon", tt, tv, at) end
-      rawset(t, key, parse_value(depth, next_token()))
+      rawset(t, key, parse_value(depth, top + 2, next_token()))
       tt, tv, at = next_token()
       if tt == "T_OBJ_END" then return t end
       if tt ~= "T_COMMA" then parse_error("comma or object end", tt, tv, at) end
@@ -340,14 +347,14 @@ local function decoder(cfg, s)
     end
   end
 
-  local function parse_array(depth)
-    depth = descend(depth)
+  local function parse_array(depth, top)
+    depth = descend(depth, top, 2)
     local t = {}
     local tt, tv, at = next_token()
     if tt == "T_ARR_END" then return t end
     local i = 1
     while true do
-      rawset(t, i, parse_value(depth, tt, tv, at))
+      rawset(t, i, parse_value(depth, top + 1, tt, tv, at))
       i = i + 1
       tt, tv, at = next_token()
       if tt == "T_ARR_END" then return t end
@@ -356,15 +363,15 @@ local function decoder(cfg, s)
     end
   end
 
-  parse_value = function(depth, tt, tv, at)
+  parse_value = function(depth, top, tt, tv, at)
     if tt == "T_STRING" or tt == "T_NUMBER" or tt == "T_BOOLEAN" then return tv end
     if tt == "T_NULL" then return null end
-    if tt == "T_OBJ_BEGIN" then return parse_object(depth) end
-    if tt == "T_ARR_BEGIN" then return parse_array(depth) end
+    if tt == "T_OBJ_BEGIN" then return parse_object(depth, top) end
+    if tt == "T_ARR_BEGIN" then return parse_array(depth, top) end
     parse_error("value", tt, tv, at)
   end
 
-  local value = parse_value(0, next_token())
+  local value = parse_value(0, 1, next_token())
   local tt, tv, at = next_token()
   if tt ~= "T_END" then parse_error("the end", tt, tv, at) end
   return value
@@ -423,7 +430,7 @@ local function new()
   cfunc(M, "encode", function(...)
     if select("#", ...) ~= 1 then argerror("encode", 1, "expected 1 argument") end
     local buf = {}
-    local n = encode_value(cfg, (...), 0, buf, 0)
+    local n = encode_value(cfg, (...), 0, buf, 0, 1)
     return concat(buf, "", 1, n)
   end)
 

@@ -133,6 +133,7 @@ end
 local EOF, BADFMT = "Missing bytes in input.", "Bad data format in input."
 local STACK_LIMIT = 8000
 local TOO_MANY = "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)"
+local ARRAY_OVERFLOW = "stack overflow (in function mp_decode_to_lua_array)"
 
 -- one unpack over s from byte offset+1: (values, count, bytes left)
 local function decode_stream(s, offset, limit)
@@ -148,6 +149,7 @@ local function decode_stream(s, offset, limit)
 
   local function read_table(count, is_map)
     used = used + 1
+    if not is_map and used + 1 > STACK_LIMIT then fail(ARRAY_OVERFLOW) end
     local t = {}
     for j = 1, count do
       if is_map then
