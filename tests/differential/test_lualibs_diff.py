@@ -257,7 +257,9 @@ def struct_corpus() -> list[str]:
                       ("<>b", "1"), ("z", "1"), ("  b  ", "1"), ("b", ""), ("b", "{}"), ("s", "{}"),
                       ("s", "12"), ("c2", "12"), ("d", "'1.5'"), ("i99999999999", "1"), ("c", "1, 2"),
                       ("bb", "1"), ("b\\0b", "1, 2"), ("", ""), ("c3 s", "'abc', 'def'"),
-                      ("c5", "'abc'"), ("bc4", "1, 'ab'")]:
+                      ("c5", "'abc'"), ("bc4", "1, 'ab'"), ("i0", "5"), ("I0 b", "5, 6"), ("!1 b d", "1, 2"),
+                      ("!64 b d", "1, 2"), (">!4 h i3 d", "1, 2, 3"), ("<!2 b l", "-1, -2"),
+                      ("b i10", "1, -1")]:
         sep = ", " if args else ""
         exprs.append("struct.pack('%s'%s%s)" % (fmt, sep, args))
         exprs.append("(function() local ok, s = pcall(function() return struct.pack('%s'%s%s) end) "

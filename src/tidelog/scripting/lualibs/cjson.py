@@ -225,6 +225,11 @@ local function decoder(cfg, s)
 
   local function string_token(start)
     local p = pos + 1
+    local q = find(s, '["\\]', p)
+    if q and byte(s, q) == 34 then
+      pos = q + 1
+      return "T_STRING", sub(s, p, q - 1), start
+    end
     local parts, np = {}, 0
     while true do
       local q = find(s, '["\\]', p)
@@ -272,7 +277,30 @@ local function decoder(cfg, s)
     end
   end
 
+  -- characters after a run of digits that may continue a number for strtod
+  local CONTINUES = { [46] = true, [101] = true, [69] = true, [120] = true, [88] = true }
+
   local function number_token(start)
+    -- plain integers and decimals first (strtod reads them as tonumber does)
+    local _, last = find(s, "^-?%d+", pos)
+    if last then
+      local c = byte(s, last + 1)
+      if c == 46 then
+        local _, frac = find(s, "^%d+", last + 2)
+        if frac then
+          local c2 = byte(s, frac + 1)
+          if c2 ~= 101 and c2 ~= 69 then
+            last = frac
+            c = nil
+          end
+        end
+      end
+      if not (c and CONTINUES[c]) then
+        local x = tonumber(sub(s, pos, last))
+        pos = last + 1
+        return "T_NUMBER", x, start
+      end
+    end
     local x, e = strtod(s, pos)
     if not x then return "T_ERROR", "invalid number", start end
     pos = e
@@ -280,8 +308,11 @@ local function decoder(cfg, s)
   end
 
   local function next_token()
-    pos = find(s, "[^ \t\n\r]", pos) or len + 1
     local c = byte(s, pos)
+    if c == 32 or c == 9 or c == 10 or c == 13 then
+      pos = find(s, "[^ \t\n\r]", pos) or len + 1
+      c = byte(s, pos)
+    end
     local start = pos
     if not c then return "T_END", nil, start end
     local p = PUNCT[c]
