@@ -17,10 +17,9 @@ from ._support import support
 
 SOURCE = r"""
 local S = ...
-local cfunc, fail, argerror, typeerror = S.cfunc, S.fail, S.argerror, S.typeerror
+local cfunc, fail, argerror = S.cfunc, S.fail, S.argerror
 local checkinteger, checkstring = S.checkinteger, S.checkstring
-local type, next, rawget, rawset, tostring, tonumber, select =
-    type, next, rawget, rawset, tostring, tonumber, select
+local type, next, rawget, rawset, tonumber, select = type, next, rawget, rawset, tonumber, select
 local floor, huge = math.floor, math.huge
 local format, byte, char, sub, find, lower, gsub =
     string.format, string.byte, string.char, string.sub, string.find, string.lower, string.gsub
