@@ -184,6 +184,9 @@ def cmsgpack_corpus() -> list[str]:
         "select('#', cmsgpack.unpack(string.rep('\\1', 8000)))",
         "select('#', cmsgpack.unpack(string.rep('\\1', 7000)))",
         "cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION",
+        "#cmsgpack.pack(unpack((function() local t = {} for i = 1, 4000 do t[i] = i end return t end)()))",
+        "#cmsgpack.pack(unpack((function() local t = {} for i = 1, 4001 do t[i] = i end return t end)()))",
+        "bit.bor(unpack((function() local t = {} for i = 1, 7000 do t[i] = i end return t end)()))",
     ]
     raw = ["\\192", "\\193", "\\194", "\\195", "\\196\\1a", "\\199", "\\212\\1\\1", "\\202",
            "\\202\\63\\192\\0\\0", "\\202\\127\\192\\0\\0", "\\202\\255\\192\\0\\0", "\\202\\127\\128\\0\\0",

@@ -279,6 +279,8 @@ local M = {}
 cfunc(M, "pack", function(...)
   local n = select("#", ...)
   if n == 0 then argerror("pack", 0, "MessagePack pack needs input.") end
+  -- lua_checkstack(L, nargs) on a stack already holding the arguments
+  if n + n > STACK_LIMIT then argerror("pack", 0, "Too many arguments for MessagePack pack.") end
   local buf, k = {}, 0
   for i = 1, n do
     k = encode(buf, k, (select(i, ...)), 0)
