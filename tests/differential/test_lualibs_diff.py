@@ -420,6 +420,13 @@ def random_encode_corpus() -> list[str]:
         exprs.append("cjson.encode(%s)" % v)
         exprs.append("cmsgpack.pack(%s)" % v)
         exprs.append("cmsgpack.unpack(cmsgpack.pack(%s))" % v)
+    for _ in range(600):
+        settings = "c.encode_sparse_array(%s, %d, %d) c.encode_number_precision(%d) " \
+                   "c.encode_invalid_numbers(%s) c.encode_max_depth(%d)" % (
+                       rng.choice(["true", "false"]), rng.randint(0, 3), rng.randint(0, 12),
+                       rng.randint(1, 14), rng.choice(["true", "false", "'null'"]), rng.randint(1, 5))
+        exprs.append("(function() local c = cjson.new() %s return c.encode(%s) end)()"
+                     % (settings, _value(rng)))
     return exprs
 
 
