@@ -224,3 +224,25 @@ def test_the_libraries_install_in_a_runtime_with_an_encoding():
 ])
 def test_known_encodings(expr, expected):
     assert one(expr) == expected
+
+
+def test_the_libraries_need_no_globals_once_installed():
+    from tidelog.scripting.lualibs import INSTALLERS
+
+    lua = lupa.lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False)
+    for install in INSTALLERS:
+        install(lua)
+    lua.execute(b"local keep = {cjson = 1, cmsgpack = 1, bit = 1, struct = 1, pcall = 1, select = 1} "
+                b"local G = _G for k in pairs(G) do if not keep[k] then G[k] = nil end end")
+    assert lua.eval(b"cjson.encode(cjson.decode('[1,{\"a\":null},\"\\\\u00e9\"]'))") == (
+        b'[1,{"a":null},"\xc3\xa9"]')
+    assert lua.eval(b"select(2, pcall(cjson.decode, '['))") == (
+        b"Expected value but found T_END at character 2")
+    assert lua.eval(b"select(2, pcall(cjson.encode_max_depth, 0))") == (
+        b"bad argument #1 to 'encode_max_depth' (expected integer between 1 and 2147483647)")
+    assert lua.eval(b"cmsgpack.pack(select(2, cmsgpack.unpack_one(cmsgpack.pack({1, {a = 2.5}}, 'x'))))") == (
+        b"\x92\x01\x81\xa1a\xca\x40\x20\x00\x00")
+    assert lua.eval(b"struct.pack('<i d s c0 f', 7, 1.5, 'ab', 'cd', 2.5)") == (
+        b"\x07\x00\x00\x00" + pystruct.pack("<d", 1.5) + b"ab\x00cd" + pystruct.pack("<f", 2.5))
+    assert lua.eval(b"select('#', struct.unpack('>i c0', '\\0\\0\\0\\2ab'))") == 2
+    assert lua.eval(b"struct.size('!4 b i') + bit.band(7, 3, 1) .. bit.tohex(255, -2)") == b"9FF"

@@ -17,7 +17,7 @@ local S = ...
 local cfunc, typeerror = S.cfunc, S.typeerror
 local type, tonumber, select = type, tonumber, select
 local floor, frexp, huge = math.floor, math.frexp, math.huge
-local sub = string.sub
+local sub, concat = string.sub, table.concat
 
 local TWO32 = 4294967296
 
@@ -137,7 +137,7 @@ cfunc(M, "tohex", function(...)
     out[i] = sub(hex, d + 1, d + 1)
     b = (b - d) / 16
   end
-  return table.concat(out, "", 1, digits)
+  return concat(out, "", 1, digits)
 end)
 
 return M

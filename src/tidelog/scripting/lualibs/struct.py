@@ -22,7 +22,7 @@ local cfunc, fail, argerror, checkstring, checknumber, checkinteger, tointeger =
     S.cfunc, S.fail, S.argerror, S.checkstring, S.checknumber, S.checkinteger, S.tointeger
 local float_bits, float_from_bits, double_bits, double_from_bits =
     S.float_bits, S.float_from_bits, S.double_bits, S.double_from_bits
-local select, tonumber = select, tonumber
+local select, tonumber, unpack = select, tonumber, unpack
 local floor = math.floor
 local char, byte, sub, find, format, reverse, rep =
     string.char, string.byte, string.sub, string.find, string.format, string.reverse, string.rep
