@@ -51,7 +51,8 @@ TABLES = [
 
 BAD = [
     "function() end", "{f=function() end}", "{[{}]=1}", "{[true]=1}", "coroutine.create(function() end)",
-    "{coroutine.create(function() end)}", "{1,2,tostring}",
+    "{coroutine.create(function() end)}", "{1,2,tostring}", "{[cjson.null]=1}", "{a={[tostring]=1}}",
+    "{[{}]=cjson.null}",
 ]
 
 JSON_TEXTS = [
