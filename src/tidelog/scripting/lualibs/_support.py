@@ -14,7 +14,7 @@ upvalue, so a failing call puts a fresh wrapper into the library table before it
 error leaves: ``cjson.encode`` works again at once, but a copy of the old value
 kept in a variable (``local enc = cjson.encode``) answers "cannot resume dead
 coroutine" after it raised an error once.  The library tables must therefore stay
-the tables ``install``' made (make them read-only with a proxy, never a copy).
+the tables ``install`` made (make them read-only with a proxy, never a copy).
 """
 
 from __future__ import annotations
