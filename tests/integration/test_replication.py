@@ -38,8 +38,11 @@ def stream_state(c: redis.Redis, key: str) -> dict:
     """What must be equal on primary and replica (times aside: seen-times
     and idle times are each server's own)."""
     groups = c.xinfo_groups(key)
+    # iids-duplicates counts the retries the primary answered without adding:
+    # they propagate nothing, so it is the primary's own (as in Redis 8.6).
     state = {"entries": c.xrange(key), "info": {k: v for k, v in c.xinfo_stream(key).items()
-                                               if k not in ("first-entry", "last-entry")},
+                                               if k not in ("first-entry", "last-entry",
+                                                            "iids-duplicates")},
              "groups": groups}
     for g in groups:
         name = g["name"]
@@ -367,3 +370,41 @@ def test_a_chain_of_replicas(processes, tmp_path) -> None:
                timeout=LINK_TIMEOUT)
     same_state(primary, end)
     assert end.info("replication")["master_replid"] == primary.info("replication")["master_replid"]
+
+
+def redis8_stream_load(c: redis.Redis) -> None:
+    """The 8.x stream commands whose effects a 7.0 replica gets rewritten:
+    XACKDEL and XDELEX with each policy, XADD with IDMP / IDMPAUTO and
+    KEEPREF, XTRIM KEEPREF."""
+    c.xgroup_create("jobs", "a", id="0", mkstream=True)
+    c.xgroup_create("jobs", "b", id="0")
+    ids = [c.xadd("jobs", {"n": i}) for i in range(30)]
+    c.xreadgroup("a", "w1", {"jobs": ">"}, count=20)
+    c.xreadgroup("b", "w2", {"jobs": ">"}, count=10)
+    c.execute_command("XACKDEL", "jobs", "a", "KEEPREF", "IDS", 2, ids[0], ids[1])
+    c.execute_command("XACKDEL", "jobs", "a", "DELREF", "IDS", 2, ids[2], ids[3])
+    c.execute_command("XACKDEL", "jobs", "a", "ACKED", "IDS", 3, ids[4], ids[12], "9-9")
+    c.execute_command("XDELEX", "jobs", "IDS", 1, ids[5])
+    c.execute_command("XDELEX", "jobs", "DELREF", "IDS", 2, ids[6], ids[25])
+    c.execute_command("XDELEX", "jobs", "ACKED", "IDS", 2, ids[7], ids[26])
+    c.execute_command("XADD", "jobs", "KEEPREF", "MAXLEN", "=", "40", "*", "k", "v")
+    c.execute_command("XADD", "jobs", "IDMP", "p1", "i1", "*", "idmp", "1")
+    c.execute_command("XADD", "jobs", "IDMP", "p1", "i1", "*", "idmp", "1")  # a retry
+    c.execute_command("XADD", "jobs", "IDMPAUTO", "p2", "*", "auto", "1")
+    c.execute_command("XTRIM", "jobs", "MAXLEN", "=", "35", "KEEPREF")
+
+
+def test_redis8_stream_effects_reach_a_redis7_replica(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    _, redis_replica = start_replica(processes, primary_srv.port)
+    _, tidelog_replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    redis8_stream_load(primary)
+    assert caught_up(primary) and primary.wait(2, 10_000) == 2
+    same_state(primary, redis_replica)
+    same_state(primary, tidelog_replica)
+    # The IDMP state reached the Tidelog replica (XIDMPRECORD, which Redis skips).
+    info = tidelog_replica.xinfo_stream("jobs")
+    assert (info["iids-added"], info["pids-tracked"]) == (2, 2)
+    log = log_of(primary_srv)
+    assert log.count("XIDMPRECORD has no Redis 7.0 form") == 1

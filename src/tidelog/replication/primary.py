@@ -7,8 +7,9 @@ previous one, up to the offset where it ended) and the bytes from that
 offset are still in the backlog, it gets ``+CONTINUE`` and those bytes;
 otherwise a full sync: ``+FULLRESYNC <replid> <offset>`` and the snapshot
 as one ``$<length>`` bulk.  From then on every effect the engine emits
-(the same commands the AOF gets, with a ``SELECT`` whenever the database
-changes) is appended to the backlog and written to every replica; the
+(the commands the AOF gets, in forms a Redis 7.0 replica applies:
+:mod:`.compat7`; a ``SELECT`` whenever the database changes) is appended
+to the backlog and written to every replica; the
 replica answers ``REPLCONF ACK <offset>`` every second and when asked with
 ``REPLCONF GETACK *``, which is what WAIT counts.
 
@@ -35,6 +36,7 @@ from ..persistence import rdb
 from ..persistence.aof_format import encode_command
 from ..resp.replies import RawReply
 from .backlog import Backlog
+from .compat7 import redis7_forms
 from .replica import Upstream
 
 log = logging.getLogger("tidelog")
@@ -99,11 +101,13 @@ class Primary:
         if self.upstream is not None:
             return
         out = bytearray()
+        dbs = self.engine.dbs
         for db, argv in effects:
             if db != self.seldb:
                 out += encode_command([b"SELECT", b"%d" % db])
                 self.seldb = db
-            out += encode_command(argv)
+            for form in redis7_forms(dbs[db], argv):  # what a Redis 7.0 replica applies
+                out += encode_command(form)
         self.feed(out)
 
     def feed(self, data: bytes | bytearray) -> None:
