@@ -211,6 +211,9 @@ class NoReplication:
     def resize_backlog(self, size: int) -> None:
         pass
 
+    def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
+        pass
+
     def snapshot_aux(self) -> dict[bytes, bytes]:
         return {}
 

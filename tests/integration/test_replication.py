@@ -408,3 +408,22 @@ def test_redis8_stream_effects_reach_a_redis7_replica(processes, tmp_path) -> No
     assert (info["iids-added"], info["pids-tracked"]) == (2, 2)
     log = log_of(primary_srv)
     assert log.count("XIDMPRECORD has no Redis 7.0 form") == 1
+
+
+def test_messages_published_on_the_primary_reach_subscribers_of_replicas(processes,
+                                                                         tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    _, redis_replica = start_replica(processes, primary_srv.port)
+    _, tidelog_replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    subscribers = []
+    for replica in (redis_replica, tidelog_replica):
+        p = replica.pubsub()
+        p.subscribe("news")
+        assert p.get_message(timeout=10)["type"] == "subscribe"
+        subscribers.append(p)
+    assert primary.publish("news", "hello") == 0  # nobody subscribes on the primary
+    for p in subscribers:
+        message = p.get_message(timeout=10)
+        assert (message["channel"], message["data"]) == ("news", "hello")
+        p.close()

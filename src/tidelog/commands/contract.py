@@ -167,6 +167,11 @@ class Replication(Protocol):
         """CONFIG SET repl-backlog-size."""
         ...
 
+    def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
+        """Send a command to replicas but not to the AOF (PUBLISH, as Redis
+        does, so subscribers of replicas get the messages too)."""
+        ...
+
     def refresh_write_guard(self) -> None:
         """The options that refuse writes changed (replica-read-only,
         min-replicas-to-write, min-replicas-max-lag)."""

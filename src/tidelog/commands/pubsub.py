@@ -143,6 +143,8 @@ def publish(ctx: Ctx, argv: list[bytes]) -> Any:
             client.send(push)
     for pattern, client in by_pattern:
         client.send(Push([b"pmessage", pattern, channel, message]))
+    # To replicas (their subscribers get it too), never to the AOF, as Redis.
+    ctx.engine.replication.replicate_only(ctx.db.index, argv)
     return len(direct) + len(by_pattern)
 
 
@@ -157,6 +159,7 @@ def spublish(ctx: Ctx, argv: list[bytes]) -> Any:
         push = Push([b"smessage", channel, argv[2]])
         for client in receivers:
             client.send(push)
+    ctx.engine.replication.replicate_only(ctx.db.index, argv)
     return len(receivers)
 
 

@@ -110,6 +110,11 @@ class Primary:
                 out += encode_command(form)
         self.feed(out)
 
+    def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
+        """PUBLISH: to the replicas (not the AOF), in its place in the stream."""
+        if self.backlog is not None:
+            self.on_effects([(db_index, argv)])
+
     def feed(self, data: bytes | bytearray) -> None:
         """Append to the backlog and write to every replica.  Cost: O(len(data))
         plus one queued write per replica."""
