@@ -367,6 +367,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # at run time REPLICAOF changes it.
     Option("replicaof", _parse_replicaof, "", mutable=False, multi_arg=True),
     Option("replica-read-only", _parse_bool, "yes", show=_show_bool),
+    Option("replica-serve-stale-data", _parse_bool, "yes", show=_show_bool),
     Option("replica-priority", _parse_int(0, INT32_MAX), "100"),
     Option("replica-announced", _parse_bool, "yes", show=_show_bool),
     # A primary refuses writes (-NOREPLICAS) unless this many replicas

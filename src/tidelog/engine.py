@@ -122,7 +122,7 @@ class Entry:
     MULTI).  The dispatch maps raw name bytes to entries; each update is an
     attribute add."""
 
-    __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
+    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected")
 
     def __init__(self, spec: table.CommandSpec) -> None:
@@ -130,6 +130,7 @@ class Entry:
         self.handler = spec.handler
         self.arity = spec.arity
         self.is_write = spec.is_write
+        self.allow_stale = "stale" in spec.flags  # served while a replica's link is down
         self.refused_in_multi = "no_multi" in spec.flags
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
@@ -280,6 +281,9 @@ class Engine:
         # What may refuse clients' writes (set_write_guard): a read-only
         # replica, min-replicas-to-write.
         self.write_guard: Callable[[ClientState], bytes | None] | None = None
+        # What may refuse every command not flagged ``stale`` (a replica
+        # whose link is down with replica-serve-stale-data no).
+        self.stale_guard: Callable[[ClientState], bytes | None] | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
@@ -377,6 +381,14 @@ class Engine:
         self._dispatch.clear()
         self.runnable.clear()
 
+    def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
+        """``guard(client)``: the error refusing any command not flagged
+        ``stale`` now, or None (-MASTERDOWN).  While set, nothing is in the
+        fast dispatch (it is set only while a replica's link is down)."""
+        self.stale_guard = guard
+        self._dispatch.clear()
+        self.runnable.clear()
+
     # -- runs ---------------------------------------------------------------------
     def run_key(self, argv: list[bytes]) -> tuple[Entry, bytes] | None:
         """What names the run ``argv`` can start or join: its command and key,
@@ -444,6 +456,13 @@ class Engine:
                 client.multi_error = True
             return self._error(exc.message)
         client.last_command = entry.name
+        if self.stale_guard is not None and not entry.allow_stale:
+            refusal = self.stale_guard(client)
+            if refusal is not None:
+                if client.multi is not None:
+                    client.multi_error = True
+                entry.rejected += 1
+                return self._error(refusal)
         if entry.is_write and self.write_guard is not None:
             refusal = self.write_guard(client)
             if refusal is not None:
@@ -492,7 +511,8 @@ class Engine:
         entry = self._entry(spec)
         if not spec.subcommands and "|" not in spec.name and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
-                not (entry.is_write and self.write_guard is not None):
+                not (entry.is_write and self.write_guard is not None) and \
+                self.stale_guard is None:
             self._dispatch[argv[0]] = entry
             if entry.run is not None:
                 self.runnable.add(argv[0])

@@ -453,6 +453,8 @@ def pubsub_context(name: str) -> CommandError:
 REPLICAOF_FROM_REPLICA = b"ERR Command is not valid when client is a replica."
 NO_GOOD_REPLICAS = b"NOREPLICAS Not enough good replicas to write."
 NO_MASTER_LINK = b"NOMASTERLINK Can't SYNC while not connected with my master"
+MASTER_DOWN = (b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+               b"to 'no'.")
 READONLY_REPLICA = b"READONLY You can't write against a read only replica."
 WAIT_ON_REPLICA = (b"ERR WAIT cannot be used with replica instances. Please also note that "
                    b"since Redis 4.0 if a replica is configured to be writable (which is not "

@@ -122,3 +122,27 @@ async def test_the_link_byte_at_a_time(eof_mark: bool) -> None:
             primary.task.cancel()
             await asyncio.gather(primary.task, return_exceptions=True)
         await server.wait_closed()
+
+
+async def test_a_replica_without_its_primary_serves_stale_data_only_when_allowed() -> None:
+    engine = Engine(Config())
+    client = engine.new_client()
+    engine.execute(client, [b"SET", b"k", b"v"])
+    replica = attach(engine)
+    engine.execute(client, [b"CONFIG", b"SET", b"replica-serve-stale-data", b"no"])
+    try:
+        replica.become_replica("127.0.0.1", 1, "test")  # nobody listens on port 1
+        reply = engine.execute(client, [b"GET", b"k"])
+        assert reply.message == (b"MASTERDOWN Link with MASTER is down and "
+                                 b"replica-serve-stale-data is set to 'no'.")
+        assert engine.execute(client, [b"PING"]) is not None           # flagged stale
+        assert b"role:slave" in engine.execute(client, [b"INFO", b"replication"]).text
+        engine.execute(client, [b"CONFIG", b"SET", b"replica-serve-stale-data", b"yes"])
+        assert engine.execute(client, [b"GET", b"k"]) == b"v"
+        engine.execute(client, [b"CONFIG", b"SET", b"replica-serve-stale-data", b"no"])
+        assert engine.execute(client, [b"GET", b"k"]).message.startswith(b"MASTERDOWN")
+        engine.execute(client, [b"REPLICAOF", b"NO", b"ONE"])
+        assert engine.execute(client, [b"GET", b"k"]) == b"v"
+    finally:
+        if replica.upstream is not None:
+            replica.upstream.stop()

@@ -49,7 +49,8 @@ def _apply_config(ctx: Ctx, name: str) -> None:
             logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)
             ctx.config.set("appendonly", "no")
             raise config_set_failed(b"appendonly", errors.CONFIG_AOF_FAILED) from None
-    elif name in ("replica-read-only", "min-replicas-to-write", "min-replicas-max-lag"):
+    elif name in ("replica-read-only", "min-replicas-to-write", "min-replicas-max-lag",
+                  "replica-serve-stale-data"):
         ctx.engine.replication.refresh_write_guard()
     elif name == "repl-backlog-size":
         ctx.engine.replication.resize_backlog(ctx.config["repl-backlog-size"])

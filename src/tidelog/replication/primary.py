@@ -183,13 +183,26 @@ class Primary:
         log.info("MASTER MODE enabled (user request from '%s')", by)
 
     def refresh_write_guard(self) -> None:
-        """Who may refuse clients' writes now: a read-only replica, or a
-        primary with min-replicas-to-write (see :meth:`_guard`)."""
+        """Who may refuse clients' commands now: a read-only replica or a
+        primary with min-replicas-to-write their writes (:meth:`_guard`); a
+        replica whose link is down with replica-serve-stale-data no, all
+        but the ``stale`` ones (-MASTERDOWN).  Called when a role, the link's
+        state or one of those options changes."""
         config = self.engine.config
         read_only = self.upstream is not None and config["replica-read-only"]
         needs_replicas = self.upstream is None and config["min-replicas-to-write"] > 0 \
             and config["min-replicas-max-lag"] > 0  # Redis: both, or no check
-        self.engine.set_write_guard(self._guard if read_only or needs_replicas else None)
+        guard = self._guard if read_only or needs_replicas else None
+        if guard != self.engine.write_guard:
+            self.engine.set_write_guard(guard)
+        stale = self.upstream is not None and not self.upstream.link_up and \
+            not config["replica-serve-stale-data"]
+        stale_guard = self._stale_guard if stale else None
+        if stale_guard != self.engine.stale_guard:
+            self.engine.set_stale_guard(stale_guard)
+
+    def _stale_guard(self, client: ClientState) -> bytes | None:
+        return errors.MASTER_DOWN if client.kind == "normal" else None
 
     def _guard(self, client: ClientState) -> bytes | None:
         if client.kind != "normal":  # our primary's stream, the AOF's replay

@@ -115,6 +115,7 @@ class Upstream:
         if self.state == "connected":
             self.down_since = self.engine.clock.monotonic()
         self.state = "connect"
+        self.primary.refresh_write_guard()  # replica-serve-stale-data
         if self.master_client is not None:
             self.engine.client_closed(self.master_client)
             self.master_client = None
@@ -247,6 +248,7 @@ class Upstream:
         engine = self.engine
         self.master_client = engine.new_client(addr=f"{self.host}:{self.port}", kind="master")
         self.state = "connected"
+        self.primary.refresh_write_guard()
         self.last_io = engine.clock.monotonic()
 
     def _ack(self) -> bytes:
