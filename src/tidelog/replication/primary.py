@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,15 +327,17 @@ class Primary:
             self._create_backlog()
         engine = self.engine
         version = engine.config["rdb-version"]
+        started = time.perf_counter()
         payload = rdb.dumps(engine.dbs, version=version,
                             compress=engine.config["rdbcompression"])
+        seconds = time.perf_counter() - started
         offset = self.offset
         self.engine.stats["sync_full"] += 1
         self.seldb = -1  # the stream after the snapshot starts with a SELECT
         self._go_online(link)
         log.info("Synchronization with replica %s succeeded (%d bytes of snapshot, "
-                 "%d keys, offset %d)", link.name, len(payload),
-                 sum(len(db.data) for db in engine.dbs), offset)
+                 "%d keys, made in %.3f s, offset %d)", link.name, len(payload),
+                 sum(len(db.data) for db in engine.dbs), seconds, offset)
         head = b"" if legacy_sync else b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), offset)
         return RawReply(head + b"$%d\r\n" % len(payload) + payload)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from ..persistence import rdb
@@ -40,6 +41,7 @@ from ..resp import ProtocolError, RequestParser
 log = logging.getLogger("tidelog")
 
 RECONNECT_DELAY = 1.0
+PROGRESS_EVERY = 5.0  # seconds between progress lines of a long transfer
 ACK_PERIOD = 1.0
 EOF_MARK_LEN = 40
 
@@ -204,12 +206,15 @@ class Upstream:
         engine = self.engine
         self.primary.drop_replicas()  # their history changed: they sync again
         log.info("MASTER <-> REPLICA sync: Loading DB in memory")
+        started = time.perf_counter()
         snap = rdb.loads(payload, now_ms=0, databases=len(engine.dbs))
         rdb.install(engine, snap)
         engine.signal_all_waited()
         self.primary.new_history_from_snapshot(replid, offset)
-        log.info("MASTER <-> REPLICA sync: Finished with success (%d keys, %d bytes)",
-                 snap.keys, len(payload))
+        seconds = time.perf_counter() - started
+        log.info("MASTER <-> REPLICA sync: Finished with success (%d keys, %d bytes, loaded "
+                 "in %.3f s, %.1f MB/s)", snap.keys, len(payload), seconds,
+                 len(payload) / max(seconds, 1e-6) / 1e6)
         if head.startswith(b"$EOF:"):
             writer.write(self._ack())  # the primary starts the stream on this ACK
 
@@ -217,6 +222,8 @@ class Upstream:
                             timeout: float) -> bytes:
         chunks = []
         left = size
+        clock = self.engine.clock
+        started = next_report = clock.monotonic()
         while left:
             chunk = await asyncio.wait_for(reader.read(min(left, 1 << 20)), timeout)
             if not chunk:
@@ -224,7 +231,11 @@ class Upstream:
             chunks.append(chunk)
             left -= len(chunk)
             self.sync_read += len(chunk)
-            self.last_io = self.engine.clock.monotonic()
+            self.last_io = now = clock.monotonic()
+            if now - next_report >= PROGRESS_EVERY:
+                next_report = now
+                log.info("MASTER <-> REPLICA sync: %d of %d bytes received (%.1f MB/s)",
+                         self.sync_read, size, self.sync_read / (now - started) / 1e6)
         return b"".join(chunks)
 
     async def _read_until_mark(self, reader: asyncio.StreamReader, mark: bytes,
