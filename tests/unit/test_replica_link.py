@@ -72,7 +72,7 @@ class ScriptedPrimary:
         else:
             await self.dribble(writer, b"$%d\r\n" % len(self.snapshot) + self.snapshot)
         stream = (cmd([b"SELECT", b"0"]) + cmd([b"XADD", b"s", b"5-1", b"f", b"v"])
-                  + cmd([b"PING"]))
+                  + cmd([b"PING"]) + cmd([b"FROBNICATE", b"x"]))
         getack = cmd([b"REPLCONF", b"GETACK", b"*"])
         await self.dribble(writer, stream + getack + cmd([b"SET", b"k", b"v"]))
         self.stream_sent = len(stream)
@@ -82,7 +82,7 @@ class ScriptedPrimary:
 
 
 @pytest.mark.parametrize("eof_mark", [False, True], ids=["length", "eof-mark"])
-async def test_the_link_byte_at_a_time(eof_mark: bool) -> None:
+async def test_the_link_byte_at_a_time(eof_mark: bool, caplog) -> None:
     source = Engine(Config())
     source.execute(source.new_client(), [b"XADD", b"s", b"1-1", b"a", b"b"])
     snapshot = rdb.dumps(source.dbs)
@@ -112,6 +112,8 @@ async def test_the_link_byte_at_a_time(eof_mark: bool) -> None:
         getack = len(cmd([b"REPLCONF", b"GETACK", b"*"]))
         assert replica.offset == 100 + primary.stream_sent + getack + len(cmd([b"SET", b"k", b"v"]))
         assert replica.replid == REPLID.decode()
+        # A command the replica cannot apply is skipped (and counted), and said.
+        assert "could not apply 'frobnicate'" in caplog.text
         assert engine.execute(engine.new_client(), [b"SET", b"x", b"y"]).message.startswith(
             b"READONLY")
     finally:

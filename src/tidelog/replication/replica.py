@@ -37,6 +37,7 @@ from typing import Any
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
 from ..resp import ProtocolError, RequestParser
+from ..resp.replies import ErrorReply
 
 log = logging.getLogger("tidelog")
 
@@ -76,6 +77,7 @@ class Upstream:
         self.last_io = clock.monotonic()
         self.sync_total = self.sync_read = 0
         self._stopped = False
+        self._error_logged: set[bytes] = set()
         self._task: asyncio.Task[None] | None = None
 
     # -- life ---------------------------------------------------------------------------
@@ -307,10 +309,22 @@ class Upstream:
                         argv[1].lower() == b"getack":
                     writer.write(self._ack())  # the offset before this GETACK
                 else:
-                    engine.execute(client, argv)
+                    reply = engine.execute(client, argv)
+                    if reply.__class__ is ErrorReply:
+                        self._applied_with_error(argv, reply)
                 primary.feed(encode_command(argv))
         finally:
             clock.end_turn()
+
+    def _applied_with_error(self, argv: list[bytes], reply: ErrorReply) -> None:
+        """A command of the stream failed here: the data may now differ from
+        the primary's.  Logged once per command name (Redis logs each)."""
+        name = argv[0].lower()
+        if name not in self._error_logged:
+            self._error_logged.add(name)
+            log.warning("== CRITICAL == This replica could not apply '%s' from its master: "
+                        "%s (logged once per command)", name.decode("latin-1"),
+                        reply.message.decode("utf-8", "replace"))
 
     # -- what INFO says -------------------------------------------------------------------
     def info_lines(self) -> list[str]:
