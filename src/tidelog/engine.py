@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -92,6 +94,52 @@ _SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscr
 # cannot grow the table without bound; later codes are not added).
 ERRORSTATS_MAX = 128
 
+# MONITOR: when a command is shown to monitors (Entry.monitor).  Admin
+# commands and those flagged skip_monitor are not shown; scripts are shown
+# before the commands they run (Redis 7's order), everything else after it ran.
+MONITOR_SKIP, MONITOR_AFTER, MONITOR_BEFORE = 0, 1, 2
+_MONITOR_BEFORE = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
+
+# What a monitor (a replica, to Redis) may not run: commands that read,
+# write or may replicate.
+_KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
+_MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall"})
+
+
+_PLAIN_ARG = re.compile(rb'[ !#-\[\]-~]*')  # printable ASCII but '"' and '\\'
+_REPR_TABLE = [bytes([c]) if 0x20 <= c <= 0x7E else b"\\x%02x" % c for c in range(256)]
+for _c, _e in ((0x5C, b"\\\\"), (0x22, b'\\"'), (0x0A, b"\\n"), (0x0D, b"\\r"),
+               (0x09, b"\\t"), (0x07, b"\\a"), (0x08, b"\\b")):
+    _REPR_TABLE[_c] = _e
+del _c, _e
+
+
+def repr_arg(arg: bytes) -> bytes:
+    """One argument as MONITOR shows it: quoted, with ``\\\\``, ``\\"``,
+    ``\\n \\r \\t \\a \\b``, and ``\\xHH`` (lower-case hex) for every other
+    byte outside printable ASCII (Redis's sdscatrepr)."""
+    if _PLAIN_ARG.fullmatch(arg):
+        return b'"' + arg + b'"'
+    table = _REPR_TABLE
+    return b'"' + b"".join([table[c] for c in arg]) + b'"'
+
+
+def monitor_args(argv: list[bytes]) -> list[bytes]:
+    """The arguments MONITOR shows: AUTH's and HELLO's credentials
+    redacted, as Redis does."""
+    name = argv[0].lower()
+    if name == b"auth":
+        return [argv[0]] + [b"(redacted)"] * (len(argv) - 1)
+    if name == b"hello":
+        shown = list(argv)
+        for i in range(2, len(argv) - 2):
+            if argv[i].upper() == b"AUTH":
+                shown[i + 1] = shown[i + 2] = b"(redacted)"
+                break
+        return shown
+    return argv
+
+
 # Most raw command names (b"XADD", b"xadd", ...) the dispatch remembers; a
 # client sending names in ever new letter cases cannot grow it further.
 DISPATCH_CACHE_MAX = 1024
@@ -106,7 +154,8 @@ class Entry:
     attribute add."""
 
     __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
-                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected")
+                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
+                 "monitor", "keyspace")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         self.name = spec.name
@@ -116,6 +165,11 @@ class Entry:
         self.refused_in_multi = "no_multi" in spec.flags
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
+        base = spec.name.partition("|")[0]
+        self.monitor = (MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
+                        else MONITOR_BEFORE if base in _MONITOR_BEFORE else MONITOR_AFTER)
+        # refused to monitors
+        self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
         self.calls = 0
         self.ns = 0          # time spent in the handler, nanoseconds
         self.failed = 0
@@ -174,6 +228,8 @@ class Engine:
             db.on_fields_expired = self._fields_expired
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
+        # MONITOR: the clients shown every command (empty: nothing to do).
+        self.monitors: list[ClientState] = []
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
@@ -228,6 +284,7 @@ class Engine:
             self._unblock(client.blocked)
         self.unwatch_all(client)
         self.drop_subscriptions(client)
+        self.remove_monitor(client)
         self.clients.pop(client.id, None)
 
     def drop_subscriptions(self, client: ClientState) -> None:
@@ -235,6 +292,43 @@ class Engine:
         if client.pubsub is not None:
             self.pubsub.drop(client)
             client.pubsub = None
+
+    # -- MONITOR --------------------------------------------------------------------
+    def add_monitor(self, client: ClientState) -> None:
+        """MONITOR: show this client every command run from now on."""
+        if not client.monitor:
+            client.monitor = True
+            self.monitors.append(client)
+
+    def remove_monitor(self, client: ClientState) -> None:
+        """RESET, or the connection closed: stop showing it commands."""
+        if client.monitor:
+            client.monitor = False
+            self.monitors.remove(client)
+
+    def feed_monitors(self, client: ClientState | None, db_index: int, argv: list[bytes],
+                      from_script: bool = False) -> None:
+        """Show one command to every monitor, in Redis's MONITOR line format:
+        ``+<unix time.usec> [<db> <addr>] "arg" ...``; ``lua`` in place of the
+        address for a command a script ran (``from_script``)."""
+        if self.monitors:
+            line = self._monitor_line(client, db_index, argv, from_script)
+            for monitor in list(self.monitors):
+                monitor.send(line)
+
+    def _monitor_line(self, client: ClientState | None, db_index: int, argv: list[bytes],
+                      from_script: bool) -> RawReply:
+        if from_script or client is None:
+            where = "lua"
+        elif client.addr.startswith("/"):  # a Unix socket: "unix:<path>"
+            where = "unix:" + client.addr.rpartition(":")[0]
+        else:
+            where = client.addr
+        sec, usec = divmod(time.time_ns() // 1000, 1_000_000)
+        line = RawReply(b"+%d.%06d [%d %s] %s\r\n" % (
+            sec, usec, db_index, where.encode(),
+            b" ".join([repr_arg(a) for a in monitor_args(argv)])))
+        return line
 
     # -- executing ------------------------------------------------------------------
     def execute(self, client: ClientState, argv: list[bytes]) -> Reply:
@@ -244,7 +338,8 @@ class Engine:
         arity check; unknown names, subcommands and MULTI take
         :meth:`_execute_checked`."""
         entry = self._dispatch.get(argv[0])
-        if entry is not None and client.multi is None and client.pubsub is None:
+        if entry is not None and client.multi is None and client.pubsub is None and \
+                not client.monitor:
             arity = entry.arity
             argc = len(argv)
             if argc == arity or (arity < 0 and argc >= -arity):
@@ -277,7 +372,8 @@ class Engine:
         waits on a key (Redis serves blocked clients between two commands,
         so each call must be seen alone).  Cost: one handler call for the
         run instead of one per call."""
-        if len(run) == 1 or client.multi is not None or self.waiters or client.pubsub is not None:
+        if len(run) == 1 or client.multi is not None or self.waiters or \
+                client.pubsub is not None or self.monitors or client.monitor:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
@@ -328,6 +424,9 @@ class Engine:
                 client.multi_error = True
             entry.rejected += 1
             return self._error(errors.pubsub_context(entry.name).message)
+        if client.monitor and entry.keyspace:
+            entry.rejected += 1
+            return self._error(errors.REPLICA_KEYSPACE)
         if client.multi is not None:
             if entry.refused_in_multi:
                 client.multi_error = True
@@ -369,8 +468,11 @@ class Engine:
         return entry
 
     def _call(self, client: ClientState, entry: Entry, argv: list[bytes],
-              may_block: bool) -> Reply:
-        """Run a resolved command; errors become error replies."""
+              may_block: bool, fed: bool = False) -> Reply:
+        """Run a resolved command; errors become error replies.  ``fed``:
+        monitors are shown it by the caller (:meth:`_call_monitored`)."""
+        if self.monitors and not fed and entry.monitor:
+            return self._call_monitored(client, entry, argv, may_block)
         started = perf_counter_ns()
         ctx = Ctx(self, client, argv, entry, may_block)
         no_touch = client.no_touch
@@ -398,6 +500,28 @@ class Engine:
             reply = self._block(ctx, reply)
         if ctx.changes or ctx.effects:
             self._finish(ctx)
+        return reply
+
+    def _call_monitored(self, client: ClientState, entry: Entry, argv: list[bytes],
+                        may_block: bool) -> Reply:
+        """:meth:`_call` while monitors exist: the command is shown to them
+        after it ran (scripts: before, so their commands follow them)."""
+        if entry.monitor == MONITOR_BEFORE:
+            self.feed_monitors(client, client.db, argv)
+        reply = self._call(client, entry, argv, may_block, True)
+        if entry.monitor == MONITOR_AFTER:
+            if client.monitor and not self._executing:
+                # A monitor sees its own command after that command's reply
+                # (none when the reply is its last: QUIT).
+                line = self._monitor_line(client, client.db, argv, False)
+                for monitor in list(self.monitors):
+                    if monitor is not client:
+                        monitor.send(line)
+                if not client.close_after_reply:
+                    items = reply.items if reply.__class__ is Replies else [reply]
+                    reply = Replies([*items, line])
+            else:
+                self.feed_monitors(client, client.db, argv)
         return reply
 
     # -- statistics -----------------------------------------------------------------

@@ -443,3 +443,8 @@ def pubsub_context(name: str) -> CommandError:
         b"ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
         b"are allowed in this context" % name.encode("latin-1"))
 
+
+
+# MONITOR, SLOWLOG, LATENCY, CLIENT PAUSE/REPLY (the operator's commands)
+REPLICA_KEYSPACE = b"ERR Replica can't interact with the keyspace"
+MONITOR_DENY_BLOCKING = b"ERR MONITOR isn't allowed for DENY BLOCKING client"

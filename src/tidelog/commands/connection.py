@@ -163,6 +163,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.multi, client.multi_error = None, False
     ctx.engine.unwatch_all(client)
     ctx.engine.drop_subscriptions(client)
+    ctx.engine.remove_monitor(client)
     client.db = 0
     client.protocol = 2
     client.name = b""
@@ -224,7 +225,7 @@ def client_setinfo(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _client_flags(client: ClientState) -> str:
-    flags = ""
+    flags = "O" if client.monitor else ""
     if client.kind == "master":
         flags += "M"
     elif client.kind == "replica":

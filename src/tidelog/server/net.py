@@ -231,7 +231,8 @@ class Connection(asyncio.Protocol):
         else:
             encode_into(out, reply, self.client.protocol)
         self._write(out)
-        if reply.__class__ is not Push:  # a message unblocks nothing
+        if reply.__class__ is not Push and not self.client.monitor:
+            # (a message or a MONITOR line unblocks nothing)
             # Commands pipelined behind the blocked one can run now.
             asyncio.get_running_loop().call_soon(self._process)
 
