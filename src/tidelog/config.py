@@ -137,6 +137,26 @@ def save_points(text: str) -> list[tuple[int, int]]:
     return list(zip(words[0::2], words[1::2]))
 
 
+def _parse_percentiles(text: str) -> tuple[float, ...]:
+    """``latency-tracking-info-percentiles 50 99 99.9``: numbers in [0, 100]."""
+    values = []
+    for word in text.split():
+        try:
+            value = float(word)
+        except ValueError:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters") from None
+        if not 0.0 <= value <= 100.0:
+            raise ConfigError("latency-tracking-info-percentiles parameters should sit "
+                              "between [0.0,100.0]")
+        values.append(value)
+    return tuple(values)
+
+
+def show_percentile(value: float) -> str:
+    """A percentile as Redis shows it: ``99.9``, ``50``."""
+    return ("%f" % value).rstrip("0").rstrip(".")
+
+
 def _show_bool(value: bool) -> str:
     return "yes" if value else "no"
 
@@ -210,6 +230,14 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("rdbcompression", _parse_bool, "yes", show=_show_bool),
     Option("rdbchecksum", _parse_bool, "yes", mutable=False, show=_show_bool),
     Option("rdb-version", _parse_int(10, 11), "10"),
+    # The operator's view (commands/monitoring.py; the engine caches the
+    # thresholds: Engine.refresh_thresholds).
+    Option("slowlog-log-slower-than", _parse_int(-1, LONG_MAX), "10000"),
+    Option("slowlog-max-len", _parse_int(0, LONG_MAX), "128"),
+    Option("latency-monitor-threshold", _parse_int(0, LONG_MAX), "0"),
+    Option("latency-tracking", _parse_bool, "yes", show=_show_bool),
+    Option("latency-tracking-info-percentiles", _parse_percentiles, "50 99 99.9",
+           multi_arg=True, show=lambda v: " ".join(show_percentile(p) for p in v)),
 ]}
 
 

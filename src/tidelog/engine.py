@@ -55,6 +55,7 @@ from .errors import CommandError
 from .keyspace import Database
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
+from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
 __all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
@@ -140,6 +141,9 @@ def monitor_args(argv: list[bytes]) -> list[bytes]:
     return argv
 
 
+# A duration no command reaches: the threshold while slowlog/latency are off.
+NEVER_NS = 1 << 80
+
 # Most raw command names (b"XADD", b"xadd", ...) the dispatch remembers; a
 # client sending names in ever new letter cases cannot grow it further.
 DISPATCH_CACHE_MAX = 1024
@@ -155,7 +159,7 @@ class Entry:
 
     __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
-                 "monitor", "keyspace")
+                 "monitor", "keyspace", "fast", "hist", "skip_slowlog")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         self.name = spec.name
@@ -170,6 +174,11 @@ class Entry:
                         else MONITOR_BEFORE if base in _MONITOR_BEFORE else MONITOR_AFTER)
         # refused to monitors
         self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
+        self.fast = "fast" in spec.flags  # LATENCY: "fast-command" or "command"
+        self.skip_slowlog = "skip_slowlog" in spec.flags
+        # INFO latencystats, LATENCY HISTOGRAM: calls by log2 bucket of their
+        # duration (LatencyHistogram); None while latency-tracking is off.
+        self.hist: list[int] | None = None
         self.calls = 0
         self.ns = 0          # time spent in the handler, nanoseconds
         self.failed = 0
@@ -230,6 +239,14 @@ class Engine:
         self._next_client_id = 1
         # MONITOR: the clients shown every command (empty: nothing to do).
         self.monitors: list[ClientState] = []
+        # SLOWLOG (newest first) and LATENCY's events; the thresholds the
+        # command path compares with are cached (refresh_thresholds).
+        self.slowlog: deque[SlowlogEntry] = deque()
+        self.slowlog_next_id = 0
+        self.latency_events: dict[str, LatencyEvent] = {}
+        self.latency_threshold_ms = 0
+        self._slowlog_ns = self._watch_ns = NEVER_NS
+        self._tracking = True
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
@@ -268,6 +285,7 @@ class Engine:
         # Weak references: a deleted stream's state just drops out.
         self._idmp_sweep: deque[weakref.ref] = deque()
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        self.refresh_thresholds()
 
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
@@ -399,7 +417,14 @@ class Engine:
                 entry.failed += 1
                 r = self._error(r.message)
             replies.append(r)
-        entry.ns += perf_counter_ns() - started
+        elapsed = perf_counter_ns() - started
+        entry.ns += elapsed
+        each = elapsed // len(run)  # what one call took, on average
+        if entry.hist is not None:
+            entry.hist[((each - 1) >> 10).bit_length()] += len(run)
+        if each >= self._watch_ns:
+            for argv in run:
+                self._slow_call(client, entry, argv, each)
         if ctx.changes:
             self.dirty += ctx.changes
         if ctx.effects and self.effect_listeners:
@@ -444,6 +469,8 @@ class Engine:
         entry = self._entries.get(spec.name)
         if entry is None:
             entry = self._entries[spec.name] = Entry(spec)
+            if self._tracking:
+                entry.hist = [0] * HIST_BUCKETS
         return entry
 
     def _resolve(self, argv: list[bytes]) -> Entry:
@@ -495,7 +522,13 @@ class Engine:
             # Counted once it ran, as Redis does: INFO does not count itself,
             # and CONFIG RESETSTAT's own call survives the reset.
             entry.calls += 1
-            entry.ns += perf_counter_ns() - started
+            elapsed = perf_counter_ns() - started
+            entry.ns += elapsed
+            hist = entry.hist
+            if hist is not None:
+                hist[((elapsed - 1) >> 10).bit_length()] += 1
+        if elapsed >= self._watch_ns and reply.__class__ is not Wait:
+            self._slow_call(client, entry, argv, elapsed)
         if reply.__class__ is Wait:
             reply = self._block(ctx, reply)
         if ctx.changes or ctx.effects:
@@ -524,6 +557,60 @@ class Engine:
                 self.feed_monitors(client, client.db, argv)
         return reply
 
+    # -- SLOWLOG, LATENCY -----------------------------------------------------------
+    def refresh_thresholds(self) -> None:
+        """Read the slowlog and latency options again (after CONFIG SET): the
+        command path compares each duration with one cached number."""
+        config = self.config
+        slower = config["slowlog-log-slower-than"]
+        self._slowlog_ns = NEVER_NS if slower < 0 else slower * 1000
+        self.latency_threshold_ms = config["latency-monitor-threshold"]
+        latency_ns = self.latency_threshold_ms * 1_000_000 if self.latency_threshold_ms else NEVER_NS
+        self._watch_ns = min(self._slowlog_ns, latency_ns)
+        tracking = config["latency-tracking"]
+        if tracking != self._tracking:
+            self._tracking = tracking
+            for entry in self._entries.values():
+                entry.hist = [0] * HIST_BUCKETS if tracking else None
+        max_len = config["slowlog-max-len"]
+        while len(self.slowlog) > max_len:
+            self.slowlog.pop()
+
+    def _slow_call(self, client: ClientState, entry: Entry, argv: list[bytes],
+                   elapsed_ns: int) -> None:
+        """A call at least as slow as a threshold: into the slowlog, and a
+        LATENCY sample ("command" or "fast-command")."""
+        if elapsed_ns >= self._slowlog_ns and not entry.skip_slowlog:
+            self.slowlog_push(client, argv, elapsed_ns // 1000)
+        threshold = self.latency_threshold_ms
+        if threshold and elapsed_ns >= threshold * 1_000_000:
+            self.latency_sample("fast-command" if entry.fast else "command",
+                                elapsed_ns // 1_000_000)
+
+    def slowlog_push(self, client: ClientState | None, argv: list[bytes], micros: int) -> None:
+        """Record one slow command, its arguments trimmed as Redis trims them."""
+        max_len = self.config["slowlog-max-len"]
+        if not max_len:
+            return
+        self.slowlog.appendleft(SlowlogEntry(
+            self.slowlog_next_id, int(time.time()), micros, slowlog_args(monitor_args(argv)),
+            client.addr.encode() if client is not None else b"",
+            client.name if client is not None else b""))
+        self.slowlog_next_id += 1
+        while len(self.slowlog) > max_len:
+            self.slowlog.pop()
+
+    def latency_sample(self, event: str, ms: int) -> None:
+        """LATENCY: record ``ms`` for an event when it reaches
+        latency-monitor-threshold (the caller may skip timing when it is 0)."""
+        threshold = self.latency_threshold_ms
+        if not threshold or ms < threshold:
+            return
+        record = self.latency_events.get(event)
+        if record is None:
+            record = self.latency_events[event] = LatencyEvent()
+        record.add(int(time.time()), ms)
+
     # -- statistics -----------------------------------------------------------------
     @property
     def command_calls(self) -> dict[str, int]:
@@ -537,6 +624,12 @@ class Engine:
         use."""
         return [(name, e.calls, e.ns // 1000, e.rejected, e.failed)
                 for name, e in self._entries.items() if e.calls or e.rejected or e.failed]
+
+    def latency_histograms(self) -> list[tuple[str, int, list[int]]]:
+        """``(name, calls, histogram)`` of each command with tracked calls, in
+        the order of first use (INFO latencystats, LATENCY HISTOGRAM)."""
+        return [(name, sum(e.hist), e.hist) for name, e in self._entries.items()
+                if e.hist is not None and any(e.hist)]
 
     @property
     def total_commands_processed(self) -> int:
@@ -552,6 +645,8 @@ class Engine:
             self.stats[name] = 0
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
+            if entry.hist is not None:
+                entry.hist = [0] * HIST_BUCKETS
         self.error_counts.clear()
 
     def _finish(self, ctx: Ctx) -> None:
@@ -775,11 +870,15 @@ class Engine:
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
+        timed = self.latency_threshold_ms  # LATENCY's expire-cycle event
+        started = time.monotonic_ns() if timed else 0
         for db in self.dbs:
             if db.expires and self.active_expire:
                 db.expire_cycle()
             if db.field_keys and self.active_expire:
                 db.field_expire_cycle()
+        if timed:
+            self.latency_sample("expire-cycle", (time.monotonic_ns() - started) // 1_000_000)
         if self._idmp_sweep:
             self.expire_idmp()
         if self._ready:

@@ -448,3 +448,8 @@ def pubsub_context(name: str) -> CommandError:
 # MONITOR, SLOWLOG, LATENCY, CLIENT PAUSE/REPLY (the operator's commands)
 REPLICA_KEYSPACE = b"ERR Replica can't interact with the keyspace"
 MONITOR_DENY_BLOCKING = b"ERR MONITOR isn't allowed for DENY BLOCKING client"
+SLOWLOG_COUNT = b"ERR count should be greater than or equal to -1"
+
+
+def no_latency_samples(event: bytes) -> CommandError:
+    return CommandError(b"ERR No samples available for event '%s'" % event)

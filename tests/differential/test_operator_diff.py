@@ -99,3 +99,111 @@ def test_monitor_client_commands(differ):
     ours = _monitor_session(ours_port)
     assert ours == _monitor_session(theirs_port)
     assert ours[1] == b"-ERR Replica can't interact with the keyspace\r\n"
+
+
+# -- SLOWLOG -------------------------------------------------------------------------
+def _mask_slowlog(differ) -> None:
+    """Ids, times, durations and client ports vary: masked."""
+    differ.normalise(rb"\*6\r\n:\d+\r\n:\d+\r\n:\d+\r\n", b"*6\r\n:ID\r\n:T\r\n:US\r\n")
+    differ.normalise(rb"\$\d+\r\n127\.0\.0\.1:\d+\r\n", b"$A\r\n127.0.0.1:P\r\n")
+
+
+def test_slowlog_entries(differ):
+    _mask_slowlog(differ)
+    differ.check("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    differ.check("CONFIG", "SET", "slowlog-max-len", "128")
+    differ.check("SLOWLOG", "RESET")
+    differ.check("SET", "k", "v")
+    differ.check("CLIENT", "SETNAME", "operator")
+    differ.check("AUTH", "default", "secret")  # redacted
+    differ.check("RPUSH", "many", *[str(i) for i in range(40)])   # 32 arguments at most
+    differ.check("RPUSH", "many", *[str(i) for i in range(30)])   # 32 exactly: kept whole
+    differ.check("SET", "big", "x" * 300)                         # 128 bytes each at most
+    differ.check("SET", "edge", "y" * 128)
+    differ.check("MULTI")
+    differ.check("INCR", "n")
+    differ.check("EXEC")                                          # EXEC itself is not logged
+    differ.check("SLOWLOG", "LEN")
+    reply = differ.check("SLOWLOG", "GET", "-1")
+    assert b"... (11 more arguments)" in reply and b"... (172 more bytes)" in reply
+    assert b"(redacted)" in reply and b"$8\r\noperator\r\n" in reply
+    differ.check("SLOWLOG", "GET", "2")
+    differ.check("SLOWLOG", "GET", "0")
+    differ.check("SLOWLOG", "GET")
+    differ.check("CONFIG", "SET", "slowlog-max-len", "3")
+    differ.check("SLOWLOG", "LEN")
+    differ.check("SLOWLOG", "GET", "-1")
+    differ.check("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+    differ.check("SLOWLOG", "RESET")
+    differ.check("SET", "k", "v")
+    differ.check("SLOWLOG", "LEN")
+    differ.check("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    differ.check("CONFIG", "SET", "slowlog-max-len", "128")
+
+
+def test_slowlog_errors_and_help(differ):
+    for argv in (["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "1", "2"],
+                 ["SLOWLOG", "LEN", "x"], ["SLOWLOG", "RESET", "1"], ["SLOWLOG", "FOO"],
+                 ["SLOWLOG"], ["SLOWLOG", "HELP"], ["SLOWLOG", "HELP", "x"],
+                 ["CONFIG", "SET", "slowlog-max-len", "-1"],
+                 ["CONFIG", "SET", "slowlog-log-slower-than", "-2"],
+                 ["CONFIG", "GET", "slowlog-max-len"],
+                 ["CONFIG", "GET", "slowlog-log-slower-than"]):
+        differ.check(*argv)
+
+
+# -- LATENCY -------------------------------------------------------------------------
+def test_latency_after_reset(differ):
+    differ.check("LATENCY", "RESET")
+    for argv in (["LATENCY", "LATEST"], ["LATENCY", "HISTORY", "command"],
+                 ["LATENCY", "RESET", "command", "fast-command"], ["LATENCY", "GRAPH", "command"],
+                 ["LATENCY", "DOCTOR"], ["LATENCY", "HELP"], ["LATENCY", "FOO"],
+                 ["LATENCY", "HISTORY"], ["LATENCY", "LATEST", "x"],
+                 ["CONFIG", "GET", "latency-tracking"],
+                 ["CONFIG", "GET", "latency-monitor-threshold"],
+                 ["CONFIG", "SET", "latency-monitor-threshold", "-1"],
+                 ["CONFIG", "SET", "latency-tracking-info-percentiles", "abc"],
+                 ["CONFIG", "SET", "latency-tracking-info-percentiles", "101"],
+                 ["CONFIG", "SET", "latency-tracking-info-percentiles", "50.0 1e1 99.90"],
+                 ["CONFIG", "GET", "latency-tracking-info-percentiles"],
+                 ["CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9"],
+                 ["CONFIG", "SET", "latency-monitor-threshold", "100"],
+                 ["LATENCY", "DOCTOR"],
+                 ["CONFIG", "SET", "latency-monitor-threshold", "0"]):
+        differ.check(*argv)
+
+
+def test_latency_histogram_shape(differ):
+    """After CONFIG RESETSTAT, the calls and the bucket labels' form match;
+    the buckets themselves depend on speed, so only their shape is compared."""
+    differ.normalise(rb"(histogram_usec\r\n%)\d+\r\n(?::\d+\r\n:\d+\r\n)+", rb"\1N\r\n<buckets>")
+    differ.normalise(rb"(histogram_usec\r\n%)\d+\r\n(?::\d+\r\n:\d+\r\n)+", rb"\1N\r\n<buckets>")
+    differ.check("CONFIG", "RESETSTAT")
+    for _ in range(3):
+        differ.check("SET", "k", "v")
+    differ.check("GET", "k")
+    differ.resp3()
+    differ.check("LATENCY", "HISTOGRAM", "set", "GET", "nosuch", "set")
+    differ.check("LATENCY", "HISTOGRAM", "nosuch")
+
+
+def _latencystats(client) -> list[bytes]:
+    """INFO latencystats' lines with the values masked, sorted (Redis lists
+    the commands in its hash table's order)."""
+    text = client.call("INFO", "latencystats").split(b"\r\n", 1)[1]
+    return sorted(re.sub(rb"=\d+\.\d{3}", b"=X", text).split(b"\r\n"))
+
+
+def test_info_latencystats_lines(differ):
+    differ.check("CONFIG", "RESETSTAT")
+    differ.check("SET", "k", "v")
+    differ.check("CLIENT", "GETNAME")
+    assert _latencystats(differ.ours) == _latencystats(differ.theirs)
+    differ.check("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.99")
+    lines = _latencystats(differ.ours)
+    assert lines == _latencystats(differ.theirs)
+    assert b"latency_percentiles_usec_client|getname:p50=X,p99.99=X" in lines
+    differ.check("CONFIG", "SET", "latency-tracking", "no")
+    differ.check("INFO", "latencystats")
+    differ.check("CONFIG", "SET", "latency-tracking", "yes")
+    differ.check("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")

@@ -3,6 +3,8 @@ SLOWLOG, CLIENT PAUSE (sync and asyncio)."""
 
 from __future__ import annotations
 
+import time
+
 import redis
 
 from tests.support.rawclient import RawClient, encode_command
@@ -41,4 +43,41 @@ def test_monitor_sees_pipelined_runs_per_call(tidelog):
         lines = [watcher.read_reply(timeout=5) for _ in burst]
         assert [line.rsplit(b" ", 1)[1] for line in lines] == \
             [b'"%d"\r\n' % i for i in range(50)]
+    deadline = time.monotonic() + 10  # the server sees the close a moment later
+    while tidelog.engine.monitors and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert tidelog.engine.monitors == []
+
+
+def test_slowlog_with_redis_py(r):
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        r.slowlog_reset()
+        r.client_setname("ops")
+        r.set("k", "v" * 200)
+        entries = r.slowlog_get(3)
+        assert [e["command"] for e in entries][:2] == [
+            b"SET k " + b"v" * 128 + b"... (72 more bytes)", b"CLIENT SETNAME ops"]
+        assert entries[0]["client_name"] == b"ops"
+        assert entries[0]["id"] > entries[1]["id"]
+        assert r.slowlog_len() >= 3
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
+def test_latency_events_from_slow_commands(tidelog, r):
+    """A command at or over latency-monitor-threshold is a LATENCY sample
+    (DEBUG SLEEP: a command, not a fast one)."""
+    r.config_set("latency-monitor-threshold", 5)
+    try:
+        r.latency_reset()
+        r.execute_command("DEBUG", "SLEEP", "0.02")
+        r.ping()
+        latest = r.latency_latest()
+        assert [row[0] for row in latest] == [b"command"]
+        assert latest[0][2] >= 5 and latest[0][3] == latest[0][2]
+        assert len(r.latency_history("command")) == 1
+        assert r.execute_command("LATENCY", "GRAPH", "command").startswith(b"command - high")
+        assert b"1. command: 1 latency spikes" in r.execute_command("LATENCY", "DOCTOR")
+    finally:
+        r.config_set("latency-monitor-threshold", 0)

@@ -222,7 +222,8 @@ def test_config_get_globs(run):
         b"maxclients", b"proto-max-bulk-len", b"stream-node-max-entries", b"stream-node-max-bytes",
         b"list-max-listpack-size", b"stream-idmp-maxsize", b"hash-max-listpack-entries",
         b"hash-max-listpack-value", b"set-max-intset-entries", b"set-max-listpack-entries",
-        b"set-max-listpack-value", b"zset-max-listpack-entries", b"zset-max-listpack-value"]
+        b"set-max-listpack-value", b"zset-max-listpack-entries", b"zset-max-listpack-value",
+        b"slowlog-max-len"]
     assert len(config_get(run, "*")) == len(OPTIONS)
     assert config_get(run, "hz", "h?") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []

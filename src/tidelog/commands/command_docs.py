@@ -99,6 +99,12 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
     "spublish": ((), [_ks("not_key", 1)]),
     "client|list": ((_ND,), None),
+    "slowlog|get": (("request_policy:all_nodes", _ND), None),
+    "slowlog|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
+    "slowlog|len": (("request_policy:all_nodes", "response_policy:agg_sum", _ND), None),
+    **{f"latency|{sub}": ((_ND, "request_policy:all_nodes", "response_policy:special"), None)
+       for sub in ("latest", "doctor", "histogram", "graph", "history")},
+    "latency|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
     "client|info": ((_ND,), None),
     "command": (("nondeterministic_output_order",), None),
     "command|info": (("nondeterministic_output_order",), None),

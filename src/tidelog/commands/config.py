@@ -36,9 +36,16 @@ _LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": loggin
                "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
 
+# Options the engine caches (Engine.refresh_thresholds).
+_THRESHOLDS = frozenset({"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold",
+                         "latency-tracking"})
+
+
 def _apply_config(ctx: Ctx, name: str) -> None:
     """Side effects of a changed option (most are read where used)."""
-    if name == "loglevel":
+    if name in _THRESHOLDS:
+        ctx.engine.refresh_thresholds()
+    elif name == "loglevel":
         logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
     elif name == "appendonly":
         try:
