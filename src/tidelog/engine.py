@@ -58,7 +58,7 @@ from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
 from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["BLOCKED", "POSTPONED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -78,6 +78,17 @@ class _Blocked:
 
 
 BLOCKED = _Blocked()
+
+
+class _Postponed:
+    """What execute() answers when CLIENT PAUSE holds the command back: the
+    connection keeps it (and what follows) until ``client.resume()``."""
+
+    def __repr__(self) -> str:
+        return "POSTPONED"
+
+
+POSTPONED = _Postponed()
 
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
@@ -159,7 +170,8 @@ class Entry:
 
     __slots__ = ("name", "handler", "arity", "is_write", "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
-                 "monitor", "keyspace", "fast", "hist", "skip_slowlog")
+                 "monitor", "keyspace", "fast", "hist", "skip_slowlog",
+                 "may_write")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         self.name = spec.name
@@ -175,6 +187,8 @@ class Entry:
         # refused to monitors
         self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
         self.fast = "fast" in spec.flags  # LATENCY: "fast-command" or "command"
+        # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
+        self.may_write = spec.is_write or base in _MAY_REPLICATE
         self.skip_slowlog = "skip_slowlog" in spec.flags
         # INFO latencystats, LATENCY HISTOGRAM: calls by log2 bucket of their
         # duration (LatencyHistogram); None while latency-tracking is off.
@@ -247,6 +261,15 @@ class Engine:
         self.latency_threshold_ms = 0
         self._slowlog_ns = self._watch_ns = NEVER_NS
         self._tracking = True
+        # CLIENT PAUSE: the mode ("all" or "write", None: no pause), its end
+        # (monotonic seconds), the clients holding a postponed command (in
+        # the order they came), and the dispatch cache set aside meanwhile
+        # (an empty one sends every command through the checks).
+        self.pause_mode: str | None = None
+        self.pause_end = 0.0
+        self.postponed: list[ClientState] = []
+        self._pause_timer: Any = None
+        self._paused_dispatch: dict[bytes, Entry] | None = None
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
@@ -303,6 +326,9 @@ class Engine:
         self.unwatch_all(client)
         self.drop_subscriptions(client)
         self.remove_monitor(client)
+        if client.postponed:
+            client.postponed = False
+            self.postponed.remove(client)
         self.clients.pop(client.id, None)
 
     def drop_subscriptions(self, client: ClientState) -> None:
@@ -310,6 +336,68 @@ class Engine:
         if client.pubsub is not None:
             self.pubsub.drop(client)
             client.pubsub = None
+
+    # -- CLIENT PAUSE ---------------------------------------------------------------
+    def pause(self, ms: int, mode: str) -> None:
+        """CLIENT PAUSE: hold back the commands of clients ("all") or the
+        writes ("write") for ``ms`` milliseconds.  A pause in force is
+        extended, never shortened, and ALL wins over WRITE."""
+        end = self.clock.monotonic() + ms / 1000
+        if self.pause_mode is None:
+            self._paused_dispatch, self._dispatch = self._dispatch, {}
+            self.pause_mode, self.pause_end = mode, end
+        else:
+            if mode == "all":
+                self.pause_mode = "all"
+            self.pause_end = max(self.pause_end, end)
+        self._schedule_unpause()
+
+    def _schedule_unpause(self) -> None:
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+            self._pause_timer = None
+        if self.schedule is not None:
+            delay = max(0.0, self.pause_end - self.clock.monotonic())
+            self._pause_timer = self.schedule(delay, self._pause_timeout)
+
+    def _pause_timeout(self) -> None:
+        self._pause_timer = None
+        if self.pause_mode is None:
+            return
+        if self.clock.monotonic() < self.pause_end:  # an early timer
+            self._schedule_unpause()
+        else:
+            self.unpause()
+
+    def unpause(self) -> None:
+        """End the pause: the postponed clients run their commands, in the
+        order they were held back."""
+        if self.pause_mode is None:
+            return
+        self.pause_mode = None
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+            self._pause_timer = None
+        if self._paused_dispatch is not None:
+            self._dispatch, self._paused_dispatch = self._paused_dispatch, None
+        held, self.postponed = self.postponed, []
+        for client in held:
+            client.postponed = False
+            if client.resume is not None:
+                client.resume()
+
+    def _held(self, client: ClientState, entry: Entry) -> bool:
+        """Does the pause in force hold this command back?"""
+        if self.pause_mode == "all":
+            return True
+        if entry.may_write:
+            return True
+        if entry.name == "exec" and client.multi:  # a transaction that writes
+            for argv in client.multi:
+                spec = table.lookup(argv)
+                if spec is not None and self._entry(spec).may_write:
+                    return True
+        return False
 
     # -- MONITOR --------------------------------------------------------------------
     def add_monitor(self, client: ClientState) -> None:
@@ -452,6 +540,10 @@ class Engine:
         if client.monitor and entry.keyspace:
             entry.rejected += 1
             return self._error(errors.REPLICA_KEYSPACE)
+        if self.pause_mode is not None and not client.monitor and self._held(client, entry):
+            client.postponed = True
+            self.postponed.append(client)
+            return POSTPONED
         if client.multi is not None:
             if entry.refused_in_multi:
                 client.multi_error = True
@@ -487,7 +579,7 @@ class Engine:
             self._entry(spec).rejected += 1
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
-        if not spec.subcommands and "|" not in spec.name and \
+        if not spec.subcommands and "|" not in spec.name and self.pause_mode is None and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX:
             self._dispatch[argv[0]] = entry
             if entry.run is not None:
@@ -873,6 +965,8 @@ class Engine:
         timed = self.latency_threshold_ms  # LATENCY's expire-cycle event
         started = time.monotonic_ns() if timed else 0
         for db in self.dbs:
+            if self.pause_mode is not None:  # expiry waits for the pause's end
+                break
             if db.expires and self.active_expire:
                 db.expire_cycle()
             if db.field_keys and self.active_expire:

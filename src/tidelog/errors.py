@@ -453,3 +453,6 @@ SLOWLOG_COUNT = b"ERR count should be greater than or equal to -1"
 
 def no_latency_samples(event: bytes) -> CommandError:
     return CommandError(b"ERR No samples available for event '%s'" % event)
+TIMEOUT_NOT_INTEGER = b"ERR timeout is not an integer or out of range"
+TIMEOUT_NEGATIVE = b"ERR timeout is negative"
+PAUSE_MODE = b"ERR CLIENT PAUSE mode must be WRITE or ALL"

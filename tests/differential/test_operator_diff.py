@@ -207,3 +207,56 @@ def test_info_latencystats_lines(differ):
     differ.check("INFO", "latencystats")
     differ.check("CONFIG", "SET", "latency-tracking", "yes")
     differ.check("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+
+
+# -- CLIENT REPLY, CLIENT PAUSE, CLIENT KILL MAXAGE -----------------------------------------
+def _reply_traffic(client: RawClient) -> list[bytes]:
+    """Everything a client gets back for a pipeline under CLIENT REPLY OFF /
+    SKIP / ON (ending with a PING whose reply marks the end)."""
+    from tests.support.rawclient import encode_command
+    commands = [["CLIENT", "REPLY", "OFF"], ["PING"], ["SET", "x", "1"], ["CLIENT", "REPLY", "SKIP"],
+                ["ECHO", "a"], ["CLIENT", "REPLY", "ON"], ["ECHO", "b"],
+                ["CLIENT", "REPLY", "SKIP"], ["ECHO", "skipped"], ["ECHO", "c"],
+                ["CLIENT", "REPLY", "SKIP"], ["INCR", "x"], ["GET", "x"],
+                ["CLIENT", "REPLY", "SKIP"], ["CLIENT", "REPLY", "SKIP"], ["ECHO", "d"],
+                ["ECHO", "e"], ["PING", "end"]]
+    client.send_raw(b"".join(encode_command(c) for c in commands))
+    got = []
+    while not got or got[-1] != b"$3\r\nend\r\n":
+        got.append(client.read_reply(timeout=5))
+    return got
+
+
+def test_client_reply_traffic(differ):
+    ours = _reply_traffic(differ.ours)
+    assert ours == _reply_traffic(differ.theirs)
+    assert ours == [b"+OK\r\n", b"$1\r\nb\r\n", b"$1\r\nc\r\n", b"$1\r\n2\r\n",
+                    b"$1\r\ne\r\n", b"$3\r\nend\r\n"]
+
+
+def test_client_reply_pipelined_runs(differ):
+    """Replies dropped inside a pipelined run of XADDs (one engine call)."""
+    from tests.support.rawclient import encode_command
+    for client in (differ.ours, differ.theirs):
+        burst = [["CLIENT", "REPLY", "SKIP"]] + \
+            [["XADD", "s", f"{i}-1", "f", "v"] for i in range(1, 6)] + [["XLEN", "s"]]
+        client.send_raw(b"".join(encode_command(c) for c in burst))
+    ours = [differ.ours.read_reply(timeout=5) for _ in range(5)]
+    assert ours == [differ.theirs.read_reply(timeout=5) for _ in range(5)]
+    assert ours[0] == b"$3\r\n2-1\r\n" and ours[-1] == b":5\r\n"
+
+
+def test_client_pause_reply_errors(differ):
+    for argv in (["CLIENT", "PAUSE", "x"], ["CLIENT", "PAUSE", "-1"], ["CLIENT", "PAUSE", "10", "foo"],
+                 ["CLIENT", "PAUSE", "10", "write", "extra"], ["CLIENT", "UNPAUSE", "x"],
+                 ["CLIENT", "REPLY"], ["CLIENT", "REPLY", "foo"], ["CLIENT", "REPLY", "on", "x"],
+                 ["CLIENT", "PAUSE", "0", "WRITE"], ["CLIENT", "UNPAUSE"], ["CLIENT", "UNPAUSE"],
+                 ["CLIENT", "KILL", "MAXAGE"]):
+        differ.check(*argv)
+
+
+def test_client_kill_maxage(differ):
+    """CLIENT KILL MAXAGE (Redis 7.4, https://redis.io/docs/latest/commands/client-kill/):
+    7.0 knows no such filter."""
+    differ.check_newer("CLIENT", "KILL", "MAXAGE", "100000", ours=b":0\r\n")
+    differ.check("CLIENT", "KILL", "MAXAGE", "x")

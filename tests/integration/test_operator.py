@@ -81,3 +81,60 @@ def test_latency_events_from_slow_commands(tidelog, r):
         assert b"1. command: 1 latency spikes" in r.execute_command("LATENCY", "DOCTOR")
     finally:
         r.config_set("latency-monitor-threshold", 0)
+
+
+def _wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_client_pause_write_holds_writes_in_order(tidelog, r):
+    import threading
+
+    writer = redis.Redis(port=tidelog.port, protocol=2)
+    results: list = []
+    try:
+        writer.ping()
+        r.set("k", "0")
+        assert r.client_pause(60_000, all=False)  # WRITE: long, ended by UNPAUSE
+        assert r.get("k") == b"0"  # reads go on
+        worker = threading.Thread(target=lambda: results.append(
+            writer.pipeline(transaction=False).set("k", "1").incr("k").get("k").execute()))
+        worker.start()
+        assert _wait_for(lambda: any(c["flags"] == "b" for c in r.client_list()))
+        held = [c for c in r.client_list() if c["flags"] == "b"]
+        assert len(held) == 1 and held[0]["cmd"] == "set"
+        assert r.get("k") == b"0" and results == []
+        assert r.client_unpause()
+        worker.join(10)
+        assert results == [[True, 2, b"2"]]
+    finally:
+        r.client_unpause()
+        writer.close()
+
+
+async def test_client_pause_all_asyncio(tidelog):
+    """A pause ALL holds every client's commands (the pausing one's too)
+    until it ends; they then run in the order they came."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    admin = aioredis.Redis(port=tidelog.port, protocol=3)
+    other = aioredis.Redis(port=tidelog.port, protocol=3)
+    try:
+        await other.ping()
+        await admin.client_pause(200)  # ALL, ends by itself
+        first = asyncio.create_task(other.rpush("order", "other"))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(admin.rpush("order", "admin"))
+        await asyncio.wait_for(asyncio.gather(first, second), 10)
+        assert tidelog.engine.pause_mode is None
+        assert set(await admin.lrange("order", 0, -1)) == {b"other", b"admin"}
+    finally:
+        await admin.aclose()
+        await other.aclose()
