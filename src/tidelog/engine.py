@@ -190,9 +190,10 @@ class Entry:
         # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
         self.may_write = spec.is_write or base in _MAY_REPLICATE
         self.skip_slowlog = "skip_slowlog" in spec.flags
-        # INFO latencystats, LATENCY HISTOGRAM: calls by log2 bucket of their
-        # duration (LatencyHistogram); None while latency-tracking is off.
-        self.hist: list[int] | None = None
+        # INFO latencystats, LATENCY HISTOGRAM: calls by the bit length of
+        # their duration in ns (types.latency); counted even while
+        # latency-tracking is off (cheaper than a test), shown only while on.
+        self.hist = [0] * HIST_BUCKETS
         self.calls = 0
         self.ns = 0          # time spent in the handler, nanoseconds
         self.failed = 0
@@ -237,6 +238,37 @@ class NoPersistence:
         return True
 
 
+class OperatorState:
+    """What the operator's commands keep: monitors, the slowlog, LATENCY's
+    events and thresholds, CLIENT PAUSE.  One engine attribute, so the
+    engine's own attribute loads stay fast (CPython specialises attribute
+    access on instances with a small, shared set of keys)."""
+
+    __slots__ = ("monitors", "slowlog", "slowlog_next_id", "latency_events",
+                 "latency_threshold_ms", "slowlog_ns", "tracking", "pause_mode", "pause_end",
+                 "postponed", "pause_timer", "set_aside")
+
+    def __init__(self) -> None:
+        self.monitors: list[ClientState] = []       # MONITOR (empty: nothing to do)
+        self.slowlog: deque[SlowlogEntry] = deque()  # newest first
+        self.slowlog_next_id = 0
+        self.latency_events: dict[str, LatencyEvent] = {}
+        self.latency_threshold_ms = 0
+        self.slowlog_ns = NEVER_NS
+        self.tracking = True
+        # CLIENT PAUSE: the mode ("all" or "write", None: no pause), its end
+        # (monotonic seconds), the clients holding a postponed command (in
+        # the order they came), its timer.
+        self.pause_mode: str | None = None
+        self.pause_end = 0.0
+        self.postponed: list[ClientState] = []
+        self.pause_timer: Any = None
+        # While a pause or a monitor exists, the dispatch cache is set aside
+        # (here) and an empty one sends every command through
+        # _execute_checked, where both are handled: the fast path pays nothing.
+        self.set_aside: dict[bytes, Entry] | None = None
+
+
 class Engine:
     """All server state that is not sockets: databases, clients, blocking."""
 
@@ -251,25 +283,11 @@ class Engine:
             db.on_fields_expired = self._fields_expired
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
-        # MONITOR: the clients shown every command (empty: nothing to do).
-        self.monitors: list[ClientState] = []
-        # SLOWLOG (newest first) and LATENCY's events; the thresholds the
-        # command path compares with are cached (refresh_thresholds).
-        self.slowlog: deque[SlowlogEntry] = deque()
-        self.slowlog_next_id = 0
-        self.latency_events: dict[str, LatencyEvent] = {}
-        self.latency_threshold_ms = 0
-        self._slowlog_ns = self._watch_ns = NEVER_NS
-        self._tracking = True
-        # CLIENT PAUSE: the mode ("all" or "write", None: no pause), its end
-        # (monotonic seconds), the clients holding a postponed command (in
-        # the order they came), and the dispatch cache set aside meanwhile
-        # (an empty one sends every command through the checks).
-        self.pause_mode: str | None = None
-        self.pause_end = 0.0
-        self.postponed: list[ClientState] = []
-        self._pause_timer: Any = None
-        self._paused_dispatch: dict[bytes, Entry] | None = None
+        # MONITOR, SLOWLOG, LATENCY, CLIENT PAUSE (OperatorState); the one
+        # number the command path reads is the lower of the slowlog and
+        # latency thresholds, in ns (refresh_thresholds).
+        self.ops = OperatorState()
+        self._watch_ns = NEVER_NS
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
@@ -328,7 +346,7 @@ class Engine:
         self.remove_monitor(client)
         if client.postponed:
             client.postponed = False
-            self.postponed.remove(client)
+            self.ops.postponed.remove(client)
         self.clients.pop(client.id, None)
 
     def drop_subscriptions(self, client: ClientState) -> None:
@@ -337,34 +355,55 @@ class Engine:
             self.pubsub.drop(client)
             client.pubsub = None
 
+    # -- the operator's state, as handlers read it ----------------------------------
+    @property
+    def monitors(self) -> list[ClientState]:
+        return self.ops.monitors
+
+    @property
+    def slowlog(self) -> deque[SlowlogEntry]:
+        return self.ops.slowlog
+
+    @property
+    def latency_events(self) -> dict[str, LatencyEvent]:
+        return self.ops.latency_events
+
+    @property
+    def latency_threshold_ms(self) -> int:
+        return self.ops.latency_threshold_ms
+
+    @property
+    def pause_mode(self) -> str | None:
+        return self.ops.pause_mode
+
     # -- CLIENT PAUSE ---------------------------------------------------------------
     def pause(self, ms: int, mode: str) -> None:
         """CLIENT PAUSE: hold back the commands of clients ("all") or the
         writes ("write") for ``ms`` milliseconds.  A pause in force is
         extended, never shortened, and ALL wins over WRITE."""
         end = self.clock.monotonic() + ms / 1000
-        if self.pause_mode is None:
-            self._paused_dispatch, self._dispatch = self._dispatch, {}
-            self.pause_mode, self.pause_end = mode, end
+        if self.ops.pause_mode is None:
+            self.ops.pause_mode, self.ops.pause_end = mode, end
+            self._bypass_dispatch()
         else:
             if mode == "all":
-                self.pause_mode = "all"
-            self.pause_end = max(self.pause_end, end)
+                self.ops.pause_mode = "all"
+            self.ops.pause_end = max(self.ops.pause_end, end)
         self._schedule_unpause()
 
     def _schedule_unpause(self) -> None:
-        if self._pause_timer is not None:
-            self._pause_timer.cancel()
-            self._pause_timer = None
+        if self.ops.pause_timer is not None:
+            self.ops.pause_timer.cancel()
+            self.ops.pause_timer = None
         if self.schedule is not None:
-            delay = max(0.0, self.pause_end - self.clock.monotonic())
-            self._pause_timer = self.schedule(delay, self._pause_timeout)
+            delay = max(0.0, self.ops.pause_end - self.clock.monotonic())
+            self.ops.pause_timer = self.schedule(delay, self._pause_timeout)
 
     def _pause_timeout(self) -> None:
-        self._pause_timer = None
-        if self.pause_mode is None:
+        self.ops.pause_timer = None
+        if self.ops.pause_mode is None:
             return
-        if self.clock.monotonic() < self.pause_end:  # an early timer
+        if self.clock.monotonic() < self.ops.pause_end:  # an early timer
             self._schedule_unpause()
         else:
             self.unpause()
@@ -372,23 +411,31 @@ class Engine:
     def unpause(self) -> None:
         """End the pause: the postponed clients run their commands, in the
         order they were held back."""
-        if self.pause_mode is None:
+        if self.ops.pause_mode is None:
             return
-        self.pause_mode = None
-        if self._pause_timer is not None:
-            self._pause_timer.cancel()
-            self._pause_timer = None
-        if self._paused_dispatch is not None:
-            self._dispatch, self._paused_dispatch = self._paused_dispatch, None
-        held, self.postponed = self.postponed, []
+        self.ops.pause_mode = None
+        if self.ops.pause_timer is not None:
+            self.ops.pause_timer.cancel()
+            self.ops.pause_timer = None
+        self._bypass_dispatch()
+        held, self.ops.postponed = self.ops.postponed, []
         for client in held:
             client.postponed = False
             if client.resume is not None:
                 client.resume()
 
+    def _bypass_dispatch(self) -> None:
+        """Set the dispatch cache aside while a pause or a monitor exists
+        (every command then takes _execute_checked), and restore it after."""
+        bypass = self.ops.pause_mode is not None or bool(self.ops.monitors)
+        if bypass and self.ops.set_aside is None:
+            self.ops.set_aside, self._dispatch = self._dispatch, {}
+        elif not bypass and self.ops.set_aside is not None:
+            self._dispatch, self.ops.set_aside = self.ops.set_aside, None
+
     def _held(self, client: ClientState, entry: Entry) -> bool:
         """Does the pause in force hold this command back?"""
-        if self.pause_mode == "all":
+        if self.ops.pause_mode == "all":
             return True
         if entry.may_write:
             return True
@@ -404,22 +451,24 @@ class Engine:
         """MONITOR: show this client every command run from now on."""
         if not client.monitor:
             client.monitor = True
-            self.monitors.append(client)
+            self.ops.monitors.append(client)
+            self._bypass_dispatch()
 
     def remove_monitor(self, client: ClientState) -> None:
         """RESET, or the connection closed: stop showing it commands."""
         if client.monitor:
             client.monitor = False
-            self.monitors.remove(client)
+            self.ops.monitors.remove(client)
+            self._bypass_dispatch()
 
     def feed_monitors(self, client: ClientState | None, db_index: int, argv: list[bytes],
                       from_script: bool = False) -> None:
         """Show one command to every monitor, in Redis's MONITOR line format:
         ``+<unix time.usec> [<db> <addr>] "arg" ...``; ``lua`` in place of the
         address for a command a script ran (``from_script``)."""
-        if self.monitors:
+        if self.ops.monitors:
             line = self._monitor_line(client, db_index, argv, from_script)
-            for monitor in list(self.monitors):
+            for monitor in list(self.ops.monitors):
                 monitor.send(line)
 
     def _monitor_line(self, client: ClientState | None, db_index: int, argv: list[bytes],
@@ -444,8 +493,7 @@ class Engine:
         arity check; unknown names, subcommands and MULTI take
         :meth:`_execute_checked`."""
         entry = self._dispatch.get(argv[0])
-        if entry is not None and client.multi is None and client.pubsub is None and \
-                not client.monitor:
+        if entry is not None and client.multi is None and client.pubsub is None:
             arity = entry.arity
             argc = len(argv)
             if argc == arity or (arity < 0 and argc >= -arity):
@@ -461,7 +509,9 @@ class Engine:
         """What names the run ``argv`` can start or join: its command and key,
         when the command has a run handler (``table.runs``) and argv has the
         form it takes; else None.  Only for names in :attr:`runnable`."""
-        entry = self._dispatch[argv[0]]
+        entry = self._dispatch.get(argv[0])
+        if entry is None:  # the cache is set aside (a pause, a monitor): no runs
+            return None
         argc = len(argv)
         arity = entry.arity
         if argc != arity and (arity > 0 or argc < -arity):
@@ -479,7 +529,7 @@ class Engine:
         so each call must be seen alone).  Cost: one handler call for the
         run instead of one per call."""
         if len(run) == 1 or client.multi is not None or self.waiters or \
-                client.pubsub is not None or self.monitors or client.monitor:
+                client.pubsub is not None or self.ops.monitors or client.monitor:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
@@ -508,11 +558,10 @@ class Engine:
         elapsed = perf_counter_ns() - started
         entry.ns += elapsed
         each = elapsed // len(run)  # what one call took, on average
-        if entry.hist is not None:
-            entry.hist[((each - 1) >> 10).bit_length()] += len(run)
+        entry.hist[each.bit_length()] += len(run)
         if each >= self._watch_ns:
             for argv in run:
-                self._slow_call(client, entry, argv, each)
+                self._slow_call(client, entry, argv, each, None)
         if ctx.changes:
             self.dirty += ctx.changes
         if ctx.effects and self.effect_listeners:
@@ -540,9 +589,9 @@ class Engine:
         if client.monitor and entry.keyspace:
             entry.rejected += 1
             return self._error(errors.REPLICA_KEYSPACE)
-        if self.pause_mode is not None and not client.monitor and self._held(client, entry):
+        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry):
             client.postponed = True
-            self.postponed.append(client)
+            self.ops.postponed.append(client)
             return POSTPONED
         if client.multi is not None:
             if entry.refused_in_multi:
@@ -552,7 +601,10 @@ class Engine:
             if entry.queued_in_multi:
                 client.multi.append(argv)
                 return QUEUED
-        reply = self._call(client, entry, argv, may_block=True)
+        if self.ops.monitors and entry.monitor:
+            reply = self._call_monitored(client, entry, argv, True)
+        else:
+            reply = self._call(client, entry, argv, True)
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
@@ -561,8 +613,6 @@ class Engine:
         entry = self._entries.get(spec.name)
         if entry is None:
             entry = self._entries[spec.name] = Entry(spec)
-            if self._tracking:
-                entry.hist = [0] * HIST_BUCKETS
         return entry
 
     def _resolve(self, argv: list[bytes]) -> Entry:
@@ -579,7 +629,7 @@ class Engine:
             self._entry(spec).rejected += 1
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
-        if not spec.subcommands and "|" not in spec.name and self.pause_mode is None and \
+        if not spec.subcommands and "|" not in spec.name and self.ops.set_aside is None and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX:
             self._dispatch[argv[0]] = entry
             if entry.run is not None:
@@ -587,11 +637,9 @@ class Engine:
         return entry
 
     def _call(self, client: ClientState, entry: Entry, argv: list[bytes],
-              may_block: bool, fed: bool = False) -> Reply:
-        """Run a resolved command; errors become error replies.  ``fed``:
-        monitors are shown it by the caller (:meth:`_call_monitored`)."""
-        if self.monitors and not fed and entry.monitor:
-            return self._call_monitored(client, entry, argv, may_block)
+              may_block: bool) -> Reply:
+        """Run a resolved command; errors become error replies.  (Monitors
+        are shown it by the callers: :meth:`_call_monitored`.)"""
         started = perf_counter_ns()
         ctx = Ctx(self, client, argv, entry, may_block)
         no_touch = client.no_touch
@@ -616,11 +664,9 @@ class Engine:
             entry.calls += 1
             elapsed = perf_counter_ns() - started
             entry.ns += elapsed
-            hist = entry.hist
-            if hist is not None:
-                hist[((elapsed - 1) >> 10).bit_length()] += 1
-        if elapsed >= self._watch_ns and reply.__class__ is not Wait:
-            self._slow_call(client, entry, argv, elapsed)
+            entry.hist[elapsed.bit_length()] += 1
+        if elapsed >= self._watch_ns:
+            self._slow_call(client, entry, argv, elapsed, reply)
         if reply.__class__ is Wait:
             reply = self._block(ctx, reply)
         if ctx.changes or ctx.effects:
@@ -633,13 +679,13 @@ class Engine:
         after it ran (scripts: before, so their commands follow them)."""
         if entry.monitor == MONITOR_BEFORE:
             self.feed_monitors(client, client.db, argv)
-        reply = self._call(client, entry, argv, may_block, True)
+        reply = self._call(client, entry, argv, may_block)
         if entry.monitor == MONITOR_AFTER:
             if client.monitor and not self._executing:
                 # A monitor sees its own command after that command's reply
                 # (none when the reply is its last: QUIT).
                 line = self._monitor_line(client, client.db, argv, False)
-                for monitor in list(self.monitors):
+                for monitor in list(self.ops.monitors):
                     if monitor is not client:
                         monitor.send(line)
                 if not client.close_after_reply:
@@ -655,26 +701,29 @@ class Engine:
         command path compares each duration with one cached number."""
         config = self.config
         slower = config["slowlog-log-slower-than"]
-        self._slowlog_ns = NEVER_NS if slower < 0 else slower * 1000
-        self.latency_threshold_ms = config["latency-monitor-threshold"]
-        latency_ns = self.latency_threshold_ms * 1_000_000 if self.latency_threshold_ms else NEVER_NS
-        self._watch_ns = min(self._slowlog_ns, latency_ns)
+        self.ops.slowlog_ns = NEVER_NS if slower < 0 else slower * 1000
+        self.ops.latency_threshold_ms = config["latency-monitor-threshold"]
+        latency_ns = self.ops.latency_threshold_ms * 1_000_000 if self.ops.latency_threshold_ms else NEVER_NS
+        self._watch_ns = min(self.ops.slowlog_ns, latency_ns)
         tracking = config["latency-tracking"]
-        if tracking != self._tracking:
-            self._tracking = tracking
+        if tracking and not self.ops.tracking:  # turned on: from nothing, as Redis
             for entry in self._entries.values():
-                entry.hist = [0] * HIST_BUCKETS if tracking else None
+                entry.hist = [0] * HIST_BUCKETS
+        self.ops.tracking = tracking
         max_len = config["slowlog-max-len"]
-        while len(self.slowlog) > max_len:
-            self.slowlog.pop()
+        while len(self.ops.slowlog) > max_len:
+            self.ops.slowlog.pop()
 
     def _slow_call(self, client: ClientState, entry: Entry, argv: list[bytes],
-                   elapsed_ns: int) -> None:
+                   elapsed_ns: int, reply: Reply) -> None:
         """A call at least as slow as a threshold: into the slowlog, and a
-        LATENCY sample ("command" or "fast-command")."""
-        if elapsed_ns >= self._slowlog_ns and not entry.skip_slowlog:
+        LATENCY sample ("command" or "fast-command").  Not a command that
+        now blocks (Redis records it when it is served)."""
+        if reply.__class__ is Wait:
+            return
+        if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
             self.slowlog_push(client, argv, elapsed_ns // 1000)
-        threshold = self.latency_threshold_ms
+        threshold = self.ops.latency_threshold_ms
         if threshold and elapsed_ns >= threshold * 1_000_000:
             self.latency_sample("fast-command" if entry.fast else "command",
                                 elapsed_ns // 1_000_000)
@@ -684,23 +733,23 @@ class Engine:
         max_len = self.config["slowlog-max-len"]
         if not max_len:
             return
-        self.slowlog.appendleft(SlowlogEntry(
-            self.slowlog_next_id, int(time.time()), micros, slowlog_args(monitor_args(argv)),
+        self.ops.slowlog.appendleft(SlowlogEntry(
+            self.ops.slowlog_next_id, int(time.time()), micros, slowlog_args(monitor_args(argv)),
             client.addr.encode() if client is not None else b"",
             client.name if client is not None else b""))
-        self.slowlog_next_id += 1
-        while len(self.slowlog) > max_len:
-            self.slowlog.pop()
+        self.ops.slowlog_next_id += 1
+        while len(self.ops.slowlog) > max_len:
+            self.ops.slowlog.pop()
 
     def latency_sample(self, event: str, ms: int) -> None:
         """LATENCY: record ``ms`` for an event when it reaches
         latency-monitor-threshold (the caller may skip timing when it is 0)."""
-        threshold = self.latency_threshold_ms
+        threshold = self.ops.latency_threshold_ms
         if not threshold or ms < threshold:
             return
-        record = self.latency_events.get(event)
+        record = self.ops.latency_events.get(event)
         if record is None:
-            record = self.latency_events[event] = LatencyEvent()
+            record = self.ops.latency_events[event] = LatencyEvent()
         record.add(int(time.time()), ms)
 
     # -- statistics -----------------------------------------------------------------
@@ -720,8 +769,9 @@ class Engine:
     def latency_histograms(self) -> list[tuple[str, int, list[int]]]:
         """``(name, calls, histogram)`` of each command with tracked calls, in
         the order of first use (INFO latencystats, LATENCY HISTOGRAM)."""
-        return [(name, sum(e.hist), e.hist) for name, e in self._entries.items()
-                if e.hist is not None and any(e.hist)]
+        if not self.ops.tracking:
+            return []
+        return [(name, sum(e.hist), e.hist) for name, e in self._entries.items() if any(e.hist)]
 
     @property
     def total_commands_processed(self) -> int:
@@ -737,8 +787,7 @@ class Engine:
             self.stats[name] = 0
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
-            if entry.hist is not None:
-                entry.hist = [0] * HIST_BUCKETS
+            entry.hist = [0] * HIST_BUCKETS
         self.error_counts.clear()
 
     def _finish(self, ctx: Ctx) -> None:
@@ -816,7 +865,10 @@ class Engine:
         try:
             for argv in queued:
                 entry = self._resolve(argv)
-                reply = self._call(client, entry, argv, may_block=False)
+                if self.ops.monitors and entry.monitor:
+                    reply = self._call_monitored(client, entry, argv, False)
+                else:
+                    reply = self._call(client, entry, argv, False)
                 if inbox or reply.__class__ is Replies:
                     # Several replies for one command (SUBSCRIBE a b, or a
                     # message and PUBLISH's count): Redis writes them all
@@ -962,10 +1014,10 @@ class Engine:
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
-        timed = self.latency_threshold_ms  # LATENCY's expire-cycle event
+        timed = self.ops.latency_threshold_ms  # LATENCY's expire-cycle event
         started = time.monotonic_ns() if timed else 0
         for db in self.dbs:
-            if self.pause_mode is not None:  # expiry waits for the pause's end
+            if self.ops.pause_mode is not None:  # expiry waits for the pause's end
                 break
             if db.expires and self.active_expire:
                 db.expire_cycle()

@@ -156,11 +156,17 @@ class EngineAPI(Protocol):
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
     pubsub: PubSub
-    monitors: list[ClientState]
-    slowlog: Any              # deque of types.latency.SlowlogEntry, newest first
-    slowlog_next_id: int
-    latency_events: dict[str, Any]  # event name -> types.latency.LatencyEvent
-    latency_threshold_ms: int
+
+    @property
+    def monitors(self) -> list[ClientState]: ...
+    @property
+    def slowlog(self) -> Any: ...  # deque of types.latency.SlowlogEntry, newest first
+    @property
+    def latency_events(self) -> dict[str, Any]: ...  # event -> types.latency.LatencyEvent
+    @property
+    def latency_threshold_ms(self) -> int: ...
+    @property
+    def pause_mode(self) -> str | None: ...
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...

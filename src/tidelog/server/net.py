@@ -149,7 +149,7 @@ class Connection(asyncio.Protocol):
                 while i < n:
                     argv = commands[i]
                     i += 1
-                    if argv[0] in runnable and engine.pause_mode is None:
+                    if argv[0] in runnable:
                         j = self._run_end(commands, i - 1)
                         if j > i:
                             run_replies = engine.execute_run(client, commands[i - 1:j])

@@ -6,11 +6,12 @@ Pure data, no clock of its own: the engine measures each command once
 and hands the duration here.
 
 The histogram is deliberately cheap: one list of counters per command,
-bucket ``((ns - 1) >> 10).bit_length()`` -- bucket 0 holds calls up to
-1024 ns, bucket ``i`` those in ``(1024 * 2**(i-1), 1024 * 2**i]``.  These are
-the steps at which Redis's LATENCY HISTOGRAM reports (its HdrHistogram is
-iterated by powers of two from 1024 ns), so the histogram reply has Redis's
-shape and labels.  INFO latencystats' percentiles are the upper ends of
+bucket ``ns.bit_length()`` (one int method call on the command path):
+bucket ``b`` holds calls of ``2**(b-1)`` to ``2**b - 1`` ns.  Reports merge
+the buckets up to 1023 ns into one "step", and step ``i`` is then bucket
+``i + 10``: the steps at which Redis's LATENCY HISTOGRAM reports (its
+HdrHistogram is iterated by powers of two from 1024 ns), so the histogram
+reply has Redis's shape and labels.  INFO latencystats' percentiles are the upper ends of
 those buckets: exact to within a factor of two, which is what a log2
 histogram can say.
 """
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Buckets: bit lengths of (ns - 1) >> 10 for any duration below 2**63 ns.
-HIST_BUCKETS = 64
+# Buckets: the bit lengths of durations below 2**64 ns.
+HIST_BUCKETS = 65
+# Buckets merged into the first reported step (durations under 1024 ns).
+_FIRST_STEP = 10
 
 # Redis trims slowlog arguments: at most 32 per entry, 128 bytes each.
 SLOWLOG_MAX_ARGC = 32
@@ -32,30 +35,40 @@ LATENCY_SAMPLES = 160
 
 def bucket_of(ns: int) -> int:
     """The histogram bucket of a duration in nanoseconds."""
-    return ((ns - 1) >> 10).bit_length()
+    return ns.bit_length()
 
 
-def bucket_top_ns(index: int) -> int:
-    """The highest duration (ns) a bucket stands for, as HdrHistogram with
-    two significant digits names the step ``1024 << index`` (its highest
+def step_of(bucket: int) -> int:
+    """The reported step of a bucket (step ``i`` ends at ``1024 << i`` ns)."""
+    return max(0, bucket - _FIRST_STEP)
+
+
+def step_top_ns(step: int) -> int:
+    """The highest duration (ns) a step stands for, as HdrHistogram with
+    two significant digits names the value ``1024 << step`` (its highest
     equivalent value)."""
-    value = 1024 << index
+    value = 1024 << step
     return value + value // 128 - 1
 
 
-def bucket_label_us(index: int) -> int:
-    """LATENCY HISTOGRAM's label for a bucket, in whole microseconds."""
-    return bucket_top_ns(index) // 1000
+def step_label_us(step: int) -> int:
+    """LATENCY HISTOGRAM's label for a step, in whole microseconds."""
+    return step_top_ns(step) // 1000
 
 
 def cumulative(hist: list[int]) -> list[tuple[int, int]]:
     """LATENCY HISTOGRAM's ``histogram_usec``: (label, calls so far) for
-    each bucket that holds calls."""
-    out, total = [], 0
-    for index, count in enumerate(hist):
+    each step that holds calls."""
+    out: list[tuple[int, int]] = []
+    total = 0
+    for bucket, count in enumerate(hist):
         if count:
             total += count
-            out.append((bucket_label_us(index), total))
+            label = step_label_us(step_of(bucket))
+            if out and out[-1][0] == label:
+                out[-1] = (label, total)
+            else:
+                out.append((label, total))
     return out
 
 
@@ -67,11 +80,11 @@ def percentile_us(hist: list[int], percentile: float) -> float:
         return 0.0
     wanted = max(1, -(-total * percentile // 100))  # ceil, at least one call
     seen = 0
-    for index, count in enumerate(hist):
+    for bucket, count in enumerate(hist):
         seen += count
         if seen >= wanted:
-            return bucket_top_ns(index) / 1000
-    return bucket_top_ns(len(hist) - 1) / 1000
+            return step_top_ns(step_of(bucket)) / 1000
+    return step_top_ns(step_of(len(hist) - 1)) / 1000
 
 
 def slowlog_args(argv: list[bytes]) -> list[bytes]:
