@@ -260,3 +260,33 @@ def test_client_kill_maxage(differ):
     7.0 knows no such filter."""
     differ.check_newer("CLIENT", "KILL", "MAXAGE", "100000", ours=b":0\r\n")
     differ.check("CLIENT", "KILL", "MAXAGE", "x")
+
+
+# -- MEMORY --------------------------------------------------------------------------
+def _memory_stats_shape(client: RawClient) -> bytes:
+    reply = client.call("MEMORY", "STATS")
+    reply = re.sub(rb":\d+\r\n", b":N\r\n", reply)
+    return re.sub(rb"\$\d+\r\n-?[\d.e+-]+\r\n", b"$D\r\n", reply)  # doubles (RESP2 bulk)
+
+
+def test_memory_stats_fields(differ):
+    """Redis 7.0's field list, in its order, a db.N map per database with keys."""
+    for argv in (["SET", "a", "1"], ["SET", "b", "2", "EX", "100"], ["SELECT", "3"],
+                 ["SET", "c", "3"], ["SELECT", "0"]):
+        differ.check(*argv)
+    ours = _memory_stats_shape(differ.ours)
+    assert ours == _memory_stats_shape(differ.theirs)
+    assert b"db.0" in ours and b"db.3" in ours and b"db.1\r\n" not in ours
+    for argv in (["MEMORY", "STATS", "x"], ["MEMORY", "DOCTOR", "x"], ["MEMORY", "PURGE"],
+                 ["MEMORY", "HELP"], ["MEMORY", "MALLOC-STATS", "x"], ["MEMORY", "NOPE"]):
+        differ.check(*argv)
+
+
+def test_memory_doctor_texts(differ):
+    """A small instance gets Redis's "empty" text; ours may be past it (the
+    interpreter grows), then it is the no-issue text: both Redis's words."""
+    texts = {b"Hi Sam, this instance is empty or is using very little memory",
+             b"Hi Sam, I can't find any memory issue in your instance."}
+    theirs = differ.theirs.call("MEMORY", "DOCTOR")
+    ours = differ.ours.call("MEMORY", "DOCTOR")
+    assert any(t in theirs for t in texts) and any(t in ours for t in texts)

@@ -84,3 +84,17 @@ def test_slowlog_trimming():
     assert len(trimmed) == 32 and trimmed[-1] == b"... (9 more arguments)"
     assert slowlog_args([b"x" * 128]) == [b"x" * 128]
     assert slowlog_args([b"x" * 130]) == [b"x" * 128 + b"... (2 more bytes)"]
+
+
+def test_memory_doctor_rules():
+    from tidelog.commands.memory import memory_doctor_text
+
+    mb = 1024 * 1024
+    figures = {"startup": 30 * mb, "total": 33 * mb, "peak": 33 * mb}
+    assert memory_doctor_text(figures).startswith("Hi Sam, this instance is empty")
+    figures.update(total=60 * mb, peak=61 * mb)
+    assert memory_doctor_text(figures) == ("Hi Sam, I can't find any memory issue in your "
+                                           "instance. I can only account for what occurs on "
+                                           "this base.\n")
+    figures.update(peak=100 * mb)
+    assert memory_doctor_text(figures).startswith("Sam, I detected a few issues")

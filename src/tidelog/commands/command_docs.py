@@ -104,6 +104,9 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "slowlog|len": (("request_policy:all_nodes", "response_policy:agg_sum", _ND), None),
     **{f"latency|{sub}": ((_ND, "request_policy:all_nodes", "response_policy:special"), None)
        for sub in ("latest", "doctor", "histogram", "graph", "history")},
+    **{f"memory|{sub}": ((_ND, _ALL_SHARDS, "response_policy:special"), None)
+       for sub in ("doctor", "malloc-stats", "stats")},
+    "memory|purge": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
     "latency|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
     "client|info": ((_ND,), None),
     "command": (("nondeterministic_output_order",), None),
