@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 import weakref
 from collections import deque
@@ -50,6 +49,7 @@ from .clock import Clock
 from .commands import table
 from .commands.contract import AOF_OFF_INFO, ClientState, Ctx, Effect, Persistence, Reply, Wait
 from .commands.keys import glob_match
+from .commands.replies import repr_arg
 from .config import Config
 from .errors import CommandError
 from .keyspace import Database
@@ -58,7 +58,7 @@ from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
 from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "POSTPONED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["BLOCKED", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -116,24 +116,6 @@ _MONITOR_BEFORE = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall"
 # write or may replicate.
 _KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
 _MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall"})
-
-
-_PLAIN_ARG = re.compile(rb'[ !#-\[\]-~]*')  # printable ASCII but '"' and '\\'
-_REPR_TABLE = [bytes([c]) if 0x20 <= c <= 0x7E else b"\\x%02x" % c for c in range(256)]
-for _c, _e in ((0x5C, b"\\\\"), (0x22, b'\\"'), (0x0A, b"\\n"), (0x0D, b"\\r"),
-               (0x09, b"\\t"), (0x07, b"\\a"), (0x08, b"\\b")):
-    _REPR_TABLE[_c] = _e
-del _c, _e
-
-
-def repr_arg(arg: bytes) -> bytes:
-    """One argument as MONITOR shows it: quoted, with ``\\\\``, ``\\"``,
-    ``\\n \\r \\t \\a \\b``, and ``\\xHH`` (lower-case hex) for every other
-    byte outside printable ASCII (Redis's sdscatrepr)."""
-    if _PLAIN_ARG.fullmatch(arg):
-        return b'"' + arg + b'"'
-    table = _REPR_TABLE
-    return b'"' + b"".join([table[c] for c in arg]) + b'"'
 
 
 def monitor_args(argv: list[bytes]) -> list[bytes]:
