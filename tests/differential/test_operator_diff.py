@@ -355,3 +355,26 @@ def test_config_rewrite_file(tmp_path, processes):
     assert 'dbfilename "dump.rdb"' in ours  # string options quoted, as Redis writes them
     for line in ("latency-monitor-threshold 7", 'save ""', f'dir "{tmp_path}"'):
         assert line in ours[cut:] and line in theirs[cut:]
+
+
+# -- COMMAND GETKEYS for XREAD / XREADGROUP --------------------------------------------
+XREAD_FORMS = [
+    ["XREAD", "STREAMS", "a", "b", "0", "0"], ["XREAD", "COUNT", "2", "BLOCK", "0", "STREAMS", "a", "0"],
+    ["XREAD", "STREAMS", "a"], ["XREAD", "STREAMS", "a", "b", "0"], ["XREAD", "COUNT", "1", "STREAMS"],
+    ["XREAD", "STREAMS", "streams", "0"], ["XREAD", "COUNT", "1", "streams", "STREAMS", "a", "0"],
+    ["XREAD", "streams", "a", "b", "c", "d", "e"], ["XREAD", "BLOCK", "x", "STREAMS", "k", "$"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"],
+    ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "NOACK", "STREAMS", "k", ">"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a"], ["XREADGROUP", "GROUP", "g", "c", "STREAMS"],
+    ["XREADGROUP", "GROUP", "streams", "c", "STREAMS", "a", ">"],
+    ["XREADGROUP", "GROUP", "g", "streams", "x", "STREAMS", "a", ">"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">"],
+]
+
+
+@pytest.mark.parametrize("form", XREAD_FORMS, ids=lambda f: " ".join(f))
+def test_getkeys_xread(differ, form):
+    """redis-server finds these keys from the arguments (its key spec:
+    the first STREAMS from a fixed position, then half of what follows)."""
+    differ.check("COMMAND", "GETKEYS", *form)
+    differ.check("COMMAND", "GETKEYSANDFLAGS", *form)

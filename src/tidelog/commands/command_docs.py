@@ -398,13 +398,14 @@ def command_list(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _keyword_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
-    """Key positions for a keyword key spec (XREAD ... STREAMS k1 k2 id1 id2)."""
+    """Key positions for a keyword key spec (XREAD ... STREAMS k1 k2 id1 id2),
+    as Redis's key specs find them: the first argument equal to the keyword
+    (any case) from ``startfrom`` on, then the first 1/limit of what
+    follows it (rounded down: ``STREAMS a b 0`` has the key ``a``)."""
     keyword = ks.begin.encode().upper()  # type: ignore[union-attr]
     for i in range(ks.startfrom, len(argv)):
         if argv[i].upper() == keyword:
             rest = len(argv) - (i + 1)
-            if rest == 0 or rest % ks.limit:
-                return []
             return list(range(i + 1, i + 1 + rest // ks.limit))
     return []
 
