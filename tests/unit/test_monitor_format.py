@@ -54,3 +54,49 @@ def test_redaction():
     assert monitor_args([b"HELLO", b"3"]) == [b"HELLO", b"3"]
     argv = [b"SET", b"auth", b"x"]
     assert monitor_args(argv) is argv
+
+
+def test_feed_monitors_lines():
+    """The hook scripts use: ``lua`` in place of the address; a Unix socket
+    client shows as ``unix:<path>``; nothing is built without monitors."""
+    import re
+
+    from tidelog.engine import Engine
+
+    engine = Engine()
+    seen: list[bytes] = []
+    watcher = engine.new_client(addr="127.0.0.1:5000")
+    watcher.send = seen.append
+    caller = engine.new_client(addr="127.0.0.1:6000")
+    local = engine.new_client(addr="/tmp/tidelog.sock:0")
+    engine.feed_monitors(caller, 0, [b"SET", b"k", b"v"])
+    assert seen == []
+    engine.add_monitor(watcher)
+    engine.feed_monitors(caller, 2, [b"SET", b"k", b"v"], from_script=True)
+    engine.feed_monitors(local, 0, [b"PING"])
+    engine.feed_monitors(caller, 1, [b"GET", b"k"])
+    masked = [re.sub(rb"^\+\d+\.\d{6} ", b"+T ", line) for line in seen]
+    assert masked == [b'+T [2 lua] "SET" "k" "v"\r\n', b'+T [0 unix:/tmp/tidelog.sock] "PING"\r\n',
+                      b'+T [1 127.0.0.1:6000] "GET" "k"\r\n']
+    engine.remove_monitor(watcher)
+    assert engine.monitors == [] and not watcher.monitor
+
+
+def test_monitors_see_commands_in_order_and_scripts_first():
+    """Through the engine: admin commands hidden, EXEC after the commands it
+    ran, a refused (arity) command not shown."""
+    import re
+
+    from tidelog.engine import Engine
+
+    engine = Engine()
+    seen: list[bytes] = []
+    watcher = engine.new_client(addr="127.0.0.1:5000")
+    watcher.send = seen.append
+    client = engine.new_client(addr="127.0.0.1:6000")
+    engine.execute(watcher, [b"MONITOR"])
+    for argv in ([b"SET", b"a", b"1"], [b"CONFIG", b"GET", b"hz"], [b"GET"], [b"MULTI"],
+                 [b"INCR", b"a"], [b"EXEC"], [b"SLOWLOG", b"LEN"]):
+        engine.execute(client, argv)
+    names = [re.search(rb'\] "([A-Z]+)"', line).group(1) for line in seen]
+    assert names == [b"SET", b"MULTI", b"INCR", b"EXEC"]
