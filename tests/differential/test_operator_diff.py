@@ -378,3 +378,13 @@ def test_getkeys_xread(differ, form):
     the first STREAMS from a fixed position, then half of what follows)."""
     differ.check("COMMAND", "GETKEYS", *form)
     differ.check("COMMAND", "GETKEYSANDFLAGS", *form)
+
+
+def test_reset_turns_replies_on(differ):
+    from tests.support.rawclient import encode_command
+    for client in (differ.ours, differ.theirs):
+        client.send_raw(b"".join(encode_command(c) for c in (
+            ["CLIENT", "REPLY", "OFF"], ["PING"], ["RESET"], ["PING", "x"])))
+    ours = [differ.ours.read_reply(timeout=5) for _ in range(2)]
+    assert ours == [differ.theirs.read_reply(timeout=5) for _ in range(2)]
+    assert ours == [b"+RESET\r\n", b"$1\r\nx\r\n"]

@@ -171,6 +171,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.protocol = 2
     client.name = b""
     client.no_evict = client.no_touch = False
+    client.mute = 0  # CLIENT REPLY ON
     return SimpleString(b"RESET")
 
 
