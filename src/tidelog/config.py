@@ -278,6 +278,25 @@ DEFAULT_BUFFER_LIMITS = {
     "pubsub": BufferLimit(32 * 1024**2, 8 * 1024**2, 60),
 }
 
+def _parse_percentiles(text: str) -> tuple[float, ...]:
+    """``latency-tracking-info-percentiles 50 99 99.9``: numbers in [0, 100]."""
+    values = []
+    for word in text.split():
+        try:
+            value = float(word)
+        except ValueError:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters") from None
+        if not 0.0 <= value <= 100.0:
+            raise ConfigError("latency-tracking-info-percentiles parameters should sit "
+                              "between [0.0,100.0]")
+        values.append(value)
+    return tuple(values)
+
+
+def show_percentile(value: float) -> str:
+    """A percentile as Redis shows it: ``99.9``, ``50``."""
+    return ("%f" % value).rstrip("0").rstrip(".")
+
 
 def _show_bool(value: bool) -> str:
     return "yes" if value else "no"
@@ -381,6 +400,14 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("client-output-buffer-limit", parse_buffer_limits,
            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
            show=show_buffer_limits, multi_arg=True),
+    # The operator's view (commands/monitoring.py; the engine caches the
+    # thresholds: Engine.refresh_thresholds).
+    Option("slowlog-log-slower-than", _parse_int(-1, LONG_MAX), "10000"),
+    Option("slowlog-max-len", _parse_int(0, LONG_MAX), "128"),
+    Option("latency-monitor-threshold", _parse_int(0, LONG_MAX), "0"),
+    Option("latency-tracking", _parse_bool, "yes", show=_show_bool),
+    Option("latency-tracking-info-percentiles", _parse_percentiles, "50 99 99.9",
+           multi_arg=True, show=lambda v: " ".join(show_percentile(p) for p in v)),
 ]}
 
 

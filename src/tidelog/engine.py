@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -57,6 +58,7 @@ from .commands.contract import (
     Wait,
 )
 from .commands.keys import glob_match
+from .commands.replies import repr_arg
 from .config import (
     NOTIFY_EXPIRED,
     NOTIFY_GENERIC,
@@ -70,9 +72,10 @@ from .errors import CommandError
 from .keyspace import Database
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
+from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["BLOCKED", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -93,6 +96,17 @@ class _Blocked:
 
 BLOCKED = _Blocked()
 
+
+class _Postponed:
+    """What execute() answers when CLIENT PAUSE holds the command back: the
+    connection keeps it (and what follows) until ``client.resume()``."""
+
+    def __repr__(self) -> str:
+        return "POSTPONED"
+
+
+POSTPONED = _Postponed()
+
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
 IDMP_EXPIRE_BUDGET = 1000
@@ -109,6 +123,37 @@ _SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscr
 # cannot grow the table without bound; later codes are not added).
 ERRORSTATS_MAX = 128
 
+# MONITOR: when a command is shown to monitors (Entry.monitor).  Admin
+# commands and those flagged skip_monitor are not shown; scripts are shown
+# before the commands they run (Redis 7's order), everything else after it ran.
+MONITOR_SKIP, MONITOR_AFTER, MONITOR_BEFORE = 0, 1, 2
+_MONITOR_BEFORE = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
+
+# What a monitor (a replica, to Redis) may not run: commands that read,
+# write or may replicate.
+_KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
+_MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall"})
+
+
+def monitor_args(argv: list[bytes]) -> list[bytes]:
+    """The arguments MONITOR shows: AUTH's and HELLO's credentials
+    redacted, as Redis does."""
+    name = argv[0].lower()
+    if name == b"auth":
+        return [argv[0]] + [b"(redacted)"] * (len(argv) - 1)
+    if name == b"hello":
+        shown = list(argv)
+        for i in range(2, len(argv) - 2):
+            if argv[i].upper() == b"AUTH":
+                shown[i + 1] = shown[i + 2] = b"(redacted)"
+                break
+        return shown
+    return argv
+
+
+# A duration no command reaches: the threshold while slowlog/latency are off.
+NEVER_NS = 1 << 80
+
 # Most raw command names (b"XADD", b"xadd", ...) the dispatch remembers; a
 # client sending names in ever new letter cases cannot grow it further.
 DISPATCH_CACHE_MAX = 1024
@@ -123,7 +168,9 @@ class Entry:
     attribute add."""
 
     __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "queued_in_multi",
-                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected")
+                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
+                 "monitor", "keyspace", "fast", "hist", "skip_slowlog",
+                 "may_write")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         self.name = spec.name
@@ -134,6 +181,19 @@ class Entry:
         self.refused_in_multi = "no_multi" in spec.flags
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
+        base = spec.name.partition("|")[0]
+        self.monitor = (MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
+                        else MONITOR_BEFORE if base in _MONITOR_BEFORE else MONITOR_AFTER)
+        # refused to monitors
+        self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
+        self.fast = "fast" in spec.flags  # LATENCY: "fast-command" or "command"
+        # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
+        self.may_write = spec.is_write or base in _MAY_REPLICATE
+        self.skip_slowlog = "skip_slowlog" in spec.flags
+        # INFO latencystats, LATENCY HISTOGRAM: calls by the bit length of
+        # their duration in ns (types.latency); counted even while
+        # latency-tracking is off (cheaper than a test), shown only while on.
+        self.hist = [0] * HIST_BUCKETS
         self.calls = 0
         self.ns = 0          # time spent in the handler, nanoseconds
         self.failed = 0
@@ -187,13 +247,17 @@ class NoReplication:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.replid = os.urandom(20).hex()
+
+    def change_replid(self) -> None:
+        self.replid = os.urandom(20).hex()
 
     def info_lines(self) -> list[str]:
         return [
             "role:master",
             "connected_slaves:0",
             "master_failover_state:no-failover",
-            f"master_replid:{self.engine.run_id}",
+            f"master_replid:{self.replid}",
             "master_replid2:0000000000000000000000000000000000000000",
             "master_repl_offset:0",
             "second_repl_offset:-1",
@@ -225,6 +289,43 @@ class NoReplication:
         pass
 
 
+class OperatorState:
+    """What the operator's commands keep: monitors, the slowlog, LATENCY's
+    events and thresholds, CLIENT PAUSE.  One engine attribute, so the
+    engine's own attribute loads stay fast (CPython specialises attribute
+    access on instances with a small, shared set of keys)."""
+
+    __slots__ = ("monitors", "slowlog", "slowlog_next_id", "latency_events",
+                 "latency_threshold_ms", "slowlog_ns", "tracking", "pause_mode", "pause_end",
+                 "postponed", "pause_timer", "set_aside", "write_guard", "stale_guard")
+
+    def __init__(self) -> None:
+        self.monitors: list[ClientState] = []       # MONITOR (empty: nothing to do)
+        self.slowlog: deque[SlowlogEntry] = deque()  # newest first
+        self.slowlog_next_id = 0
+        self.latency_events: dict[str, LatencyEvent] = {}
+        self.latency_threshold_ms = 0
+        self.slowlog_ns = NEVER_NS
+        self.tracking = True
+        # CLIENT PAUSE: the mode ("all" or "write", None: no pause), its end
+        # (monotonic seconds), the clients holding a postponed command (in
+        # the order they came), its timer.
+        self.pause_mode: str | None = None
+        self.pause_end = 0.0
+        self.postponed: list[ClientState] = []
+        self.pause_timer: Any = None
+        # While a pause or a monitor exists, the dispatch cache is set aside
+        # (here) and an empty one sends every command through
+        # _execute_checked, where both are handled: the fast path pays nothing.
+        self.set_aside: dict[bytes, Entry] | None = None
+        # What may refuse clients' writes (Engine.set_write_guard): a
+        # read-only replica, min-replicas-to-write; and every command not
+        # flagged ``stale`` (set_stale_guard: a replica whose link is down
+        # with replica-serve-stale-data no).
+        self.write_guard: Callable[[ClientState], bytes | None] | None = None
+        self.stale_guard: Callable[[ClientState], bytes | None] | None = None
+
+
 class Engine:
     """All server state that is not sockets: databases, clients, blocking."""
 
@@ -239,6 +340,11 @@ class Engine:
             db.on_fields_expired = self._fields_expired
         self.clients: dict[int, ClientState] = {}
         self._next_client_id = 1
+        # MONITOR, SLOWLOG, LATENCY, CLIENT PAUSE (OperatorState); the one
+        # number the command path reads is the lower of the slowlog and
+        # latency thresholds, in ns (refresh_thresholds).
+        self.ops = OperatorState()
+        self._watch_ns = NEVER_NS
         self.waiters: dict[tuple[int, bytes], deque[Waiter]] = {}
         # Pub/Sub subscriptions; a client's own are also its ``pubsub``.
         self.pubsub = PubSub(_channel_match)
@@ -278,18 +384,13 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
-        # What may refuse clients' writes (set_write_guard): a read-only
-        # replica, min-replicas-to-write.
-        self.write_guard: Callable[[ClientState], bytes | None] | None = None
-        # What may refuse every command not flagged ``stale`` (a replica
-        # whose link is down with replica-serve-stale-data no).
-        self.stale_guard: Callable[[ClientState], bytes | None] | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
         self._idmp_sweep: deque[weakref.ref] = deque()
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        self.refresh_thresholds()
 
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
@@ -307,6 +408,10 @@ class Engine:
         self.unwatch_all(client)
         self.drop_subscriptions(client)
         self.replication.client_closed(client)
+        self.remove_monitor(client)
+        if client.postponed:
+            client.postponed = False
+            self.ops.postponed.remove(client)
         self.clients.pop(client.id, None)
 
     def drop_subscriptions(self, client: ClientState) -> None:
@@ -352,6 +457,136 @@ class Engine:
     def _key_new(self, db: Database, key: bytes) -> None:
         self.notify_keyspace(NOTIFY_NEW, b"new", key, db.index)
 
+    # -- the operator's state, as handlers read it ----------------------------------
+    @property
+    def monitors(self) -> list[ClientState]:
+        return self.ops.monitors
+
+    @property
+    def slowlog(self) -> deque[SlowlogEntry]:
+        return self.ops.slowlog
+
+    @property
+    def latency_events(self) -> dict[str, LatencyEvent]:
+        return self.ops.latency_events
+
+    @property
+    def latency_threshold_ms(self) -> int:
+        return self.ops.latency_threshold_ms
+
+    @property
+    def pause_mode(self) -> str | None:
+        return self.ops.pause_mode
+
+    # -- CLIENT PAUSE ---------------------------------------------------------------
+    def pause(self, ms: int, mode: str) -> None:
+        """CLIENT PAUSE: hold back the commands of clients ("all") or the
+        writes ("write") for ``ms`` milliseconds.  A pause in force is
+        extended, never shortened, and ALL wins over WRITE."""
+        end = self.clock.monotonic() + ms / 1000
+        if self.ops.pause_mode is None:
+            self.ops.pause_mode, self.ops.pause_end = mode, end
+            self._bypass_dispatch()
+        else:
+            if mode == "all":
+                self.ops.pause_mode = "all"
+            self.ops.pause_end = max(self.ops.pause_end, end)
+        self._schedule_unpause()
+
+    def _schedule_unpause(self) -> None:
+        if self.ops.pause_timer is not None:
+            self.ops.pause_timer.cancel()
+            self.ops.pause_timer = None
+        if self.schedule is not None:
+            delay = max(0.0, self.ops.pause_end - self.clock.monotonic())
+            self.ops.pause_timer = self.schedule(delay, self._pause_timeout)
+
+    def _pause_timeout(self) -> None:
+        self.ops.pause_timer = None
+        if self.ops.pause_mode is None:
+            return
+        if self.clock.monotonic() < self.ops.pause_end:  # an early timer
+            self._schedule_unpause()
+        else:
+            self.unpause()
+
+    def unpause(self) -> None:
+        """End the pause: the postponed clients run their commands, in the
+        order they were held back."""
+        if self.ops.pause_mode is None:
+            return
+        self.ops.pause_mode = None
+        if self.ops.pause_timer is not None:
+            self.ops.pause_timer.cancel()
+            self.ops.pause_timer = None
+        self._bypass_dispatch()
+        held, self.ops.postponed = self.ops.postponed, []
+        for client in held:
+            client.postponed = False
+            if client.resume is not None:
+                client.resume()
+
+    def _bypass_dispatch(self) -> None:
+        """Set the dispatch cache aside while a pause or a monitor exists
+        (every command then takes _execute_checked), and restore it after."""
+        bypass = self.ops.pause_mode is not None or bool(self.ops.monitors)
+        if bypass and self.ops.set_aside is None:
+            self.ops.set_aside, self._dispatch = self._dispatch, {}
+        elif not bypass and self.ops.set_aside is not None:
+            self._dispatch, self.ops.set_aside = self.ops.set_aside, None
+
+    def _held(self, client: ClientState, entry: Entry) -> bool:
+        """Does the pause in force hold this command back?"""
+        if self.ops.pause_mode == "all":
+            return True
+        if entry.may_write:
+            return True
+        if entry.name == "exec" and client.multi:  # a transaction that writes
+            for argv in client.multi:
+                spec = table.lookup(argv)
+                if spec is not None and self._entry(spec).may_write:
+                    return True
+        return False
+
+    # -- MONITOR --------------------------------------------------------------------
+    def add_monitor(self, client: ClientState) -> None:
+        """MONITOR: show this client every command run from now on."""
+        if not client.monitor:
+            client.monitor = True
+            self.ops.monitors.append(client)
+            self._bypass_dispatch()
+
+    def remove_monitor(self, client: ClientState) -> None:
+        """RESET, or the connection closed: stop showing it commands."""
+        if client.monitor:
+            client.monitor = False
+            self.ops.monitors.remove(client)
+            self._bypass_dispatch()
+
+    def feed_monitors(self, client: ClientState | None, db_index: int, argv: list[bytes],
+                      from_script: bool = False) -> None:
+        """Show one command to every monitor, in Redis's MONITOR line format:
+        ``+<unix time.usec> [<db> <addr>] "arg" ...``; ``lua`` in place of the
+        address for a command a script ran (``from_script``)."""
+        if self.ops.monitors:
+            line = self._monitor_line(client, db_index, argv, from_script)
+            for monitor in list(self.ops.monitors):
+                monitor.send(line)
+
+    def _monitor_line(self, client: ClientState | None, db_index: int, argv: list[bytes],
+                      from_script: bool) -> RawReply:
+        if from_script or client is None:
+            where = "lua"
+        elif client.addr.startswith("/"):  # a Unix socket: "unix:<path>"
+            where = "unix:" + client.addr.rpartition(":")[0]
+        else:
+            where = client.addr
+        sec, usec = divmod(time.time_ns() // 1000, 1_000_000)
+        line = RawReply(b"+%d.%06d [%d %s] %s\r\n" % (
+            sec, usec, db_index, where.encode(),
+            b" ".join([repr_arg(a) for a in monitor_args(argv)])))
+        return line
+
     # -- executing ------------------------------------------------------------------
     def execute(self, client: ClientState, argv: list[bytes]) -> Reply:
         """Run one command for a client: a reply, or BLOCKED.
@@ -377,16 +612,22 @@ class Engine:
         -NOREPLICAS).  While a guard is set, the fast dispatch holds no write
         command, so every write takes :meth:`_execute_checked`, which asks
         it: the check costs reads nothing, and nothing at all without a guard."""
-        self.write_guard = guard
-        self._dispatch.clear()
-        self.runnable.clear()
+        self.ops.write_guard = guard
+        self._forget_dispatch()
 
     def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing any command not flagged
         ``stale`` now, or None (-MASTERDOWN).  While set, nothing is in the
         fast dispatch (it is set only while a replica's link is down)."""
-        self.stale_guard = guard
+        self.ops.stale_guard = guard
+        self._forget_dispatch()
+
+    def _forget_dispatch(self) -> None:
+        """Empty the dispatch cache (and the one set aside), so every command
+        is resolved again under the guards now in force."""
         self._dispatch.clear()
+        if self.ops.set_aside is not None:
+            self.ops.set_aside.clear()
         self.runnable.clear()
 
     # -- runs ---------------------------------------------------------------------
@@ -394,7 +635,9 @@ class Engine:
         """What names the run ``argv`` can start or join: its command and key,
         when the command has a run handler (``table.runs``) and argv has the
         form it takes; else None.  Only for names in :attr:`runnable`."""
-        entry = self._dispatch[argv[0]]
+        entry = self._dispatch.get(argv[0])
+        if entry is None:  # the cache is set aside (a pause, a monitor): no runs
+            return None
         argc = len(argv)
         arity = entry.arity
         if argc != arity and (arity > 0 or argc < -arity):
@@ -411,7 +654,8 @@ class Engine:
         waits on a key (Redis serves blocked clients between two commands,
         so each call must be seen alone).  Cost: one handler call for the
         run instead of one per call."""
-        if len(run) == 1 or client.multi is not None or self.waiters or client.pubsub is not None:
+        if len(run) == 1 or client.multi is not None or self.waiters or \
+                client.pubsub is not None or self.ops.monitors or client.monitor:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
@@ -437,7 +681,13 @@ class Engine:
                 entry.failed += 1
                 r = self._error(r.message)
             replies.append(r)
-        entry.ns += perf_counter_ns() - started
+        elapsed = perf_counter_ns() - started
+        entry.ns += elapsed
+        each = elapsed // len(run)  # what one call took, on average
+        entry.hist[each.bit_length()] += len(run)
+        if each >= self._watch_ns:
+            for argv in run:
+                self._slow_call(client, entry, argv, each, None)
         if ctx.changes:
             self.dirty += ctx.changes
         if ctx.effects and self.effect_listeners:
@@ -456,15 +706,16 @@ class Engine:
                 client.multi_error = True
             return self._error(exc.message)
         client.last_command = entry.name
-        if self.stale_guard is not None and not entry.allow_stale:
-            refusal = self.stale_guard(client)
+        ops = self.ops
+        if ops.stale_guard is not None and not entry.allow_stale:
+            refusal = ops.stale_guard(client)
             if refusal is not None:
                 if client.multi is not None:
                     client.multi_error = True
                 entry.rejected += 1
                 return self._error(refusal)
-        if entry.is_write and self.write_guard is not None:
-            refusal = self.write_guard(client)
+        if entry.is_write and ops.write_guard is not None:
+            refusal = ops.write_guard(client)
             if refusal is not None:
                 if client.multi is not None:
                     client.multi_error = True
@@ -476,6 +727,13 @@ class Engine:
                 client.multi_error = True
             entry.rejected += 1
             return self._error(errors.pubsub_context(entry.name).message)
+        if client.monitor and entry.keyspace:
+            entry.rejected += 1
+            return self._error(errors.REPLICA_KEYSPACE)
+        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry):
+            client.postponed = True
+            self.ops.postponed.append(client)
+            return POSTPONED
         if client.multi is not None:
             if entry.refused_in_multi:
                 client.multi_error = True
@@ -484,7 +742,10 @@ class Engine:
             if entry.queued_in_multi:
                 client.multi.append(argv)
                 return QUEUED
-        reply = self._call(client, entry, argv, may_block=True)
+        if self.ops.monitors and entry.monitor:
+            reply = self._call_monitored(client, entry, argv, True)
+        else:
+            reply = self._call(client, entry, argv, True)
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
@@ -509,10 +770,10 @@ class Engine:
             self._entry(spec).rejected += 1
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
-        if not spec.subcommands and "|" not in spec.name and \
+        if not spec.subcommands and "|" not in spec.name and self.ops.set_aside is None and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
-                not (entry.is_write and self.write_guard is not None) and \
-                self.stale_guard is None:
+                not (entry.is_write and self.ops.write_guard is not None) and \
+                self.ops.stale_guard is None:
             self._dispatch[argv[0]] = entry
             if entry.run is not None:
                 self.runnable.add(argv[0])
@@ -520,7 +781,8 @@ class Engine:
 
     def _call(self, client: ClientState, entry: Entry, argv: list[bytes],
               may_block: bool) -> Reply:
-        """Run a resolved command; errors become error replies."""
+        """Run a resolved command; errors become error replies.  (Monitors
+        are shown it by the callers: :meth:`_call_monitored`.)"""
         started = perf_counter_ns()
         ctx = Ctx(self, client, argv, entry, may_block)
         no_touch = client.no_touch
@@ -543,12 +805,95 @@ class Engine:
             # Counted once it ran, as Redis does: INFO does not count itself,
             # and CONFIG RESETSTAT's own call survives the reset.
             entry.calls += 1
-            entry.ns += perf_counter_ns() - started
+            elapsed = perf_counter_ns() - started
+            entry.ns += elapsed
+            entry.hist[elapsed.bit_length()] += 1
+        if elapsed >= self._watch_ns:
+            self._slow_call(client, entry, argv, elapsed, reply)
         if reply.__class__ is Wait:
             reply = self._block(ctx, reply)
         if ctx.changes or ctx.effects:
             self._finish(ctx)
         return reply
+
+    def _call_monitored(self, client: ClientState, entry: Entry, argv: list[bytes],
+                        may_block: bool) -> Reply:
+        """:meth:`_call` while monitors exist: the command is shown to them
+        after it ran (scripts: before, so their commands follow them)."""
+        if entry.monitor == MONITOR_BEFORE:
+            self.feed_monitors(client, client.db, argv)
+        reply = self._call(client, entry, argv, may_block)
+        if entry.monitor == MONITOR_AFTER:
+            if client.monitor and not self._executing:
+                # A monitor sees its own command after that command's reply
+                # (none when the reply is its last: QUIT).
+                line = self._monitor_line(client, client.db, argv, False)
+                for monitor in list(self.ops.monitors):
+                    if monitor is not client:
+                        monitor.send(line)
+                if not client.close_after_reply:
+                    items = reply.items if reply.__class__ is Replies else [reply]
+                    reply = Replies([*items, line])
+            else:
+                self.feed_monitors(client, client.db, argv)
+        return reply
+
+    # -- SLOWLOG, LATENCY -----------------------------------------------------------
+    def refresh_thresholds(self) -> None:
+        """Read the slowlog and latency options again (after CONFIG SET): the
+        command path compares each duration with one cached number."""
+        config = self.config
+        slower = config["slowlog-log-slower-than"]
+        self.ops.slowlog_ns = NEVER_NS if slower < 0 else slower * 1000
+        self.ops.latency_threshold_ms = config["latency-monitor-threshold"]
+        latency_ns = self.ops.latency_threshold_ms * 1_000_000 if self.ops.latency_threshold_ms else NEVER_NS
+        self._watch_ns = min(self.ops.slowlog_ns, latency_ns)
+        tracking = config["latency-tracking"]
+        if tracking and not self.ops.tracking:  # turned on: from nothing, as Redis
+            for entry in self._entries.values():
+                entry.hist = [0] * HIST_BUCKETS
+        self.ops.tracking = tracking
+        max_len = config["slowlog-max-len"]
+        while len(self.ops.slowlog) > max_len:
+            self.ops.slowlog.pop()
+
+    def _slow_call(self, client: ClientState, entry: Entry, argv: list[bytes],
+                   elapsed_ns: int, reply: Reply) -> None:
+        """A call at least as slow as a threshold: into the slowlog, and a
+        LATENCY sample ("command" or "fast-command").  Not a command that
+        now blocks (Redis records it when it is served)."""
+        if reply.__class__ is Wait:
+            return
+        if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
+            self.slowlog_push(client, argv, elapsed_ns // 1000)
+        threshold = self.ops.latency_threshold_ms
+        if threshold and elapsed_ns >= threshold * 1_000_000:
+            self.latency_sample("fast-command" if entry.fast else "command",
+                                elapsed_ns // 1_000_000)
+
+    def slowlog_push(self, client: ClientState | None, argv: list[bytes], micros: int) -> None:
+        """Record one slow command, its arguments trimmed as Redis trims them."""
+        max_len = self.config["slowlog-max-len"]
+        if not max_len:
+            return
+        self.ops.slowlog.appendleft(SlowlogEntry(
+            self.ops.slowlog_next_id, int(time.time()), micros, slowlog_args(monitor_args(argv)),
+            client.addr.encode() if client is not None else b"",
+            client.name if client is not None else b""))
+        self.ops.slowlog_next_id += 1
+        while len(self.ops.slowlog) > max_len:
+            self.ops.slowlog.pop()
+
+    def latency_sample(self, event: str, ms: int) -> None:
+        """LATENCY: record ``ms`` for an event when it reaches
+        latency-monitor-threshold (the caller may skip timing when it is 0)."""
+        threshold = self.ops.latency_threshold_ms
+        if not threshold or ms < threshold:
+            return
+        record = self.ops.latency_events.get(event)
+        if record is None:
+            record = self.ops.latency_events[event] = LatencyEvent()
+        record.add(int(time.time()), ms)
 
     # -- statistics -----------------------------------------------------------------
     @property
@@ -564,6 +909,13 @@ class Engine:
         return [(name, e.calls, e.ns // 1000, e.rejected, e.failed)
                 for name, e in self._entries.items() if e.calls or e.rejected or e.failed]
 
+    def latency_histograms(self) -> list[tuple[str, int, list[int]]]:
+        """``(name, calls, histogram)`` of each command with tracked calls, in
+        the order of first use (INFO latencystats, LATENCY HISTOGRAM)."""
+        if not self.ops.tracking:
+            return []
+        return [(name, sum(e.hist), e.hist) for name, e in self._entries.items() if any(e.hist)]
+
     @property
     def total_commands_processed(self) -> int:
         return sum(entry.calls for entry in self._entries.values())
@@ -578,6 +930,7 @@ class Engine:
             self.stats[name] = 0
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
+            entry.hist = [0] * HIST_BUCKETS
         self.error_counts.clear()
 
     def _finish(self, ctx: Ctx) -> None:
@@ -663,7 +1016,10 @@ class Engine:
         try:
             for argv in queued:
                 entry = self._resolve(argv)
-                reply = self._call(client, entry, argv, may_block=False)
+                if self.ops.monitors and entry.monitor:
+                    reply = self._call_monitored(client, entry, argv, False)
+                else:
+                    reply = self._call(client, entry, argv, False)
                 if inbox or reply.__class__ is Replies:
                     # Several replies for one command (SUBSCRIBE a b, or a
                     # message and PUBLISH's count): Redis writes them all
@@ -810,11 +1166,17 @@ class Engine:
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
+        timed = self.ops.latency_threshold_ms  # LATENCY's expire-cycle event
+        started = time.monotonic_ns() if timed else 0
         for db in self.dbs:
+            if self.ops.pause_mode is not None:  # expiry waits for the pause's end
+                break
             if db.expires and self.active_expire:
                 db.expire_cycle()
             if db.field_keys and self.active_expire:
                 db.field_expire_cycle()
+        if timed:
+            self.latency_sample("expire-cycle", (time.monotonic_ns() - started) // 1_000_000)
         if self._idmp_sweep:
             self.expire_idmp()
         self.replication.cron()

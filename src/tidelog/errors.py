@@ -448,7 +448,6 @@ def pubsub_context(name: str) -> CommandError:
         b"are allowed in this context" % name.encode("latin-1"))
 
 
-
 # -- replication (replication/; Redis's texts) -------------------------------------------
 REPLICAOF_FROM_REPLICA = b"ERR Command is not valid when client is a replica."
 NO_GOOD_REPLICAS = b"NOREPLICAS Not enough good replicas to write."
@@ -459,6 +458,19 @@ READONLY_REPLICA = b"READONLY You can't write against a read only replica."
 WAIT_ON_REPLICA = (b"ERR WAIT cannot be used with replica instances. Please also note that "
                    b"since Redis 4.0 if a replica is configured to be writable (which is not "
                    b"the default) writes to replicas are just local and are not propagated.")
+
+
 def replconf_unknown(option: bytes) -> CommandError:
     """REPLCONF with an option it does not know."""
     return CommandError(b"ERR Unrecognized REPLCONF option: %s" % option)
+
+
+# -- MONITOR, SLOWLOG, LATENCY, CLIENT PAUSE/REPLY (the operator's commands) ---------------
+REPLICA_KEYSPACE = b"ERR Replica can't interact with the keyspace"
+MONITOR_DENY_BLOCKING = b"ERR MONITOR isn't allowed for DENY BLOCKING client"
+SLOWLOG_COUNT = b"ERR count should be greater than or equal to -1"
+PAUSE_MODE = b"ERR CLIENT PAUSE mode must be WRITE or ALL"
+
+
+def no_latency_samples(event: bytes) -> CommandError:
+    return CommandError(b"ERR No samples available for event '%s'" % event)

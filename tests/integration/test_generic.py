@@ -693,7 +693,7 @@ def test_info(r, raw, tidelog):
     info = r.info()
     assert info["redis_version"] == "8.10.0" and info["role"] == "master"
     assert info["aof_enabled"] == 0 and info["loading"] == 0
-    assert info["master_replid"] == tidelog.call(lambda: tidelog.engine.run_id)
+    assert info["master_replid"] == tidelog.call(lambda: tidelog.engine.replication.replid)
     assert info["connected_clients"] >= 1
     before = r.info("persistence")["rdb_changes_since_last_save"]
     r.set("k", "v", ex=1000)

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     keys,
     lists,
     memory,
+    monitoring,
     pel,
     pubsub,
     server,

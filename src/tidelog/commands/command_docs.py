@@ -100,6 +100,15 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
     "spublish": ((), [_ks("not_key", 1)]),
     "client|list": ((_ND,), None),
+    "slowlog|get": (("request_policy:all_nodes", _ND), None),
+    "slowlog|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
+    "slowlog|len": (("request_policy:all_nodes", "response_policy:agg_sum", _ND), None),
+    **{f"latency|{sub}": ((_ND, "request_policy:all_nodes", "response_policy:special"), None)
+       for sub in ("latest", "doctor", "histogram", "graph", "history")},
+    **{f"memory|{sub}": ((_ND, _ALL_SHARDS, "response_policy:special"), None)
+       for sub in ("doctor", "malloc-stats", "stats")},
+    "memory|purge": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "latency|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
     "client|info": ((_ND,), None),
     "command": (("nondeterministic_output_order",), None),
     "command|info": (("nondeterministic_output_order",), None),
@@ -390,13 +399,14 @@ def command_list(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _keyword_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
-    """Key positions for a keyword key spec (XREAD ... STREAMS k1 k2 id1 id2)."""
+    """Key positions for a keyword key spec (XREAD ... STREAMS k1 k2 id1 id2),
+    as Redis's key specs find them: the first argument equal to the keyword
+    (any case) from ``startfrom`` on, then the first 1/limit of what
+    follows it (rounded down: ``STREAMS a b 0`` has the key ``a``)."""
     keyword = ks.begin.encode().upper()  # type: ignore[union-attr]
     for i in range(ks.startfrom, len(argv)):
         if argv[i].upper() == keyword:
             rest = len(argv) - (i + 1)
-            if rest == 0 or rest % ks.limit:
-                return []
             return list(range(i + 1, i + 1 + rest // ks.limit))
     return []
 

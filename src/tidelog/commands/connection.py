@@ -26,8 +26,11 @@ from ..errors import (
     NO_SUCH_CLIENT,
     NOAUTH_HELLO,
     NOPROTO,
+    PAUSE_MODE,
     SELECT_INVALID,
     SYNTAX,
+    TIMEOUT_NEGATIVE,
+    TIMEOUT_NOT_INTEGER,
     UNBLOCK_REASON,
     UNBLOCKED,
     WRONGPASS,
@@ -163,10 +166,12 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.multi, client.multi_error = None, False
     ctx.engine.unwatch_all(client)
     ctx.engine.drop_subscriptions(client)
+    ctx.engine.remove_monitor(client)
     client.db = 0
     client.protocol = 2
     client.name = b""
     client.no_evict = client.no_touch = False
+    client.mute = 0  # CLIENT REPLY ON
     return SimpleString(b"RESET")
 
 
@@ -224,7 +229,7 @@ def client_setinfo(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 def _client_flags(client: ClientState) -> str:
-    flags = ""
+    flags = "O" if client.monitor else ""
     if client.kind == "master":
         flags += "M"
     elif client.kind == "replica":
@@ -233,7 +238,7 @@ def _client_flags(client: ClientState) -> str:
         flags += "P"
     if client.multi is not None:
         flags += "x"
-    if client.blocked is not None:
+    if client.blocked is not None or client.postponed:
         flags += "b"
     if client.dirty_cas:
         flags += "d"
@@ -331,11 +336,11 @@ def client_list(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.4.0", complexity="O(N) where N is the number of client connections",
          summary="Kill the connection of a client")
 def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
-    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [...]>"""  # noqa: E501 (the syntax line, whole)
+    """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] | [MAXAGE maxage]> [...]>"""  # noqa: E501 (the syntax line, whole)
     r = ArgReader(argv, 2)
     old_style = r.remaining() == 1  # CLIENT KILL ip:port
     addr = laddr = kind = None
-    client_id = None
+    client_id = max_age = None
     skipme = not old_style
     if old_style:
         addr = r.next_bytes()
@@ -356,6 +361,8 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
             elif option == b"USER":  # every connection is the default user
                 if value != DEFAULT_USER:
                     raise no_such_user(value)
+            elif option == b"MAXAGE":  # Redis 7.4: connections older than this (seconds)
+                max_age = parse_int(value, SYNTAX)
             elif option == b"SKIPME":
                 if value.lower() == b"yes":
                     skipme = True
@@ -367,6 +374,7 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
                 raise CommandError(SYNTAX)
     r.finish()
     killed = 0
+    now = ctx.engine.clock.monotonic()
     for client in list(ctx.engine.clients.values()):
         if addr is not None and client.addr.encode() != addr:
             continue
@@ -375,6 +383,8 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
         if kind is not None and _kind_of(client) != kind:
             continue
         if client_id is not None and client.id != client_id:
+            continue
+        if max_age is not None and now - client.created <= max_age:
             continue
         if client is ctx.client:
             if skipme:
@@ -440,6 +450,53 @@ def client_no_touch(ctx: Ctx, argv: list[bytes]) -> object:
     return OK
 
 
+@command("client|pause", arity=-3, flags="admin noscript loading stale", group="connection",
+         since="3.0.0", complexity="O(1)",
+         summary="Stop processing commands from clients for some time")
+def client_pause(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT PAUSE timeout [WRITE | ALL]"""
+    if len(argv) > 4:
+        raise subcommand_syntax(argv[1], argv[0])
+    timeout = parse_int(argv[2], TIMEOUT_NOT_INTEGER)
+    if timeout < 0:
+        raise CommandError(TIMEOUT_NEGATIVE)
+    mode = "all"
+    if len(argv) == 4:
+        mode = argv[3].decode("latin-1").lower()
+        if mode not in ("write", "all"):
+            raise CommandError(PAUSE_MODE)
+    ctx.engine.pause(timeout, mode)
+    return OK
+
+
+@command("client|unpause", arity=2, flags="admin noscript loading stale", group="connection",
+         since="6.2.0", complexity="O(N) Where N is the number of paused clients",
+         summary="Resume processing of clients that were paused")
+def client_unpause(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT UNPAUSE"""
+    ctx.engine.unpause()
+    return OK
+
+
+@command("client|reply", arity=3, flags="noscript loading stale", group="connection",
+         since="3.2.0", complexity="O(1)",
+         summary="Instruct the server whether to reply to commands")
+def client_reply(ctx: Ctx, argv: list[bytes]) -> object:
+    """CLIENT REPLY <ON | OFF | SKIP>"""
+    mode = argv[2].lower()
+    client = ctx.client
+    if mode == b"on":
+        client.mute = 0
+    elif mode == b"off":
+        client.mute = -1
+    elif mode == b"skip":
+        if client.mute >= 0:
+            client.mute = 2  # this reply and the next command's
+    else:
+        raise CommandError(SYNTAX)
+    return OK
+
+
 _CLIENT_HELP = [
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETNAME",
@@ -466,6 +523,12 @@ _CLIENT_HELP = [
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",

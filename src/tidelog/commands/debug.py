@@ -8,7 +8,6 @@ snapshots or the AOF.  DEBUG HELP lists every subcommand Tidelog has.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -179,6 +178,5 @@ def debug_set_active_expire(ctx: Ctx, argv: list[bytes]) -> Reply:
 @debug_subcommand("change-repl-id", arity=2)
 def debug_change_repl_id(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DEBUG CHANGE-REPL-ID"""
-    # Until replication exists the run id doubles as the replication id.
-    ctx.engine.run_id = os.urandom(20).hex()
+    ctx.engine.replication.change_replid()
     return OK

@@ -13,7 +13,9 @@ import resource
 import sys
 
 from .. import REDIS_VERSION, __version__, kernels
+from ..config import show_percentile
 from ..resp.replies import Verbatim
+from ..types.latency import percentile_us
 from .args import ArgReader
 from .contract import Ctx
 from .table import command
@@ -207,6 +209,16 @@ def _section_keyspace(ctx: Ctx) -> list[str]:
     return lines
 
 
+def _section_latencystats(ctx: Ctx) -> list[str]:
+    percentiles = ctx.config["latency-tracking-info-percentiles"]
+    lines = []
+    for name, _calls, hist in ctx.engine.latency_histograms():
+        values = ",".join(f"p{show_percentile(p)}={percentile_us(hist, p):.3f}"
+                          for p in percentiles)
+        lines.append(f"latency_percentiles_usec_{name}:{values}")
+    return lines
+
+
 def _empty(ctx: Ctx) -> list[str]:
     return []
 
@@ -223,7 +235,7 @@ _SECTIONS = [
     ("modules", "Modules", _empty, True),
     ("commandstats", "Commandstats", _section_commandstats, False),
     ("errorstats", "Errorstats", _section_errorstats, True),
-    ("latencystats", "Latencystats", _empty, False),
+    ("latencystats", "Latencystats", _section_latencystats, False),
     ("cluster", "Cluster", _section_cluster, True),
     ("keyspace", "Keyspace", _section_keyspace, True),
 ]

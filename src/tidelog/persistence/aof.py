@@ -255,13 +255,21 @@ class Aof:
         self._flush_scheduled = False
         if self.buf and self.fd >= 0:
             data = bytes(self.buf)
+            timed = self.engine.latency_threshold_ms  # LATENCY: time only when it listens
             try:
+                started = time.monotonic_ns() if timed else 0
                 view = memoryview(data)
                 while view:
                     n = os.write(self.fd, view)
                     view = view[n:]
+                if timed:
+                    written = time.monotonic_ns()
+                    self.engine.latency_sample("aof-write", (written - started) // 1_000_000)
                 if self.config["appendfsync"] == "always":
                     os.fsync(self.fd)
+                    if timed:
+                        self.engine.latency_sample(
+                            "aof-fsync-always", (time.monotonic_ns() - written) // 1_000_000)
                 else:
                     self._unsynced = True
             except OSError as exc:

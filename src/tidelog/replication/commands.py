@@ -55,7 +55,8 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 
 @command("psync", arity=-3, flags="admin noscript no_async_loading no_multi", group="server",
-         since="2.8.0", complexity="",
+         since="2.8.0", complexity="O(N) for a full sync, N the size of the data set; "
+         "O(M) for a partial one, M the bytes sent from the backlog",
          summary="An internal command used in replication")
 def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """PSYNC replicationid offset"""
@@ -68,7 +69,7 @@ def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 
 @command("sync", arity=1, flags="admin noscript no_async_loading no_multi", group="server",
-         since="1.0.0", complexity="",
+         since="1.0.0", complexity="O(N), N the size of the data set",
          summary="An internal command used in replication")
 def sync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """SYNC"""

@@ -72,7 +72,7 @@ class Primary:
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.replid = engine.run_id  # what INFO showed before any replica
+        self.replid = engine.replication.replid  # what INFO showed before any replica
         self.replid2 = NO_ID
         self.second_offset = -1
         self.backlog: Backlog | None = None
@@ -194,12 +194,12 @@ class Primary:
         needs_replicas = self.upstream is None and config["min-replicas-to-write"] > 0 \
             and config["min-replicas-max-lag"] > 0  # Redis: both, or no check
         guard = self._guard if read_only or needs_replicas else None
-        if guard != self.engine.write_guard:
+        if guard != self.engine.ops.write_guard:
             self.engine.set_write_guard(guard)
         stale = self.upstream is not None and not self.upstream.link_up and \
             not config["replica-serve-stale-data"]
         stale_guard = self._stale_guard if stale else None
-        if stale_guard != self.engine.stale_guard:
+        if stale_guard != self.engine.ops.stale_guard:
             self.engine.set_stale_guard(stale_guard)
 
     def _stale_guard(self, client: ClientState) -> bytes | None:
@@ -234,6 +234,10 @@ class Primary:
         self.replid2, self.second_offset = self.replid, self.offset + 1
         self.replid = replid
         log.info("Master replication ID changed to %s", replid)
+
+    def change_replid(self) -> None:
+        self.replid = os.urandom(20).hex()
+        self.replid2, self.second_offset = NO_ID, -1
 
     def drop_replicas(self) -> None:
         """Close every replica's link (our history was replaced)."""

@@ -32,7 +32,7 @@ from typing import Any
 from .. import errors
 from ..commands.connection import client_info_line
 from ..config import Config
-from ..engine import BLOCKED, ClientState, Engine
+from ..engine import BLOCKED, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
@@ -93,6 +93,8 @@ class Connection(asyncio.Protocol):
         self.client.send = self._send_later
         self.client.kill = self.close  # CLIENT KILL
         self.client.output_bytes = self.output_bytes
+        loop = asyncio.get_running_loop()
+        self.client.resume = lambda: loop.call_soon(self._process)  # CLIENT UNPAUSE
         self.parser = RequestParser(
             max_bulk_len=config["proto-max-bulk-len"],
             max_query_buffer=config["client-query-buffer-limit"],
@@ -145,7 +147,7 @@ class Connection(asyncio.Protocol):
         proto = client.protocol
         clock.begin_turn()  # the commands of this batch read the wall clock once
         try:
-            while client.blocked is None and not self.closing:
+            while client.blocked is None and not client.postponed and not self.closing:
                 commands = self.pending
                 if commands:
                     self.pending = []
@@ -165,13 +167,30 @@ class Connection(asyncio.Protocol):
                     if argv[0] in runnable:
                         j = self._run_end(commands, i - 1)
                         if j > i:
-                            replies += engine.execute_run(client, commands[i - 1:j])
+                            run_replies = engine.execute_run(client, commands[i - 1:j])
+                            if client.mute:
+                                run_replies = self._muted(run_replies)
+                            replies += run_replies
                             i = j
                             continue
                     reply = execute(client, argv)
                     if reply is BLOCKED:
                         self.pending = commands[i:]
                         break
+                    if reply is POSTPONED:  # CLIENT PAUSE: this command waits too
+                        self.pending = commands[i - 1:]
+                        break
+                    if client.mute:  # CLIENT REPLY OFF / SKIP: the reply is dropped
+                        if client.mute > 0:
+                            client.mute -= 1
+                        if client.close_after_reply:
+                            encode_all(out, replies, proto)
+                            self._write(out, close=True)
+                            return
+                        if self.closing:
+                            self.pending = commands[i:]
+                            break
+                        continue
                     if client.protocol != proto:  # HELLO: its reply in the new protocol
                         encode_all(out, replies, proto)
                         replies = self._batch = []
@@ -194,6 +213,16 @@ class Connection(asyncio.Protocol):
             encode_all(out, replies, proto)
         if out:
             self._write(out)
+
+    def _muted(self, replies: list[Any]) -> list[Any]:
+        """A run's replies under CLIENT REPLY OFF (none) or SKIP (the first ones)."""
+        client = self.client
+        assert client is not None
+        if client.mute < 0:
+            return []
+        dropped = min(client.mute, len(replies))
+        client.mute -= dropped
+        return replies[dropped:]
 
     def _run_end(self, commands: list[list[bytes]], first: int) -> int:
         """Where the run that ``commands[first]`` starts ends: the index after
@@ -293,12 +322,15 @@ class Connection(asyncio.Protocol):
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
         a Pub/Sub message."""
-        if self.closing or self.transport is None or self.client is None:
+        if self.closing or self.transport is None or self.client is None or \
+                self.client.mute < 0:  # CLIENT REPLY OFF: nothing at all
             return
         if self._batch is not None:  # this client's own commands are running
             self._batch.append(reply)
             return
-        if reply.__class__ is Push or reply.__class__ is RawReply:  # messages, replication
+        if reply.__class__ is Push or reply.__class__ is RawReply and (
+                self.client.kind == "replica" or self.client.monitor):
+            # Messages, MONITOR lines, the replication stream: they unblock nothing.
             self._queue_push(reply)
             return
         out = bytearray()
