@@ -252,6 +252,12 @@ class NoReplication:
     def change_replid(self) -> None:
         self.replid = os.urandom(20).hex()
 
+    def acks_changed(self) -> None:
+        pass
+
+    def aof_switched(self, on: bool) -> None:
+        pass
+
     def info_lines(self) -> list[str]:
         return [
             "role:master",

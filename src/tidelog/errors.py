@@ -455,6 +455,9 @@ NO_MASTER_LINK = b"NOMASTERLINK Can't SYNC while not connected with my master"
 MASTER_DOWN = (b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
                b"to 'no'.")
 READONLY_REPLICA = b"READONLY You can't write against a read only replica."
+WAITAOF_ON_REPLICA = (b"ERR WAITAOF cannot be used with replica instances. Please also note "
+                      b"that writes to replicas are just local and are not propagated.")
+WAITAOF_NO_AOF = b"ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
 WAIT_ON_REPLICA = (b"ERR WAIT cannot be used with replica instances. Please also note that "
                    b"since Redis 4.0 if a replica is configured to be writable (which is not "
                    b"the default) writes to replicas are just local and are not propagated.")

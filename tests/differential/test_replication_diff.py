@@ -67,6 +67,17 @@ def test_wait_inside_exec_answers_at_once(d) -> None:
     d.check_all([["MULTI"], ["SET", "k", "v"], ["WAIT", "1", "0"], ["EXEC"]])
 
 
-@pytest.mark.parametrize("name", ["wait", "role", "replconf", "psync", "sync"])
+@pytest.mark.parametrize("name", ["role", "replconf", "psync", "sync"])
 def test_command_info(d, name) -> None:
     d.check("COMMAND", "INFO", name)
+
+
+def test_command_info_wait_is_redis_8s(d) -> None:
+    """Redis 7.4 let WAIT run in scripts and flags it blocking (categories
+    @slow @blocking @connection: https://redis.io/docs/latest/commands/wait/)."""
+    set_ = b"~" if d.ours.call("HELLO").startswith(b"%") else b"*"
+    d.check_newer("COMMAND", "INFO", "wait", ours=(
+        b"*1\r\n*10\r\n$4\r\nwait\r\n:3\r\n" + set_ + b"1\r\n+blocking\r\n:0\r\n:0\r\n:0\r\n"
+        + set_ + b"3\r\n+@slow\r\n+@blocking\r\n+@connection\r\n" + set_
+        + b"2\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:agg_min\r\n"
+        + set_ + b"0\r\n" + set_ + b"0\r\n"))

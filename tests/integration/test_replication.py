@@ -427,3 +427,45 @@ def test_messages_published_on_the_primary_reach_subscribers_of_replicas(process
         message = p.get_message(timeout=10)
         assert (message["channel"], message["data"]) == ("news", "hello")
         p.close()
+
+
+def test_waitaof_counts_local_and_replica_fsyncs(processes, tmp_path) -> None:
+    """WAITAOF (Redis 7.2, https://redis.io/docs/latest/commands/waitaof/):
+    the local AOF's fsync and each replica's (REPLCONF ACK ... FACK)."""
+    primary_srv = start_primary(processes, tmp_path, "--appendonly", "yes")
+    primary = primary_srv.client()
+    primary.set("before", "sync")           # reaches the replica in the full sync
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port,
+                                                 "--appendonly", "yes")
+    primary.xadd("ledger", {"n": 1})
+    assert primary.execute_command("WAITAOF", 1, 1, 10_000) == [1, 1]
+    assert primary.execute_command("WAITAOF", 0, 0, 0) == [1, 1]
+    with pytest.raises(redis.ResponseError, match="WAITAOF cannot be used with replica"):
+        replica.execute_command("WAITAOF", 0, 0, 0)
+    # The replica's AOF holds what the full sync loaded: it restarts from it alone.
+    primary.set("after", "sync")
+    assert primary.execute_command("WAITAOF", 1, 1, 10_000) == [1, 1]
+    wait_until(lambda: replica.info("persistence")["aof_rewrite_in_progress"] == 0)
+    replica_srv.sigkill()
+    data = tmp_path / f"replica-{replica_srv.port}"
+    port = free_port()
+    alone = processes.tidelog(["--port", str(port), "--dir", str(data), "--appendonly", "yes",
+                               "--save", ""], port=port).client()
+    assert alone.xrange("ledger") == primary.xrange("ledger")
+    assert (alone.get("before"), alone.get("after")) == ("sync", "sync")
+
+
+def test_waitaof_without_an_aof(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    _, redis_replica = start_replica(processes, primary_srv.port)  # 7.0: no FACK
+    primary.set("k", "v")
+    with pytest.raises(redis.ResponseError, match="numlocal is set but appendonly is disabled"):
+        primary.execute_command("WAITAOF", 1, 0, 0)
+    assert primary.execute_command("WAITAOF", 0, 1, 100) == [0, 0]
+    assert primary.execute_command("WAITAOF", 0, 0, 0) == [0, 0]
+    for argv, error in ((("WAITAOF", -1, 0, 0), "must be positive"),
+                        (("WAITAOF", 0, "x", 0), "must be positive"),
+                        (("WAITAOF", 0, 0, -1), "timeout is negative")):
+        with pytest.raises(redis.ResponseError, match=error):
+            primary.execute_command(*argv)

@@ -51,6 +51,7 @@ def _apply_config(ctx: Ctx, name: str) -> None:
         ctx.engine.set_notify(ctx.config[name])
     elif name == "appendonly":
         try:
+            ctx.engine.replication.aof_switched(ctx.config["appendonly"])
             ctx.engine.persistence.set_appendonly(ctx.config["appendonly"])
         except OSError as exc:
             logging.getLogger("tidelog").warning("Unable to turn on the AOF: %s", exc)

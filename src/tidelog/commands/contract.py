@@ -159,6 +159,15 @@ class Replication(Protocol):
         """DEBUG CHANGE-REPL-ID: a new replication ID, and no previous one."""
         ...
 
+    def acks_changed(self) -> None:
+        """A replica acknowledged, or the local AOF synced: WAIT and
+        WAITAOF count again."""
+        ...
+
+    def aof_switched(self, on: bool) -> None:
+        """The AOF started or stopped (offsets must then move: WAITAOF)."""
+        ...
+
     @property
     def is_replica(self) -> bool:
         """Following a primary (REPLICAOF host port)."""

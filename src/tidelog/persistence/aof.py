@@ -88,6 +88,11 @@ class Aof:
         self._timer: Any = None
         self._lock = threading.Lock()
         self._unsynced = False
+        # WAITAOF: the replication offset of the last write given to the
+        # file, and of the last one known to be on disk (fsynced; with
+        # ``appendfsync no``, written).
+        self.written_offset = 0
+        self.fsynced_offset = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # rewrite state
@@ -265,13 +270,20 @@ class Aof:
                 if timed:
                     written = time.monotonic_ns()
                     self.engine.latency_sample("aof-write", (written - started) // 1_000_000)
-                if self.config["appendfsync"] == "always":
+                offset = self.engine.replication.offset  # what this write covers
+                policy = self.config["appendfsync"]
+                if policy == "always":
                     os.fsync(self.fd)
                     if timed:
                         self.engine.latency_sample(
                             "aof-fsync-always", (time.monotonic_ns() - written) // 1_000_000)
+                    self._synced(offset)
+                elif policy == "no":
+                    self._synced(offset)  # as Redis: written counts as synced
                 else:
-                    self._unsynced = True
+                    with self._lock:
+                        self.written_offset = offset
+                        self._unsynced = True
             except OSError as exc:
                 # Keep the data; replies stay held and the next turn retries.
                 if self.last_write_ok:
@@ -303,11 +315,23 @@ class Aof:
             with self._lock:
                 fd = self.fd
                 self._unsynced = False
-                if fd >= 0:
-                    try:
-                        os.fsync(fd)
-                    except OSError as exc:
-                        log.warning("fsync of the AOF failed: %s", exc)
+                target = self.written_offset
+                if fd < 0:
+                    continue
+                try:
+                    os.fsync(fd)
+                except OSError as exc:
+                    log.warning("fsync of the AOF failed: %s", exc)
+                    continue
+            if self._loop is not None:
+                self._loop.call_soon_threadsafe(self._synced, target)
+
+    def _synced(self, offset: int) -> None:
+        """The writes up to replication offset ``offset`` are on disk:
+        WAITAOF's clients count again (on the loop thread)."""
+        if offset > self.fsynced_offset:
+            self.fsynced_offset = offset
+            self.engine.replication.acks_changed()
 
     # -- rewriting ------------------------------------------------------------------
     @property

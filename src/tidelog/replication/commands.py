@@ -13,6 +13,7 @@ from ..commands.args import parse_int
 from ..commands.contract import Ctx, Reply, Wait
 from ..commands.table import command
 from ..errors import CommandError
+from ..persistence.durability import attach as durability
 from ..resp.replies import OK, RawReply, SimpleString
 from .primary import ACK_KEY, attach
 
@@ -38,12 +39,15 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Reply:
         elif option == b"capa":
             primary.link_for(client).capa.add(value.lower())
         elif option == b"ack":
-            # A replica's offset; never answered (nor from a non-replica).
+            # A replica's offset (and, Redis 7.2+, "FACK <offset>" its AOF's);
+            # never answered (nor from a non-replica).
             try:
                 offset = int(value)
+                fack = int(argv[i + 3]) if len(argv) > i + 3 and \
+                    argv[i + 2].lower() == b"fack" else None
             except ValueError:
                 return NO_REPLY
-            primary.acked(client, offset)
+            primary.acked(client, offset, fack)
             return NO_REPLY
         elif option == b"getack":
             return NO_REPLY  # only a replica answers GETACK
@@ -81,7 +85,7 @@ def sync(ctx: Ctx, argv: list[bytes]) -> Reply:
     return primary.psync(ctx.client, b"?", b"-1", legacy_sync=True)
 
 
-@command("wait", arity=3, flags="noscript", group="generic", since="3.0.0",
+@command("wait", arity=3, flags="blocking", group="generic", since="3.0.0",
          complexity="O(1)", categories=("-@keyspace", "@connection"),
          summary="Blocks until the asynchronous replication of all preceding write "
                  "commands sent by the connection is completed")
@@ -140,6 +144,44 @@ def replicaof(ctx: Ctx, argv: list[bytes]) -> Reply:
 def slaveof(ctx: Ctx, argv: list[bytes]) -> Reply:
     """SLAVEOF <host port | NO ONE>"""
     return _replicaof(ctx, argv)
+
+
+@command("waitaof", arity=4, flags="blocking", group="generic", since="7.2.0",
+         complexity="O(1)", categories=("-@keyspace", "@connection"),
+         summary="Blocks until all of the preceding write commands sent by the connection "
+                 "are written to the append-only file of the master and/or replicas")
+def waitaof(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """WAITAOF numlocal numreplicas timeout"""
+    primary = attach(ctx.engine)
+    if primary.is_replica:
+        raise CommandError(errors.WAITAOF_ON_REPLICA)
+    numlocal = parse_int(argv[1], errors.POSITIVE_OUT_OF_RANGE)
+    numreplicas = parse_int(argv[2], errors.POSITIVE_OUT_OF_RANGE)
+    if numlocal < 0 or numreplicas < 0:
+        raise CommandError(errors.POSITIVE_OUT_OF_RANGE)
+    timeout_ms = parse_int(argv[3], errors.TIMEOUT_NOT_INTEGER)
+    if timeout_ms < 0:
+        raise CommandError(errors.TIMEOUT_NEGATIVE)
+    aof = durability(ctx.engine).aof
+    if numlocal and aof is None:
+        raise CommandError(errors.WAITAOF_NO_AOF)
+    woff = ctx.client.woff
+
+    def counts() -> list[int]:
+        local = int(aof is not None and aof.fsynced_offset >= woff)
+        return [local, primary.count_aof_acked(woff)]
+
+    now = counts()
+    if now[0] >= numlocal and now[1] >= numreplicas:
+        return now
+
+    def retry(retry_ctx: Ctx) -> Reply:
+        got = counts()
+        return got if got[0] >= numlocal and got[1] >= numreplicas else None
+
+    if ctx.may_block and numreplicas:
+        primary.request_acks()
+    return Wait([ACK_KEY], timeout_ms, retry, on_timeout=counts)
 
 
 @command("role", arity=1, flags="noscript loading stale fast", group="server", since="2.8.12",

@@ -59,6 +59,7 @@ class ReplicaLink:
     capa: set[bytes] = field(default_factory=set)
     state: str = "online"
     ack_offset: int = 0
+    aof_ack_offset: int = 0  # REPLCONF ACK ... FACK: what the replica's AOF holds (WAITAOF)
     ack_time: float = 0.0  # monotonic seconds of the last ACK (or of the sync)
 
     @property
@@ -354,18 +355,37 @@ class Primary:
         self.links[client.id] = link
 
     # -- acknowledgements and WAIT ------------------------------------------------------
-    def acked(self, client: ClientState, offset: int) -> None:
-        """REPLCONF ACK from a replica: WAIT's clients count again."""
+    def acked(self, client: ClientState, offset: int, aof_offset: int | None = None) -> None:
+        """REPLCONF ACK [FACK] from a replica: WAIT's clients count again."""
         link = self.links.get(client.id)
         if link is None:
             return
         link.ack_time = self.engine.clock.monotonic()
+        changed = False
         if offset > link.ack_offset:
             link.ack_offset = offset
-            engine = self.engine
-            for db in range(len(engine.dbs)):
-                if (db, ACK_KEY) in engine.waiters:
-                    engine.signal_ready(db, ACK_KEY)
+            changed = True
+        if aof_offset is not None and aof_offset > link.aof_ack_offset:
+            link.aof_ack_offset = aof_offset
+            changed = True
+        if changed:
+            self.acks_changed()
+
+    def acks_changed(self) -> None:
+        engine = self.engine
+        for db in range(len(engine.dbs)):
+            if (db, ACK_KEY) in engine.waiters:
+                engine.signal_ready(db, ACK_KEY)
+
+    def count_aof_acked(self, offset: int) -> int:
+        """Replicas whose AOF holds the stream up to ``offset``.  O(replicas)."""
+        return sum(1 for link in self.links.values() if link.aof_ack_offset >= offset)
+
+    def aof_switched(self, on: bool) -> None:
+        """With the AOF on, offsets move even without replicas, so WAITAOF
+        knows what a client's writes were (Redis keeps a backlog then too)."""
+        if on and self.backlog is None:
+            self._create_backlog()
 
     def count_acked(self, offset: int) -> int:
         """Replicas that acknowledged the stream up to ``offset``.  O(replicas)."""
@@ -459,6 +479,7 @@ def follow_configured(engine: Any, aux: dict[bytes, bytes] | None = None) -> Non
     stood)."""
     primary = attach(engine)
     primary.refresh_write_guard()  # min-replicas-to-write
+    primary.aof_switched(engine.config["appendonly"])
     following = engine.config["replicaof"]
     if not following:
         return

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
+from ..persistence.durability import attach as durability
 from ..resp import ProtocolError, RequestParser
 from ..resp.replies import ErrorReply
 
@@ -213,6 +214,12 @@ class Upstream:
         rdb.install(engine, snap)
         engine.signal_all_waited()
         self.primary.new_history_from_snapshot(replid, offset)
+        if engine.config["appendonly"]:
+            # The AOF held the old data: start it again from the loaded data
+            # (a rewrite; until it ends, the old files stay the AOF), as Redis
+            # restarts its AOF after a sync.
+            engine.persistence.set_appendonly(False)
+            engine.persistence.set_appendonly(True)
         seconds = time.perf_counter() - started
         log.info("MASTER <-> REPLICA sync: Finished with success (%d keys, %d bytes, loaded "
                  "in %.3f s, %.1f MB/s)", snap.keys, len(payload), seconds,
@@ -265,7 +272,13 @@ class Upstream:
         self.last_io = engine.clock.monotonic()
 
     def _ack(self) -> bytes:
-        return encode_command([b"REPLCONF", b"ACK", b"%d" % self.primary.offset])
+        """REPLCONF ACK <offset>, with FACK <offset> (Redis 7.2) when our AOF
+        is on: how far it is on disk, for the primary's WAITAOF."""
+        argv = [b"REPLCONF", b"ACK", b"%d" % self.primary.offset]
+        aof = durability(self.engine).aof
+        if aof is not None:
+            argv += [b"FACK", b"%d" % aof.fsynced_offset]
+        return encode_command(argv)
 
     # -- the stream --------------------------------------------------------------------
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
