@@ -336,6 +336,10 @@ class Primary:
         payload = rdb.dumps(engine.dbs, version=version,
                             compress=engine.config["rdbcompression"])
         seconds = time.perf_counter() - started
+        if payload[5:9] > b"%04d" % version:
+            log.warning("The snapshot for replica %s is RDB version %s (hash field TTLs): "
+                        "a Redis 7.0 replica cannot load it", link.name,
+                        payload[5:9].decode())
         offset = self.offset
         self.engine.stats["sync_full"] += 1
         self.seldb = -1  # the stream after the snapshot starts with a SELECT
