@@ -18,6 +18,7 @@ Layout (imports point down only):
     types/        pure data types (the stream: listpack macro nodes + node index)
     resp/         sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config     leaves used by everything above
+    tls           the TLS contexts of tls-port and of a replica's link (Python's ssl)
     kernels       picks the compiled twin of resp, listpack and ids, or the pure one
 
     spark/        the PySpark data source and archive job: a client of the server

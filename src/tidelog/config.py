@@ -113,6 +113,16 @@ def _parse_words(text: str) -> str:
     return " ".join(text.split())
 
 
+def _parse_tls_protocols(text: str) -> str:
+    """``tls-protocols``: names among TLSv1, TLSv1.1, TLSv1.2, TLSv1.3 (empty:
+    TLSv1.2 and TLSv1.3, Redis's default)."""
+    words = text.split()
+    for word in words:
+        if word.lower() not in ("tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3"):
+            raise ConfigError(f"Invalid tls-protocols specified: {word}")
+    return " ".join(words)
+
+
 def _parse_replicaof(text: str) -> str:
     """``host port``, or nothing (``no one`` too: a primary)."""
     words = text.split()
@@ -392,6 +402,21 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # A primary refuses writes (-NOREPLICAS) unless this many replicas
     # acknowledged within max-lag seconds (0: never refuses).
     Option("min-replicas-to-write", _parse_int(0, INT32_MAX), "0"),
+    # TLS (server/tls.py): a second port beside the plain one; read at start-up.
+    Option("tls-port", _parse_int(0, 65535), "0", mutable=False),
+    Option("tls-cert-file", _parse_string, "", mutable=False),
+    Option("tls-key-file", _parse_string, "", mutable=False),
+    Option("tls-key-file-pass", _parse_string, "", mutable=False),
+    Option("tls-client-cert-file", _parse_string, "", mutable=False),
+    Option("tls-client-key-file", _parse_string, "", mutable=False),
+    Option("tls-client-key-file-pass", _parse_string, "", mutable=False),
+    Option("tls-ca-cert-file", _parse_string, "", mutable=False),
+    Option("tls-ca-cert-dir", _parse_string, "", mutable=False),
+    Option("tls-auth-clients", _parse_enum("yes", "no", "optional"), "yes", mutable=False),
+    Option("tls-protocols", _parse_tls_protocols, "", mutable=False),
+    Option("tls-ciphers", _parse_string, "", mutable=False),
+    Option("tls-prefer-server-ciphers", _parse_bool, "no", mutable=False, show=_show_bool),
+    Option("tls-replication", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("min-replicas-max-lag", _parse_int(0, INT32_MAX), "10"),
     # Keyspace notifications: the classes of events published (Pub/Sub).
     Option("notify-keyspace-events", parse_notify_events, "", show=show_notify_events),

@@ -34,6 +34,7 @@ import logging
 import time
 from typing import Any
 
+from .. import tls
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
 from ..persistence.durability import attach as durability
@@ -104,7 +105,7 @@ class Upstream:
             except asyncio.CancelledError:
                 raise
             except (OSError, EOFError, asyncio.IncompleteReadError, SyncFailed,
-                    ProtocolError, rdb.RdbError, TimeoutError) as exc:
+                    ProtocolError, rdb.RdbError, TimeoutError, tls.TlsError) as exc:
                 if self.state == "connected":
                     log.warning("Connection with master lost: %s", exc or type(exc).__name__)
                 else:
@@ -133,13 +134,17 @@ class Upstream:
         timeout = self.engine.config["repl-timeout"]
         self.state = "connecting"
         log.info("Connecting to MASTER %s:%d", self.host, self.port)
+        context = tls.client_context(self.engine.config) \
+            if self.engine.config["tls-replication"] else None
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(self.host, self.port), timeout)
+            asyncio.open_connection(self.host, self.port, ssl=context), timeout)
         self.writer = writer
         log.info("MASTER <-> REPLICA sync started")
         self.state = "handshake"
         writer.write(encode_command([b"PING"]))
         pong = await asyncio.wait_for(reader.readline(), timeout)
+        if not pong:
+            raise EOFError("connection closed by master")
         if pong.startswith(b"-") and not pong.startswith((b"-NOAUTH", b"-NOPERM")):
             raise SyncFailed(f"Error reply to PING from master: '{_text(pong)}'")
         log.info("Master replied to PING, replication can continue...")

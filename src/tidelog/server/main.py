@@ -142,8 +142,9 @@ async def serve(config: Config) -> None:
         with open(pidfile, "w", encoding="ascii") as fh:
             fh.write(f"{os.getpid()}\n")
     where = ", ".join(f"{h}:{config['port']}" for h in config["bind"].split()) if config["port"] else ""
-    log.info("Tidelog %s (Redis %s protocol) pid=%d, listening on %s%s", __version__,
+    log.info("Tidelog %s (Redis %s protocol) pid=%d, listening on %s%s%s", __version__,
              REDIS_VERSION, os.getpid(), where,
+             f", TLS on port {config['tls-port']}" if config["tls-port"] else "",
              f" and {config['unixsocket']}" if config["unixsocket"] else "")
     log.info("Ready to accept connections")
     await server.serve_until_stopped()

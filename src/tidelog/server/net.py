@@ -29,7 +29,7 @@ import os
 import socket
 from typing import Any
 
-from .. import errors
+from .. import errors, tls
 from ..commands.connection import client_info_line
 from ..config import Config
 from ..engine import BLOCKED, POSTPONED, ClientState, Engine
@@ -437,6 +437,23 @@ class Server:
                 if not port:  # bind every address on the port the OS gave the first
                     port = self.ports[0]
                     self.config.set("port", str(port), at_startup=True)
+        tls_port = self.config["tls-port"]
+        if tls_port:
+            try:
+                context = tls.server_context(self.config)
+            except tls.TlsError as exc:
+                raise ListenError(str(exc)) from None
+            for host in self.config["bind"].split():
+                host = host.lstrip("-")
+                try:
+                    srv = await loop.create_server(lambda: Connection(self), host, tls_port,
+                                                   reuse_address=True, backlog=511,
+                                                   ssl=context)
+                except OSError as exc:
+                    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                    raise ListenError(f"Could not listen on {host}:{tls_port} (tls): {reason}"
+                                      ) from None
+                self._servers.append(srv)
         path = self.config["unixsocket"]
         if path:
             if os.path.exists(path):
