@@ -448,6 +448,23 @@ def pubsub_context(name: str) -> CommandError:
         b"are allowed in this context" % name.encode("latin-1"))
 
 
+# -- the network layer (server/net.py) ------------------------------------------------------
+PROTECTED_MODE = (
+    b"DENIED Redis is running in protected mode because protected mode is enabled and no "
+    b"password is set for the default user. In this mode connections are only accepted from the "
+    b"loopback interface. If you want to connect from external computers to Redis you may adopt "
+    b"one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    b"SET protected-mode no' from the loopback interface by connecting to Redis from the same "
+    b"host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    b"internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively "
+    b"you can just disable the protected mode by editing the Redis configuration file, and "
+    b"setting the protected mode option to 'no', and then restarting the server. 3) If you "
+    b"started the server manually just for testing, restart it with the '--protected-mode no' "
+    b"option. 4) Setup a an authentication password for the default user. NOTE: You only need "
+    b"to do one of the above things in order for the server to start accepting connections "
+    b"from the outside.")
+
+
 # -- replication (replication/; Redis's texts) -------------------------------------------
 REPLICAOF_FROM_REPLICA = b"ERR Command is not valid when client is a replica."
 NO_GOOD_REPLICAS = b"NOREPLICAS Not enough good replicas to write."

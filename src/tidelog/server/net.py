@@ -46,6 +46,14 @@ _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 MAX_RUN = 1024
 
 
+_PROTECTED_MODE = b"-" + errors.PROTECTED_MODE + b"\r\n"
+
+
+def _is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and ::ffff:127.x.y.z, as Redis's connIsLocal."""
+    return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
+
+
 class Connection(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -86,6 +94,14 @@ class Connection(asyncio.Protocol):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 peer, local = sock.getpeername(), sock.getsockname()
                 addr, laddr = f"{peer[0]}:{peer[1]}", f"{local[0]}:{local[1]}"
+                if config["protected-mode"] and not _is_loopback(peer[0]):
+                    # No password can be set yet (the default user has none):
+                    # only loopback clients, as Redis in protected mode.
+                    log.info("Refused a connection from %s: protected mode", addr)
+                    transport.write(_PROTECTED_MODE)
+                    transport.close()
+                    self.closing = True
+                    return
             else:
                 laddr = f"{self.server.unix_path}:0"
                 addr = "/unixsocket:0" if not laddr else laddr
