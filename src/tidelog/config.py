@@ -444,6 +444,9 @@ class Config:
             name: opt.parse(opt.default) for name, opt in OPTIONS.items()
         }
         self.config_file: str | None = None
+        # ``rename-command <command> <new name | "">``, in file order (the
+        # engine applies them: Engine.apply_renames).
+        self.renames: list[tuple[str, str]] = []
         self._save_lines = False  # a `save` directive was read: the next ones add points
 
     def __getitem__(self, name: str) -> Any:
@@ -491,6 +494,11 @@ class Config:
                 raise _bad_line(number, raw, str(exc)) from None
 
     def apply_directive(self, name: str, args: list[str]) -> None:
+        if name == "rename-command":
+            if len(args) != 2:
+                raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
+            self.renames.append((args[0].lower(), args[1].lower()))
+            return
         opt = OPTIONS.get(name)
         if opt is None:
             raise ConfigError(errors.CONFIG_BAD_DIRECTIVE)

@@ -396,6 +396,10 @@ class Engine:
         # Weak references: a deleted stream's state just drops out.
         self._idmp_sweep: deque[weakref.ref] = deque()
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        # rename-command: lower-case name -> the table's name it stands for
+        # (None: a name that no longer exists); empty without renames.
+        self.names: dict[bytes, bytes | None] = {}
+        self.apply_renames(self.config.renames)
         self.refresh_thresholds()
 
     # -- clients ------------------------------------------------------------------
@@ -756,6 +760,20 @@ class Engine:
             self.serve_ready()
         return reply
 
+    def apply_renames(self, renames: list[tuple[str, str]]) -> None:
+        """``rename-command old new`` (``""``: the command is gone), in order.
+        Raises ValueError naming a command the table does not have."""
+        for old, new in renames:
+            current = old.encode()
+            target = self.names.get(current, current)
+            if target is None or target.decode() not in table.COMMANDS:
+                raise ValueError(f"No such command in rename-command: {old}")
+            self.names[current] = None
+            if new:
+                self.names[new.encode()] = target
+        self._dispatch.clear()
+        self.runnable.clear()
+
     def _entry(self, spec: table.CommandSpec) -> Entry:
         entry = self._entries.get(spec.name)
         if entry is None:
@@ -764,6 +782,14 @@ class Engine:
 
     def _resolve(self, argv: list[bytes]) -> Entry:
         """Find the command and check its arity, with Redis's errors."""
+        raw_name = argv[0]  # what the dispatch caches the entry under
+        if self.names:  # rename-command
+            name = argv[0].lower()
+            if name in self.names:
+                real = self.names[name]
+                if real is None:
+                    raise errors.unknown_command(argv[0], argv[1:])
+                argv = [real, *argv[1:]]
         spec = table.lookup(argv)
         if spec is None:
             raise errors.unknown_command(argv[0], argv[1:])
@@ -780,9 +806,9 @@ class Engine:
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
                 self.ops.stale_guard is None:
-            self._dispatch[argv[0]] = entry
+            self._dispatch[raw_name] = entry
             if entry.run is not None:
-                self.runnable.add(argv[0])
+                self.runnable.add(raw_name)
         return entry
 
     def _call(self, client: ClientState, entry: Entry, argv: list[bytes],

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import redis
 
 import tidelog
 from tests.support.processes import ProcessGroup, server_command, server_env
@@ -260,3 +261,20 @@ def test_redis_benchmark_custom_xadd(running_server):
               "XADD", "bench", "*", "f", "v"])
     with running_server.client() as client:
         assert client.xlen("bench") == 2000
+
+
+def test_rename_command_in_the_configuration_file(processes, tmp_path) -> None:
+    port = free_port()
+    conf = tmp_path / "renamed.conf"
+    conf.write_text(f'port {port}\ndir {tmp_path}\nsave ""\nrename-command FLUSHALL ""\n'
+                    "rename-command CONFIG settings\n")
+    srv = processes.tidelog([str(conf)], port=port)
+    c = srv.client()
+    with pytest.raises(redis.ResponseError, match="unknown command 'FLUSHALL'"):
+        c.flushall()
+    assert c.execute_command("SETTINGS", "GET", "port") == {"port": str(port)}
+    bad = tmp_path / "bad.conf"
+    bad.write_text(f"port {free_port()}\ndir {tmp_path}\nrename-command NOSUCH x\n")
+    failed = processes.tidelog([str(bad)], ready=False)
+    assert failed.wait() == 1
+    assert "No such command in rename-command: nosuch" in failed.stdout + failed.stderr

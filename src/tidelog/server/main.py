@@ -117,7 +117,11 @@ def load_rdb(engine: Engine) -> dict[bytes, bytes] | None:
 
 
 async def serve(config: Config) -> None:
-    engine = Engine(config)
+    try:
+        engine = Engine(config)
+    except ValueError as exc:  # rename-command of a command that does not exist
+        log.warning("Fatal config error: %s", exc)
+        raise SystemExit(1) from None
     server = Server(engine)
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
