@@ -49,6 +49,18 @@ MAX_RUN = 1024
 _PROTECTED_MODE = b"-" + errors.PROTECTED_MODE + b"\r\n"
 
 
+def _keepalive(sock: Any, interval: int) -> None:
+    """``tcp-keepalive``: probes after ``interval`` idle seconds, then every
+    interval/3 seconds, three of them, as Redis sets its sockets (0: off)."""
+    if interval <= 0:
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    if hasattr(socket, "TCP_KEEPIDLE"):  # Linux
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, interval)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, max(1, interval // 3))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+
+
 def _is_loopback(host: str) -> bool:
     """127.0.0.0/8, ::1 and ::ffff:127.x.y.z, as Redis's connIsLocal."""
     return host.startswith("127.") or host == "::1" or host.startswith("::ffff:127.")
@@ -92,6 +104,7 @@ class Connection(asyncio.Protocol):
             fd = sock.fileno()
             if sock.family in (socket.AF_INET, socket.AF_INET6):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _keepalive(sock, config["tcp-keepalive"])
                 peer, local = sock.getpeername(), sock.getsockname()
                 addr, laddr = f"{peer[0]}:{peer[1]}", f"{local[0]}:{local[1]}"
                 if config["protected-mode"] and not _is_loopback(peer[0]):

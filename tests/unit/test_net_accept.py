@@ -1,9 +1,12 @@
-"""Protected mode: with no password (the default user has none), clients
-from outside the loopback interface get Redis's -DENIED text and are closed;
-loopback clients, and any client with protected-mode no, are served."""
+"""What happens when a connection is accepted.  Protected mode: with no
+password (the default user has none), clients from outside the loopback
+interface get Redis's -DENIED text and are closed; loopback clients, and any
+client with protected-mode no, are served.  tcp-keepalive: the socket's
+keep-alive probes, as Redis sets them."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -82,3 +85,24 @@ async def test_loopback_clients_are_served(peer: str) -> None:
 async def test_protected_mode_no_serves_everybody() -> None:
     _, conn, transport = connect("192.0.2.9", protected=False)
     assert transport.writes == [] and not transport.closed and conn.client is not None
+
+
+async def test_tcp_keepalive_is_set_on_client_sockets() -> None:
+    config = Config()
+    config.set("port", "0", at_startup=True)
+    config.set("tcp-keepalive", "60")
+    server = Server(Engine(config), any_free_port=True)
+    await server.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"PING\r\n")
+        assert await reader.readline() == b"+PONG\r\n"
+        conn = next(iter(server.connections))
+        sock = conn.transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 60
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 20
+        writer.close()
+    finally:
+        await server.close()
