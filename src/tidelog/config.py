@@ -210,7 +210,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("rdbcompression", _parse_bool, "yes", show=_show_bool),
     Option("rdbchecksum", _parse_bool, "yes", mutable=False, show=_show_bool),
     Option("rdb-version", _parse_int(10, 11), "10"),
+    # Scripting: past this many milliseconds a running script makes the
+    # server answer -BUSY (SCRIPT KILL can stop it); 0: at once.
+    Option("busy-reply-threshold", _parse_int(0, LONG_MAX), "5000"),
 ]}
+
+# Old names still accepted (CONFIG GET answers with the name asked for).
+ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold"}
 
 
 class Config:
@@ -231,7 +237,7 @@ class Config:
 
     def set(self, name: str, text: str, *, at_startup: bool = False) -> None:
         """Parse and store one value; raises ConfigError (or KeyError if unknown)."""
-        opt = OPTIONS[name.lower()]
+        opt = OPTIONS[ALIASES.get(name.lower(), name.lower())]
         if not at_startup and not opt.mutable:
             raise ConfigError(errors.CONFIG_IMMUTABLE.decode())
         self._values[opt.name] = opt.parse(text)
@@ -245,6 +251,8 @@ class Config:
         pattern = pattern.lower()
         if pattern in OPTIONS:
             return [(pattern, self.show(pattern))]
+        if pattern in ALIASES:
+            return [(pattern, self.show(ALIASES[pattern]))]
         return [(n, self.show(n)) for n in OPTIONS if fnmatch.fnmatchcase(n, pattern)]
 
     # -- reading redis.conf ---------------------------------------------------
@@ -265,7 +273,7 @@ class Config:
                 raise _bad_line(number, raw, str(exc)) from None
 
     def apply_directive(self, name: str, args: list[str]) -> None:
-        opt = OPTIONS.get(name)
+        opt = OPTIONS.get(ALIASES.get(name, name))
         if opt is None:
             raise ConfigError(errors.CONFIG_BAD_DIRECTIVE)
         if not args or (len(args) > 1 and not opt.multi_arg):

@@ -53,6 +53,7 @@ from .errors import CommandError
 from .keyspace import Database
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, RawReply, Replies
+from .scripting.scripts import Scripts
 from .types.pubsub import PubSub
 
 __all__ = ["BLOCKED", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
@@ -212,6 +213,8 @@ class Engine:
         # Weak references: a deleted stream's state just drops out.
         self._idmp_sweep: deque[weakref.ref] = deque()
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        # Lua scripting: the script cache and the runner (EVAL, SCRIPT).
+        self.scripts = Scripts(self)
 
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
@@ -400,6 +403,31 @@ class Engine:
             self._finish(ctx)
         return reply
 
+    def script_command(self, client: ClientState, argv: list[bytes],
+                       read_only: bool) -> tuple[Reply, bool]:
+        """A command a script runs (redis.call): the normal path, with the
+        refusals Redis makes inside scripts.  Returns the reply (an
+        ErrorReply for errors) and whether the command was a write."""
+        spec = table.lookup(argv)
+        if spec is None or (spec.subcommands and spec.handler is None):
+            return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
+        argc = len(argv)
+        if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
+            return self._error(errors.SCRIPT_WRONG_ARITY), False
+        if "noscript" in spec.flags:
+            return self._error(errors.SCRIPT_NOT_ALLOWED), False
+        if read_only and spec.is_write:
+            return self._error(errors.SCRIPT_READ_ONLY), False
+        if spec.name in ("xread", "xreadgroup"):
+            for arg in argv[1:]:
+                word = arg.lower()
+                if word == b"streams":
+                    break
+                if word == b"block":
+                    return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
+        entry = self._entry(spec)
+        return self._call(client, entry, argv, may_block=False), entry.is_write
+
     # -- statistics -----------------------------------------------------------------
     @property
     def command_calls(self) -> dict[str, int]:
@@ -469,6 +497,10 @@ class Engine:
         elif len(counts) < ERRORSTATS_MAX:
             counts[code] = 1
         return ErrorReply(message)
+
+    def busy_reply(self) -> ErrorReply:
+        """What a command gets while a script runs past busy-reply-threshold."""
+        return self._error(errors.BUSY)
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1
@@ -651,6 +683,8 @@ class Engine:
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
+        if self.scripts.busy is not None:  # a script runs on: the data is its own
+            return
         for db in self.dbs:
             if db.expires and self.active_expire:
                 db.expire_cycle()

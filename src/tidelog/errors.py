@@ -443,3 +443,29 @@ def pubsub_context(name: str) -> CommandError:
         b"ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
         b"are allowed in this context" % name.encode("latin-1"))
 
+
+# Scripting (EVAL, SCRIPT, FUNCTION) and the Lua sandbox.
+NUMKEYS_NEGATIVE = b"ERR Number of keys can't be negative"
+NUMKEYS_TOO_BIG = b"ERR Number of keys can't be greater than number of args"
+NOSCRIPT = b"NOSCRIPT No matching script. Please use EVAL."
+NOTBUSY = b"NOTBUSY No scripts in execution right now."
+BUSY = b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+UNKILLABLE = (b"UNKILLABLE Sorry the script already executed write commands against the dataset. "
+              b"You can either wait the script termination or kill the server in a hard way "
+              b"using the SHUTDOWN NOSAVE command.")
+SCRIPT_KILLED = b"ERR Script killed by user with SCRIPT KILL..."
+SCRIPT_FLUSH_MODE = b"ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+SCRIPT_COMPILE = b"ERR Error compiling script (new function): "   # + Lua's message
+SCRIPT_UNKNOWN_COMMAND = b"ERR Unknown Redis command called from script"
+SCRIPT_WRONG_ARITY = b"ERR Wrong number of args calling Redis command from script"
+SCRIPT_NOT_ALLOWED = b"ERR This Redis command is not allowed from script"
+SCRIPT_READ_ONLY = b"ERR Write commands are not allowed from read-only scripts."
+SCRIPT_NO_ARGS = b"ERR Please specify at least one argument for this redis lib call"
+SCRIPT_BAD_ARG = b"ERR Lua redis lib command arguments must be strings or integers"
+SCRIPT_BAD_LIB_ARGS = b"ERR wrong number or type of arguments"
+SCRIPT_RESP_VERSION = b"ERR RESP version must be 2 or 3."
+SCRIPT_BLOCK_OPTION = b"ERR %s command is not allowed with BLOCK option from scripts"
+SCRIPT_SHEBANG_FLAG = b"ERR Unexpected flag in script shebang: %s"
+SCRIPT_SHEBANG_OPTION = b"ERR Unknown lua shebang option: %s"
+SCRIPT_SHEBANG_ENGINE = b"ERR Unexpected engine in script shebang: %s"
+SCRIPT_UNKNOWN_ERROR = b"ERR unknown error"

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     memory,
     pel,
     pubsub,
+    scripting,
     server,
     sets,
     sort,

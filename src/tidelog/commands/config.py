@@ -11,7 +11,7 @@ import os
 import shlex
 
 from .. import errors
-from ..config import OPTIONS, ConfigError
+from ..config import ALIASES, OPTIONS, ConfigError
 from ..errors import (
     NO_CONFIG_FILE,
     SYNTAX,
@@ -99,6 +99,7 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
     names: list[str] = []
     for given, _ in pairs:  # names first: unknown, immutable, duplicate
         name = given.decode("latin-1").lower()
+        name = ALIASES.get(name, name)
         option = OPTIONS.get(name)
         if option is None:
             raise unknown_config(given)

@@ -122,6 +122,9 @@ class Connection(asyncio.Protocol):
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
+        if engine.scripts.busy is not None and client.blocked is None:
+            self._process_busy()
+            return
         runnable = engine.runnable
         execute = engine.execute
         out = bytearray()
@@ -177,6 +180,35 @@ class Connection(asyncio.Protocol):
             clock.end_turn()
         if replies:
             encode_all(out, replies, proto)
+        if out:
+            self._write(out)
+
+    def _process_busy(self) -> None:
+        """A script runs past busy-reply-threshold: every command but SCRIPT
+        KILL, FUNCTION KILL and SHUTDOWN NOSAVE is answered -BUSY."""
+        client, parser, engine = self.client, self.parser, self.engine
+        assert client is not None and parser is not None
+        out = bytearray()
+        replies: list[Any] = []
+        commands, self.pending = self.pending, []
+        while True:
+            if not commands:
+                try:
+                    commands = parser.next_commands()
+                except ProtocolError as exc:
+                    encode_all(out, replies, client.protocol)
+                    self._protocol_error(out, exc)
+                    return
+                if not commands:
+                    break
+            for argv in commands:
+                if _allowed_while_busy(argv):
+                    reply = engine.execute(client, argv)
+                else:
+                    reply = engine.busy_reply()
+                replies.append(reply)
+            commands = []
+        encode_all(out, replies, client.protocol)
         if out:
             self._write(out)
 
@@ -248,6 +280,15 @@ class Connection(asyncio.Protocol):
             self.closing = True
             if self.transport is not None:
                 self.transport.close()
+
+
+def _allowed_while_busy(argv: list[bytes]) -> bool:
+    name = argv[0].lower()
+    if name in (b"script", b"function") and len(argv) == 2:
+        return argv[1].lower() in (b"kill", b"stats")
+    if name == b"shutdown":
+        return any(arg.lower() == b"nosave" for arg in argv[1:])
+    return False
 
 
 class ListenError(Exception):

@@ -1,0 +1,2 @@
+"""Lua scripting: the sandboxed interpreter (:mod:`.runtime`) and the script
+cache and runner the engine holds (:mod:`.scripts`)."""

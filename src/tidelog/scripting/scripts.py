@@ -1,0 +1,266 @@
+"""The script cache and the running of scripts (EVAL, EVALSHA, SCRIPT).
+
+Atomicity and BUSY.  A script runs on one persistent worker thread (lupa
+releases the GIL while Lua runs); the event-loop thread hands it over and
+waits for it up to ``busy-reply-threshold`` milliseconds, so nothing else
+runs meanwhile and the script's commands execute with the engine to
+themselves.  A script still running past the threshold leaves its client
+blocked; the loop thread serves again, answering every other client
+``-BUSY`` (but SCRIPT KILL, SHUTDOWN NOSAVE) until the script ends and its
+client gets the reply.  SCRIPT KILL sets a flag a Lua count hook reads.
+Inside EXEC, or without an event loop, the caller simply waits.
+
+Effects: the commands a script ran are gathered as a transaction's are,
+and go out once it ends, wrapped in MULTI/EXEC when there are several.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import errors
+from ..commands.contract import ClientState, Wait
+from ..errors import CommandError
+from ..resp.replies import ErrorReply
+from .runtime import CompileError, LuaRuntime, sha1hex
+
+log = logging.getLogger("tidelog")
+
+SHEBANG_FLAGS = frozenset({b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
+                           b"allow-cross-slot-keys"})
+
+
+@dataclass(eq=False)
+class Script:
+    sha: bytes
+    body: bytes
+    fn: Any
+    flags: frozenset[bytes] = frozenset()
+
+
+@dataclass(eq=False)
+class Job:
+    script: Script
+    client: ClientState
+    keys: list[bytes]
+    args: list[bytes]
+    read_only: bool
+    done: threading.Lock = field(default_factory=threading.Lock)
+    mutex: threading.Lock = field(default_factory=threading.Lock)
+    finished: bool = False
+    detached: bool = False
+    wrote: bool = False
+    kill: bool = False
+    reply: Any = None
+    own_effects: bool = True
+    saved_executing: bool = False
+    loop: Any = None
+
+
+def parse_shebang(body: bytes) -> tuple[bytes, frozenset[bytes]]:
+    """The code Lua compiles (the shebang line left empty, so line numbers
+    stay) and the script's flags; CommandError as Redis words it."""
+    if not body.startswith(b"#!"):
+        return body, frozenset()
+    line, nl, rest = body.partition(b"\n")
+    words = line.split(b" ")
+    if words[0] != b"#!lua":
+        raise CommandError(errors.SCRIPT_SHEBANG_ENGINE % words[0])
+    flags: set[bytes] = set()
+    for word in words[1:]:
+        if not word:
+            continue
+        if word.startswith(b"flags="):
+            for flag in word[6:].split(b","):
+                if not flag:
+                    continue
+                if flag not in SHEBANG_FLAGS:
+                    raise CommandError(errors.SCRIPT_SHEBANG_FLAG % flag)
+                flags.add(flag)
+        else:
+            raise CommandError(errors.SCRIPT_SHEBANG_OPTION % word)
+    return nl + rest, frozenset(flags)
+
+
+class Scripts:
+    """The engine's scripting: the cache of EVAL scripts and the runner."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.cache: dict[bytes, Script] = {}
+        self._runtime: LuaRuntime | None = None
+        self._worker: threading.Thread | None = None
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self.current: Job | None = None   # the script running (worker thread)
+        self.busy: Job | None = None      # the script running past the threshold
+        self.client = ClientState(id=0, addr="", name=b"")  # the scripts' own client
+
+    # -- the interpreter ----------------------------------------------------------------
+    @property
+    def runtime(self) -> LuaRuntime:
+        if self._runtime is None:
+            self._runtime = LuaRuntime(self._execute_command, self._kill_check, self._log)
+        return self._runtime
+
+    def _log(self, level: int, text: bytes) -> None:
+        log.log((logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)[max(0, min(level, 3))],
+                "%s", text.decode("utf-8", "replace"))
+
+    def _kill_check(self) -> bool:
+        job = self.current
+        return job is not None and job.kill
+
+    # -- the cache ----------------------------------------------------------------------
+    def load(self, body: bytes) -> Script:
+        """Compile a script (cached by its SHA1); CommandError when it does not compile."""
+        sha = sha1hex(body)
+        script = self.cache.get(sha)
+        if script is None:
+            code, flags = parse_shebang(body)
+            try:
+                fn = self.runtime.compile(code)
+            except CompileError as exc:
+                raise CommandError(errors.SCRIPT_COMPILE + exc.message) from None
+            script = self.cache[sha] = Script(sha, body, fn, flags)
+        return script
+
+    def flush(self) -> None:
+        self.cache.clear()
+        if self.current is None:
+            self._runtime = None  # a fresh interpreter, as Redis's SCRIPT FLUSH
+
+    def memory(self) -> int:
+        return sum(len(s.body) for s in self.cache.values())
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, client: ClientState, script: Script, keys: list[bytes], args: list[bytes],
+            read_only: bool) -> Any:
+        """Run a script for a client: its reply, a Wait when it went on past
+        the threshold (the client gets the reply when it ends); script errors
+        raise CommandError."""
+        engine = self.engine
+        job = Job(script, client, keys, args, read_only or b"no-writes" in script.flags)
+        job.own_effects = engine._tx_effects is None
+        if job.own_effects:
+            engine._tx_effects = []
+        job.saved_executing = engine._executing
+        engine._executing = True
+        self._start_worker()
+        job.done.acquire()
+        self.current = job
+        self._jobs.put(job)
+        try:
+            job.loop = asyncio.get_running_loop()
+        except RuntimeError:
+            job.loop = None
+        if job.loop is None or job.own_effects is False or client.kind != "normal":
+            job.done.acquire()
+        else:
+            threshold = engine.config["busy-reply-threshold"] / 1000
+            if not job.done.acquire(timeout=threshold):
+                with job.mutex:
+                    if not job.finished:
+                        job.detached = True
+                        self.busy = job
+                        return Wait([], 0, lambda ctx: None, None)
+                job.done.acquire()
+        return self._end(job)
+
+    def _end(self, job: Job) -> Any:
+        """The script ended (loop thread): effects out, state back, its reply."""
+        engine = self.engine
+        self.current = None
+        self.busy = None
+        engine._executing = job.saved_executing
+        if job.own_effects:
+            effects, engine._tx_effects = engine._tx_effects, None
+            if len(effects) > 1:
+                effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+            if effects:
+                engine.emit(effects)
+        reply = job.reply
+        if reply.__class__ is _Failure:
+            raise CommandError(reply.message)
+        return reply
+
+    def _finish_detached(self, job: Job) -> None:
+        try:
+            reply = self._end(job)
+        except CommandError as exc:
+            reply = self.engine._error(exc.message)
+        self.engine.unblock_client(job.client, reply)
+        if not self.engine._executing and self.engine._ready:
+            self.engine.serve_ready()
+
+    def kill(self) -> None:
+        """SCRIPT KILL."""
+        job = self.busy
+        if job is None:
+            raise CommandError(errors.NOTBUSY)
+        if job.wrote:
+            raise CommandError(errors.UNKILLABLE)
+        job.kill = True
+
+    # -- the worker thread --------------------------------------------------------------
+    def _start_worker(self) -> None:
+        if self._worker is None or not self._worker.is_alive():
+            self._worker = threading.Thread(target=self._work, name="tidelog-scripts", daemon=True)
+            self._worker.start()
+
+    def _work(self) -> None:
+        jobs = self._jobs
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            try:
+                job.reply = self._execute(job)
+            except BaseException as exc:  # a bug: the client must still get an answer
+                log.exception("internal error running a script")
+                job.reply = _Failure(errors.INTERNAL)
+                if not isinstance(exc, Exception):
+                    raise
+            finally:
+                with job.mutex:
+                    job.finished = True
+                    detached = job.detached
+                    job.done.release()
+                if detached and job.loop is not None:
+                    job.loop.call_soon_threadsafe(self._finish_detached, job)
+
+    def _execute(self, job: Job) -> Any:
+        rt = self.runtime
+        client = self.client
+        client.db = job.client.db
+        ok, value = rt.run(job.script.fn, job.keys, job.args)
+        if ok:
+            return rt.to_reply(value)
+        message, source, line = value
+        if source is not None and line is not None:
+            message = b"%s script: %s, on %s:%d." % (message, job.script.sha, source, line)
+        return _Failure(message)
+
+    def _execute_command(self, argv: list[bytes], raise_errors: bool) -> tuple[bool, Any]:
+        """redis.call / redis.pcall (worker thread): ``(True, Lua value)`` or
+        ``(False, error text)``."""
+        job = self.current
+        rt = self._runtime
+        assert job is not None and rt is not None
+        client = self.client
+        client.protocol = rt.resp
+        reply, wrote = self.engine.script_command(client, argv, job.read_only)
+        if wrote:
+            job.wrote = True
+        if reply.__class__ is ErrorReply:
+            return False, reply.message
+        return True, rt.to_lua(reply)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    message: bytes
