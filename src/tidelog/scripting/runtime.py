@@ -39,7 +39,7 @@ from typing import Any
 
 import lupa.lua51 as lua51
 
-from .. import errors
+from .. import REDIS_VERSION, errors
 from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
 
@@ -63,7 +63,8 @@ HOOK_COUNT = 100_000
 _INTERNAL = "=tidelog"
 
 _BOOTSTRAP = r"""
-local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg = ...
+local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
+      version, version_num = ...
 local G = _G
 local raw_pcall, raw_error, raw_type, raw_rawset = pcall, error, type, rawset
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
@@ -97,6 +98,7 @@ redis.sha1hex = py_sha1
 redis.log = py_log
 redis.setresp = py_setresp
 redis.set_repl = py_set_repl
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
 redis.replicate_commands = function() return true end
 redis.breakpoint = function() return false end
 redis.debug = function() end
@@ -244,7 +246,7 @@ class LuaRuntime:
         boot = loader(code.encode())
         self._compile, self._run, self._fields, self._array = boot(
             self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
-            self._set_repl, self._errmsg)
+            self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION))
         self._table_from = self.lua.table_from
         self._lua_type = lua51.lua_type
 
@@ -296,7 +298,9 @@ class LuaRuntime:
         self.logger(int(level), text)
 
     def _setresp(self, *args: Any) -> None:
-        if len(args) != 1 or args[0] not in (2, 3) or isinstance(args[0], bool):
+        if len(args) != 1:
+            raise ScriptCallError(b"ERR redis.setresp() requires one argument.")
+        if args[0] not in (2, 3) or isinstance(args[0], bool):
             raise ScriptCallError(errors.SCRIPT_RESP_VERSION)
         self.resp = int(args[0])
 
@@ -443,6 +447,12 @@ class CompileError(Exception):
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
+
+
+def _version_num(version: str) -> int:
+    """``8.10.0`` as Redis's number: one byte each, 0x080a00."""
+    major, minor, patch = (int(p) for p in version.split("."))
+    return (major << 16) | (minor << 8) | patch
 
 
 def _truncate(x: float) -> int:

@@ -1,0 +1,206 @@
+"""The Lua runtime (conversions both ways, the sandbox) and scripts run
+through the engine (effects, SELECT, MULTI), without a network."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.engine_harness import Harness
+from tidelog.errors import CommandError
+from tidelog.resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
+from tidelog.scripting.runtime import LuaRuntime
+from tidelog.scripting.scripts import parse_shebang
+
+
+class Calls:
+    """An executor recording argv and answering a fixed reply."""
+
+    def __init__(self, reply=b"v"):
+        self.argv: list[list[bytes]] = []
+        self.reply = reply
+        self.rt: LuaRuntime | None = None
+
+    def __call__(self, argv, raise_errors):
+        self.argv.append(argv)
+        if isinstance(self.reply, ErrorReply):
+            return False, self.reply.message
+        return True, self.rt.to_lua(self.reply)
+
+
+@pytest.fixture(scope="module")
+def calls():
+    c = Calls()
+    c.rt = LuaRuntime(c)
+    return c
+
+
+def run(calls, body: bytes, keys=(), args=()):
+    rt = calls.rt
+    ok, value = rt.run(rt.compile(body), list(keys), list(args))
+    return rt.to_reply(value) if ok else value
+
+
+@pytest.mark.parametrize("body, reply", [
+    (b"return 1", 1), (b"return 3.99", 3), (b"return -2.7", -2), (b"return 'x'", b"x"),
+    (b"return true", 1), (b"return false", None), (b"return nil", None),
+    (b"return {1, 2, nil, 4}", [1, 2]), (b"return {a=1}", []),
+    (b"return {ok='fine'}", SimpleString(b"fine")), (b"return {err='E x'}", ErrorReply(b"E x")),
+    (b"return {double=1.5}", 1.5), (b"return {map={a=1}}", Map([(b"a", 1)])),
+    (b"return {set={a=true}}", SetReply([b"a"])),
+    (b"return {verbatim_string={format='txt', string='s'}}", Verbatim(b"s", b"txt")),
+    (b"return 2^63", -(2 ** 63)), (b"return 0/0", -(2 ** 63)),
+    (b"return redis.error_reply('-X y')", ErrorReply(b"X y")),
+    (b"return redis.status_reply('S')", SimpleString(b"S")),
+    (b"return {1, {2, {'z'}}}", [1, [2, [b"z"]]]),
+])
+def test_lua_to_reply(calls, body, reply):
+    assert run(calls, body) == reply
+
+
+def test_booleans_follow_setresp(calls):
+    assert run(calls, b"redis.setresp(3) return true") is True
+    assert run(calls, b"redis.setresp(3) return false") is False
+    assert run(calls, b"return true") == 1  # each run starts in RESP2
+
+
+@pytest.mark.parametrize("reply, resp, lua_type, shown", [
+    (b"abc", 2, "string", b"abc"), (7, 2, "number", b"7"), (None, 2, "boolean", b"false"),
+    (NULL_ARRAY, 2, "boolean", b"false"), (None, 3, "nil", b"nil"),
+    (SimpleString(b"OK"), 2, "table", b"OK"), ([b"a", 1], 2, "table", b"a1"),
+    (1.5, 2, "string", b"1.5"), (1.5, 3, "table", b"1.5"), (True, 2, "number", b"1"),
+    (True, 3, "boolean", b"true"), (Map([(b"k", b"v")]), 2, "table", b"kv"),
+    (Map([(b"k", b"v")]), 3, "table", b"v"), (SetReply([b"m"]), 3, "table", b"true"),
+    (Verbatim(b"t"), 2, "string", b"t"), (Verbatim(b"t"), 3, "table", b"t"),
+])
+def test_reply_to_lua(calls, reply, resp, lua_type, shown):
+    calls.reply = reply
+    show = (b"local r = redis.call('x') "
+            b"if type(r) ~= 'table' then return tostring(r) end "
+            b"if r.ok then return r.ok end if r.double then return tostring(r.double) end "
+            b"if r.map then return r.map.k end if r.set then return tostring(r.set.m) end "
+            b"if r.verbatim_string then return r.verbatim_string.string end "
+            b"local s = '' for _, v in ipairs(r) do s = s .. tostring(v) end return s")
+    assert run(calls, b"redis.setresp(%d) return type(redis.call('x'))" % resp) == lua_type.encode()
+    assert run(calls, b"redis.setresp(%d) " % resp + show) == shown
+    calls.reply = b"v"
+
+
+def test_errors_from_calls(calls):
+    calls.reply = ErrorReply(b"ERR bad thing")
+    message, source, line = run(calls, b"\n\nreturn redis.call('x')")
+    assert (message, source, line) == (b"ERR bad thing", b"@user_script", 3)
+    assert run(calls, b"local ok, e = pcall(redis.call, 'x') return e") == b"ERR bad thing"
+    assert run(calls, b"return redis.pcall('x')") == ErrorReply(b"ERR bad thing")
+    calls.reply = b"v"
+
+
+def test_arguments(calls):
+    calls.argv.clear()
+    run(calls, b"return redis.call('set', KEYS[1], ARGV[1], 1.5, 0.1, 10, 1e20)", [b"k"], [b"a"])
+    assert calls.argv == [[b"set", b"k", b"a", b"1.5", b"0.10000000000000001", b"10", b"1e+20"]]
+    assert run(calls, b"return redis.call()")[0] == \
+        b"ERR Please specify at least one argument for this redis lib call"
+    assert run(calls, b"return redis.call('x', {})")[0] == \
+        b"ERR Lua redis lib command arguments must be strings or integers"
+
+
+NOGLOBAL = b"ERR user_script:1: Script attempted to access nonexistent global variable "
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"x = 1", b"ERR user_script:1: Attempt to modify a readonly table"),
+    (b"return nope", NOGLOBAL + b"'nope'"),
+    (b"redis.call = nil", b"ERR user_script:1: Attempt to modify a readonly table"),
+    (b"math.pi = 3", b"ERR user_script:1: Attempt to modify a readonly table"),
+    (b"rawset(_G, 'x', 1)", b"ERR Attempt to modify a readonly table"),
+    (b"return io.open", NOGLOBAL + b"'io'"),
+    (b"return debug.sethook", NOGLOBAL + b"'debug'"),
+    (b"return require('x')", NOGLOBAL + b"'require'"),
+    (b"return loadfile", NOGLOBAL + b"'loadfile'"),
+    (b"return python", NOGLOBAL + b"'python'"),
+    (b"return os.execute", None),
+])
+def test_sandbox(calls, body, message):
+    result = run(calls, body)
+    if message is None:
+        assert result is None  # os holds clock only
+    else:
+        assert result[0] == message
+
+
+def test_os_clock_only(calls):
+    assert run(calls, b"return type(os.clock())") == b"number"
+    assert run(calls, b"local n = 0 for k in pairs(getmetatable(os) and {} or os) do n = n + 1 end "
+                      b"return n") == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=20), st.integers(-(2 ** 53), 2 ** 53)), max_size=8))
+def test_arrays_round_trip(values):
+    c = Calls(values)
+    c.rt = LuaRuntime(c)
+    assert run(c, b"return redis.call('x')") == values
+
+
+def test_shebang():
+    assert parse_shebang(b"return 1") == (b"return 1", frozenset())
+    assert parse_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1") == \
+        (b"\nreturn 1", frozenset({b"no-writes", b"allow-oom"}))
+    with pytest.raises(CommandError):
+        parse_shebang(b"#!lua flags=bad\n")
+    with pytest.raises(CommandError):
+        parse_shebang(b"#!python\n")
+
+
+# -- through the engine -----------------------------------------------------------------------
+def test_effects_wrapped_in_multi():
+    h = Harness()
+    assert h.ok("EVAL", "redis.call('set', 'a', '1') redis.call('incr', 'b') "
+                        "return redis.call('get', 'a')", 0) == b"1"
+    assert h.effects[-1] == [(0, [b"MULTI"]), (0, [b"set", b"a", b"1"]), (0, [b"incr", b"b"]),
+                             (0, [b"EXEC"])]
+    h.effects.clear()
+    h.ok("EVAL", "return redis.call('incr', 'b')", 0)
+    assert h.effects == [[(0, [b"incr", b"b"])]]
+    h.effects.clear()
+    h.ok("EVAL", "return redis.call('get', 'b')", 0)
+    assert h.effects == []
+
+
+def test_eval_itself_never_propagates_and_script_load_does():
+    h = Harness()
+    h.ok("SCRIPT", "LOAD", "return 1")
+    assert h.take_effects() == [[b"SCRIPT", b"LOAD", b"return 1"]]
+    h.ok("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0)
+    h.ok("SCRIPT", "FLUSH")
+    assert h.take_effects() == [[b"SCRIPT", b"FLUSH"]]
+
+
+def test_select_in_script_is_the_scripts_own():
+    h = Harness()
+    h.ok("EVAL", "redis.call('select', 3) return redis.call('set', 'k', 'v')", 0)
+    assert h.client.db == 0
+    assert h.effects == [[(3, [b"set", b"k", b"v"])]]  # the AOF writes SELECT on a db change
+    assert h("GET", "k") is None
+    h.ok("SELECT", "3")
+    assert h("GET", "k") == b"v"
+
+
+def test_eval_inside_multi_joins_the_transaction():
+    h = Harness()
+    h.ok("MULTI")
+    h.ok("EVAL", "redis.call('incr', 'x') return redis.call('incr', 'x')", 0)
+    h.ok("INCR", "x")
+    assert h.ok("EXEC") == [2, 3]
+    assert h.effects[-1] == [(0, [b"MULTI"]), (0, [b"incr", b"x"]), (0, [b"incr", b"x"]),
+                             (0, [b"INCR", b"x"]), (0, [b"EXEC"])]
+
+
+def test_inner_commands_counted():
+    h = Harness()
+    h.ok("EVAL", "redis.call('incr', 'x') return redis.call('incr', 'x')", 0)
+    assert h.engine.command_calls["incr"] == 2
+    assert h.engine.command_calls["eval"] == 1
+    assert h.engine.internal_errors == 0
