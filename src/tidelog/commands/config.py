@@ -64,6 +64,7 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
     for pattern in patterns:
         if not any(c in pattern for c in b"*?["):
             name = pattern.decode("latin-1").lower()
+            name = ALIASES.get(name, name)
             if name in OPTIONS and name not in found:
                 found[name] = pattern
             continue
