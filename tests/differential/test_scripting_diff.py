@@ -23,7 +23,10 @@ pytestmark = pytest.mark.differential
 def d(differ):
     for client in (differ.ours, differ.theirs):
         assert client.call("SCRIPT", "FLUSH") == b"+OK\r\n"
-    return differ
+        assert client.call("FUNCTION", "FLUSH") == b"+OK\r\n"
+    yield differ
+    for client in (differ.ours, differ.theirs):
+        client.call("FUNCTION", "FLUSH")
 
 
 def E(script: str, *rest: str | int) -> list[str | int]:
@@ -197,3 +200,119 @@ def test_newer_than_7_0(d):
                   ours=b"*2\r\n$6\r\n8.10.0\r\n:526848\r\n")
     d.check_newer("EVAL", "return type(os.clock())", 0, ours=b"$6\r\nnumber\r\n")
     d.check_newer("EVAL", "return type(os.time)", 0, ours=b"$3\r\nnil\r\n")
+
+
+# FUNCTION LOAD/LIST/DELETE/FLUSH/STATS, FCALL, FCALL_RO: every listing names
+# one library (several list in the server's hash order).
+FUNCTIONS = [
+    ['function', 'flush'],
+    ['function', 'load', "#!lua name=mylib\nredis.register_function('f1', function(keys, args) return redis.call('incr', keys[1]) end)"],
+    ['function', 'load', "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)"],
+    ['function', 'load', "#!lua name=lib2b\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes'}, description='desc'}"],
+    ['fcall', 'f1', 1, 'x'],
+    ['fcall', 'f2', 0, 'a'],
+    ['fcall_ro', 'f1', 1, 'x'],
+    ['fcall_ro', 'f2', 0, 'a'],
+    ['fcall', 'nof', 0],
+    ['function', 'list', 'libraryname', 'mylib'],
+    ['function', 'list', 'withcode', 'libraryname', 'my*'],
+    ['function', 'list', 'libraryname', 'lib2b', 'withcode'],
+    ['function', 'list', 'withcode', 'libraryname', 'my'],
+    ['function', 'stats'],
+    ['function', 'kill'],
+    ['function', 'load', "redis.register_function('f1', function() return 1 end)"],
+    ['function', 'load', "#!lua name=lib2\nredis.call('ping')"],
+    ['function', 'load', '#!lua name=lib2\nreturn 1'],
+    ['function', 'load', "#!lua name=lib2\nredis.register_function('f1', function() return 1 end)"],
+    ['function', 'load', "#!lua name=lib3\nredis.register_function('h', function() error('x') end)"],
+    ['fcall', 'h', 0],
+    ['function', 'load', '#!lua name=lib4 foo=bar\n'],
+    ['function', 'load', '#!lua\n'],
+    ['function', 'load', '#!lua name=lib4\nlocal x = 1'],
+    ['function', 'load', '#!lua name=lib4\nx = 1'],
+    ['function', 'load', "#!lua name=lib4\nredis.register_function('z', function() return 1 end, 'x')"],
+    ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z', callback=function() return 1 end, flags={'bad'}}"],
+    ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z', callback=function() return 1 end, foo=1}"],
+    ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z'}"],
+    ['function', 'load', '#!lua name=lib4\nreturn redis.setresp(3)'],
+    ['function', 'load', "#!lua name=lib4\nreturn redis.log(redis.LOG_WARNING, 'x')"],
+    ['function', 'delete', 'nolib'],
+    ['function', 'delete', 'lib3'],
+    ['fcall', 'h', 0],
+    ['function', 'restore', 'bad'],
+    ['function', 'flush', 'bad'],
+    ['function', 'help'],
+    ['function', 'load', '#!lua name=c1\nreturn +'],
+    ['function', 'load', "#!lua name=c1\nredis.register_function('a-b', function() return 1 end)"],
+    ['function', 'load', "#!lua name=c-1\nredis.register_function('ab', function() return 1 end)"],
+    ['function', 'load', "#!lua name=c1\nredis.register_function('ab', 1)"],
+    ['function', 'load', '#!lua name=c0\nredis.register_function(1, function() return 1 end)'],
+    ['fcall', '1', 0],
+    ['function', 'load', "#!lua name=c1\nlocal f = function(keys, args) return {keys[1], args[1], #keys, #args, type(KEYS)} end\nredis.register_function('ab', f)"],
+    ['fcall', 'ab', 1, 'k', 'a'],
+    ['fcall', 'ab', 2, 'k'],
+    ['fcall', 'ab', -1],
+    ['fcall', 'ab', 'x'],
+    ['fcall', 'ab'],
+    ['eval_ro', '#!lua\nreturn 1', 0],
+    ['eval_ro', '#!lua flags=no-writes\nreturn 1', 0],
+    ['function', 'load', 'replace', "#!lua name=c1\nredis.register_function('ab', function() return redis.call('set','x','y') end)"],
+    ['fcall', 'ab', 0],
+    ['function', 'load', "#!lua name=c2\nredis.register_function{function_name='ro', callback=function() return redis.call('set','x','y') end, flags={'no-writes'}}"],
+    ['fcall', 'ro', 0],
+    ['function', 'load', "#!lua name=c3\nredis.register_function('c3', function() return redis.setresp(3) end)"],
+    ['fcall', 'c3', 0],
+    ['function', 'load', "#!lua name=c4\nlocal x = redis.call\nredis.register_function('c4', function() return 1 end)"],
+    ['function', 'load', "#!lua name=c5\nredis.register_function('c5', function() return redis.register_function('x', function() end) end)"],
+    ['fcall', 'c5', 0],
+    ['function', 'list', 'libraryname', 'c1', 'withcode'],
+    ['function', 'list', 'bad'],
+    ['function', 'list', 'libraryname'],
+    ['function', 'load'],
+    ['function', 'load', 'replace'],
+    ['function', 'load', 'bad', 'x'],
+    ['function', 'restore', 'bad', 'bad'],
+    ['function', 'delete'],
+    ['function', 'stats', 'x'],
+    ['function', 'load', "#!lua name=c6 name=c7\nredis.register_function('c6', function() return 1 end)"],
+    ['function', 'load', "#!luajit name=c6\nredis.register_function('c6', function() return 1 end)"],
+    ['function', 'load', "#!lua  name=c8\nredis.register_function('c8', function() return 1 end)"],
+    ['function', 'load', 'replace', "#!lua name=c8\nredis.register_function('f2', function() return 1 end)"],
+    ['function', 'load', 'replace', "#!lua name=c8\nredis.register_function('c9', function() return 1 end)\nredis.register_function('c9', function() return 1 end)"],
+    ['function', 'load', "#!lua name=c10\nredis.register_function('c10', function() return 1 end)"],
+    ['function', 'load', "#!lua name=c10\nredis.register_function('c10', function() return 1 end)"],
+    ['fcall', 'c10', 0],
+    ['function', 'load', 'replace', "#!lua name=c10\nredis.register_function('c10b', function() return 2 end)"],
+    ['fcall', 'c10', 0],
+    ['fcall', 'c10b', 0],
+    ['function', 'flush', 'async'],
+    ['function', 'stats'],
+    ['function', 'list'],
+    ['fcall', 'c10b', 0]
+]
+
+
+def test_functions(d):
+    d.check_all(FUNCTIONS)
+
+
+def test_function_dump_restore_both_ways(d):
+    """A payload of either server restores on the other (Redis compresses
+    long codes with LZF, which we read; ours may be uncompressed)."""
+    code = ("#!lua name=lib_a\nredis.register_function('fa', function(keys, args) "
+            "return 'a body long enough for redis to compress it with lzf' end)")
+    d.check("FUNCTION", "LOAD", code)
+    for source, target in ((d.theirs, d.ours), (d.ours, d.theirs)):
+        payload = source.call("FUNCTION", "DUMP")
+        assert payload.startswith(b"$")
+        raw = payload.split(b"\r\n", 1)[1][:-2]
+        target.call("FUNCTION", "FLUSH")
+        assert target.call("FUNCTION", "RESTORE", raw) == b"+OK\r\n"
+        assert target.call("FUNCTION", "RESTORE", raw) == b"-ERR Library lib_a already exists\r\n"
+        assert target.call("FUNCTION", "RESTORE", raw, "REPLACE") == b"+OK\r\n"
+        assert target.call("FUNCTION", "RESTORE", raw, "FLUSH") == b"+OK\r\n"
+    d.check("FCALL", "fa", 0)
+    d.check("FUNCTION", "LIST", "WITHCODE")
+    d.check("FUNCTION", "RESTORE", "bad")
+    d.check("FUNCTION", "RESTORE", "bad", "bad")
+    d.check("FUNCTION", "RESTORE", b"\xf5\x01x\x0a\x00" + b"\x00" * 8)

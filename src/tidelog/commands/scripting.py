@@ -14,24 +14,31 @@ from typing import Any
 
 from .. import errors
 from ..errors import CommandError
-from ..resp.replies import OK
+from ..resp.replies import OK, Map, SetReply, SimpleString
 from .contract import Ctx
+from .keys import glob_match
 from .replies import help_reply
 from .table import command
 
 
-def _run(ctx: Ctx, argv: list[bytes], by_sha: bool, read_only: bool) -> Any:
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
-    try:
-        numkeys = int(argv[2])
-        if not argv[2].lstrip(b"-").isdigit():
-            raise ValueError
-    except ValueError:
-        raise CommandError(errors.NOT_INTEGER) from None
+def _numkeys(argv: list[bytes], not_integer: bytes) -> int:
+    """EVAL's and FCALL's numkeys (argv[2]), checked against the arguments."""
+    text = argv[2]
+    digits = text[1:] if text[:1] == b"-" else text
+    if not digits.isdigit() or (len(digits) > 1 and digits[:1] == b"0") \
+            or not -(2 ** 63) <= int(text) < 2 ** 63:
+        raise CommandError(not_integer)
+    numkeys = int(text)
     if numkeys < 0:
         raise CommandError(errors.NUMKEYS_NEGATIVE)
     if numkeys > len(argv) - 3:
         raise CommandError(errors.NUMKEYS_TOO_BIG)
+    return numkeys
+
+
+def _run(ctx: Ctx, argv: list[bytes], by_sha: bool, read_only: bool) -> Any:
+    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    numkeys = _numkeys(argv, errors.NOT_INTEGER)
     ctx.no_propagation()  # the script's commands propagate, never EVAL itself
     if by_sha:
         script = scripts.cache.get(argv[1].lower())
@@ -41,7 +48,7 @@ def _run(ctx: Ctx, argv: list[bytes], by_sha: bool, read_only: bool) -> Any:
         script = scripts.load(argv[1])
     keys = argv[3:3 + numkeys]
     args = argv[3 + numkeys:]
-    return scripts.run(ctx.client, script, keys, args, read_only)
+    return scripts.run(ctx.client, script, keys, args, read_only, argv)
 
 
 _EVAL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale"
@@ -156,3 +163,190 @@ _SCRIPT_HELP = [
 def script_help(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT HELP"""
     return help_reply(_SCRIPT_HELP)
+
+
+# -- FCALL and FUNCTION ---------------------------------------------------------------
+def _fcall(ctx: Ctx, argv: list[bytes], read_only: bool) -> Any:
+    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    function = scripts.function(argv[1])
+    numkeys = _numkeys(argv, errors.FUNCTION_BAD_NUMKEYS)
+    ctx.no_propagation()
+    return scripts.run(ctx.client, function, argv[3:3 + numkeys], argv[3 + numkeys:], read_only,
+                       argv)
+
+
+@command("fcall", arity=-3, flags=_EVAL_FLAGS, group="scripting", since="7.0.0",
+         complexity="Depends on the function that is executed.", summary="Invokes a function.")
+def fcall(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FCALL function numkeys [key [key ...]] [arg [arg ...]]"""
+    return _fcall(ctx, argv, False)
+
+
+@command("fcall_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
+         complexity="Depends on the function that is executed.",
+         summary="Invokes a read-only function.")
+def fcall_ro(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]"""
+    return _fcall(ctx, argv, True)
+
+
+@command("function", arity=-2, group="scripting", since="7.0.0",
+         complexity="Depends on subcommand.", summary="A container for function commands.",
+         container=True)
+def function(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION <subcommand> [<arg> [value] [opt] ...]"""
+
+
+@command("function|load", arity=-3, flags="write denyoom noscript", group="scripting",
+         since="7.0.0", complexity="O(1) (considering compilation time is redundant)",
+         summary="Creates a library.")
+def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION LOAD [REPLACE] function-code"""
+    replace = False
+    for option in argv[2:-1]:
+        if option.lower() == b"replace":
+            replace = True
+        else:
+            raise CommandError(errors.FUNCTION_LOAD_OPTION % option)
+    name = ctx.engine.scripts.load_library(argv[-1], replace)  # type: ignore[attr-defined]
+    ctx.changed()
+    ctx.propagate_argv()
+    return name
+
+
+@command("function|delete", arity=3, flags="write noscript", group="scripting", since="7.0.0",
+         complexity="O(1)", summary="Deletes a library and its functions.")
+def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION DELETE library-name"""
+    ctx.engine.scripts.delete_library(argv[2])  # type: ignore[attr-defined]
+    ctx.changed()
+    ctx.propagate_argv()
+    return OK
+
+
+@command("function|flush", arity=-2, flags="write noscript", group="scripting", since="7.0.0",
+         complexity="O(N) where N is the number of functions deleted",
+         summary="Deletes all libraries and functions.")
+def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION FLUSH [ASYNC | SYNC]"""
+    if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
+        raise CommandError(errors.FUNCTION_FLUSH_MODE)
+    ctx.engine.scripts.flush_functions()  # type: ignore[attr-defined]
+    ctx.changed()
+    ctx.propagate_argv()
+    return OK
+
+
+@command("function|kill", arity=2, flags="noscript allow_busy", group="scripting", since="7.0.0",
+         complexity="O(1)", summary="Terminates a function during execution.")
+def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION KILL"""
+    ctx.engine.scripts.kill()  # type: ignore[attr-defined]
+    return OK
+
+
+@command("function|list", arity=-2, flags="noscript", group="scripting", since="7.0.0",
+         complexity="O(N) where N is the number of functions",
+         summary="Returns information about all libraries.")
+def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]"""
+    pattern = None
+    with_code = False
+    i = 2
+    while i < len(argv):
+        word = argv[i].lower()
+        if word == b"withcode":
+            with_code = True
+        elif word == b"libraryname":
+            if i + 1 >= len(argv):
+                raise CommandError(errors.FUNCTION_LIST_NO_NAME)
+            i += 1
+            pattern = argv[i]
+        else:
+            raise CommandError(errors.FUNCTION_LIST_ARG % argv[i])
+        i += 1
+    out = []
+    for library in ctx.engine.scripts.libraries.values():  # type: ignore[attr-defined]
+        if pattern is not None and not glob_match(pattern, library.name):
+            continue
+        functions = [Map([(b"name", f.sha), (b"description", f.description),
+                          (b"flags", SetReply([SimpleString(flag) for flag in f.flag_order]))])
+                     for f in library.functions.values()]
+        items: list[tuple[Any, Any]] = [(b"library_name", library.name), (b"engine", b"LUA"),
+                                        (b"functions", functions)]
+        if with_code:
+            items.append((b"library_code", library.code))
+        out.append(Map(items))
+    return out
+
+
+@command("function|stats", arity=2, flags="noscript allow_busy", group="scripting",
+         since="7.0.0", complexity="O(1)",
+         summary="Returns information about a function during execution.")
+def function_stats(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION STATS"""
+    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    running = None
+    job = scripts.busy
+    if job is not None:
+        running = Map([(b"name", job.script.sha), (b"command", job.argv),
+                       (b"duration_ms", job.duration_ms())])
+    count = sum(len(lib.functions) for lib in scripts.libraries.values())
+    return Map([(b"running_script", running),
+                (b"engines", Map([(b"LUA", Map([(b"libraries_count", len(scripts.libraries)),
+                                                 (b"functions_count", count)]))]))])
+
+
+_FUNCTION_HELP = [
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using "
+    "FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore "
+    "policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+    "replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance "
+    "of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+]
+
+
+@command("function|help", arity=2, flags="loading stale", group="scripting", since="7.0.0",
+         complexity="O(1)", summary="Returns helpful text about the different subcommands.")
+def function_help(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION HELP"""
+    return help_reply(_FUNCTION_HELP)

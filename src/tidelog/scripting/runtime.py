@@ -66,7 +66,7 @@ _BOOTSTRAP = r"""
 local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
       version, version_num = ...
 local G = _G
-local raw_pcall, raw_error, raw_type, raw_rawset = pcall, error, type, rawset
+local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
 local getinfo, sethook = debug.getinfo, debug.sethook
 local os_clock = os.clock
@@ -196,6 +196,105 @@ local function run(f, keys, argv)
   return ok, v
 end
 
+-- Functions (FUNCTION LOAD).  Library code runs with its own globals, where
+-- `redis` holds only what loading may use (register_function, log, the
+-- constants); the functions it registers see the whole `redis` once called.
+local registered, loading = nil, false
+local FLAGS = {['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+               ['no-cluster'] = true, ['allow-cross-slot-keys'] = true}
+local function fail(msg) raw_error({err = msg}) end
+local function register_function(...)
+  local n = raw_select('#', ...)
+  local name, callback, flags, description
+  if n == 1 and raw_type((...)) == 'table' then
+    for k, v in pairs((...)) do
+      if k == 'function_name' then name = v
+      elseif k == 'callback' then callback = v
+      elseif k == 'flags' then flags = v
+      elseif k == 'description' then description = v
+      else fail('ERR unknown argument given to redis.register_function') end
+    end
+    if name == nil then fail('ERR redis.register_function must get a function name argument') end
+    if callback == nil then fail('ERR redis.register_function must get a callback argument') end
+    if raw_type(name) ~= 'string' and raw_type(name) ~= 'number' then
+      fail('ERR function_name argument given to redis.register_function must be a string')
+    end
+    if raw_type(callback) ~= 'function' then
+      fail('ERR callback argument given to redis.register_function must be a function')
+    end
+    if description ~= nil and raw_type(description) ~= 'string' then
+      fail('ERR description argument given to redis.register_function must be a string')
+    end
+  elseif n == 2 then
+    name, callback = ...
+    if raw_type(name) ~= 'string' and raw_type(name) ~= 'number' then
+      fail('ERR first argument to redis.register_function must be a string')
+    end
+    if raw_type(callback) ~= 'function' then
+      fail('ERR second argument to redis.register_function must be a function')
+    end
+  else
+    fail('ERR wrong number of arguments to redis.register_function')
+  end
+  local flag_list = {}
+  if flags ~= nil then
+    if raw_type(flags) ~= 'table' then
+      fail('ERR flags argument to redis.register_function must be a table representing function flags')
+    end
+    for _, f in ipairs(flags) do
+      if not FLAGS[f] then fail('ERR unknown flag given') end
+      flag_list[#flag_list + 1] = f
+    end
+  end
+  registered[#registered + 1] = {raw_tostring(name), callback, flag_list, description}
+end
+local load_fields = {register_function = register_function, log = redis.log,
+                     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+                     REDIS_VERSION = version, REDIS_VERSION_NUM = version_num}
+local load_redis = raw_setmetatable({}, {__index = function(_, k)
+  local v = load_fields[k]
+  if v == nil then
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+  end
+  return v
+end, __newindex = readonly_error, __metatable = false})
+readonly[load_redis] = true
+local fn_env = raw_setmetatable({}, {__index = function(_, k)
+  if k == 'redis' then
+    if loading then return load_redis end
+    return env_globals.redis
+  end
+  local v = raw_rawget(env_globals, k)
+  if v == nil or k == 'KEYS' or k == 'ARGV' then
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+  end
+  return v
+end, __newindex = readonly_error, __metatable = false})
+readonly[fn_env] = true
+
+-- load_library(code) -> true, {{name, callback, flags, description}, ...} | false, message
+local function load_library(body)
+  local f, msg = loadstring_(body, '@user_function')
+  if not f then return false, msg, true end
+  setfenv_(f, fn_env)
+  registered, loading = {}, true
+  local ok, err = raw_xpcall(f, handler)
+  loading = false
+  local r = registered
+  registered = nil
+  if not ok then return false, err.err or 'ERR unknown error', false end
+  return true, r
+end
+
+-- run_function(callback, keys, args) -> as run
+local function run_function(callback, keys, args)
+  killed = false
+  sethook(hook, '', HOOK_COUNT)
+  local ok, v = raw_xpcall(function() return callback(keys, args) end, handler)
+  sethook()
+  return ok, v
+end
+
 -- A table's fields for the reply conversion, in one call from Python.
 local function fields(t)
   local err, ok = t.err, t.ok
@@ -220,7 +319,7 @@ local function array(t)
   return i - 1, out
 end
 
-return compile, run, fields, array
+return compile, run, fields, array, load_library, run_function
 """
 
 
@@ -244,7 +343,8 @@ class LuaRuntime:
                                   "local f = assert(loadstring(..., '=tidelog')) return f end",
                                   )
         boot = loader(code.encode())
-        self._compile, self._run, self._fields, self._array = boot(
+        (self._compile, self._run, self._fields, self._array, self._load_library,
+         self._run_function) = boot(
             self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
             self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION))
         self._table_from = self.lua.table_from
@@ -332,6 +432,9 @@ class LuaRuntime:
         self.resp = 2
         table_from = self._table_from
         result = self._run(fn, table_from(keys), table_from(args))
+        return self._outcome(result)
+
+    def _outcome(self, result: Any) -> tuple[bool, Any]:
         ok, value = result if result.__class__ is tuple else (result, None)
         if ok:
             return True, value
@@ -345,6 +448,34 @@ class LuaRuntime:
         else:
             message = _lua_tostring(err)
         return False, (message, value[b"source"], value[b"line"])
+
+    def load_library(self, code: bytes) -> list[tuple[bytes, Any, list[bytes], bytes | None]]:
+        """Run a library's code (FUNCTION LOAD): the functions it registered,
+        as (name, callback, flags, description); CompileError (compile=True
+        on the exception) or LibraryError with Redis's message."""
+        result = self._load_library(code)
+        if result[0]:
+            registered = result[1]
+            out = []
+            for i in range(1, len(registered) + 1):
+                entry = registered[i]
+                flags = entry[3]
+                out.append((entry[1], entry[2], [flags[j] for j in range(1, len(flags) + 1)],
+                            entry[4]))
+            return out
+        message = result[1]
+        if not isinstance(message, bytes):
+            message = _lua_tostring(message)
+        if len(result) > 2 and result[2]:
+            raise CompileError(message)
+        raise LibraryError(message)
+
+    def run_function(self, callback: Any, keys: list[bytes], args: list[bytes]) -> tuple[bool, Any]:
+        """Call a registered function with its keys and args tables, as :meth:`run`."""
+        self.resp = 2
+        table_from = self._table_from
+        result = self._run_function(callback, table_from(keys), table_from(args))
+        return self._outcome(result)
 
     # -- conversions --------------------------------------------------------------------
     def to_lua(self, reply: Any) -> Any:
@@ -435,6 +566,14 @@ class LuaRuntime:
 
 class ScriptCallError(Exception):
     """An error a redis.* function raises into the script (``message``: the error text)."""
+
+    def __init__(self, message: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class LibraryError(Exception):
+    """A library's code failed while loading: ``message`` is the error text."""
 
     def __init__(self, message: bytes) -> None:
         super().__init__(message)

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ from .. import errors
 from ..commands.contract import ClientState, Wait
 from ..errors import CommandError
 from ..resp.replies import ErrorReply
-from .runtime import CompileError, LuaRuntime, sha1hex
+from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
 
 log = logging.getLogger("tidelog")
 
@@ -37,10 +38,52 @@ SHEBANG_FLAGS = frozenset({b"no-writes", b"allow-oom", b"allow-stale", b"no-clus
 
 @dataclass(eq=False)
 class Script:
-    sha: bytes
+    sha: bytes                 # a function's name, for functions
     body: bytes
     fn: Any
     flags: frozenset[bytes] = frozenset()
+    shebang: bool = False      # EVAL scripts: flags came from a shebang line
+    function: bool = False     # a library's function (FCALL)
+    description: bytes | None = None
+    flag_order: tuple[bytes, ...] = ()
+
+
+@dataclass(eq=False)
+class Library:
+    name: bytes
+    code: bytes
+    functions: dict[bytes, Script]
+
+
+_NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def valid_name(name: bytes) -> bool:
+    return bool(name) and all(c in _NAME_CHARS for c in name)
+
+
+def parse_library_header(code: bytes) -> bytes:
+    """The library name of ``#!lua name=<lib>``; CommandError as Redis words it."""
+    if not code.startswith(b"#!"):
+        raise CommandError(errors.FUNCTION_NO_METADATA)
+    line = code.partition(b"\n")[0]
+    words = [w for w in line.split(b" ") if w]
+    engine = words[0][2:]
+    if engine.lower() != b"lua":
+        raise CommandError(errors.FUNCTION_NO_ENGINE % engine)
+    name = None
+    for word in words[1:]:
+        if word.startswith(b"name="):
+            if name is not None:
+                raise CommandError(errors.FUNCTION_NAME_TWICE)
+            name = word[5:]
+        else:
+            raise CommandError(errors.FUNCTION_BAD_METADATA % word)
+    if name is None:
+        raise CommandError(errors.FUNCTION_NO_NAME)
+    if not valid_name(name):
+        raise CommandError(errors.FUNCTION_BAD_NAME)
+    return name
 
 
 @dataclass(eq=False)
@@ -60,6 +103,11 @@ class Job:
     own_effects: bool = True
     saved_executing: bool = False
     loop: Any = None
+    argv: list[bytes] = field(default_factory=list)
+    started: float = 0.0
+
+    def duration_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
 
 
 def parse_shebang(body: bytes) -> tuple[bytes, frozenset[bytes]]:
@@ -93,6 +141,8 @@ class Scripts:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.cache: dict[bytes, Script] = {}
+        self.libraries: dict[bytes, Library] = {}   # FUNCTION LOAD, by library name
+        self.functions: dict[bytes, Library] = {}   # function name -> its library
         self._runtime: LuaRuntime | None = None
         self._worker: threading.Thread | None = None
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
@@ -126,25 +176,79 @@ class Scripts:
                 fn = self.runtime.compile(code)
             except CompileError as exc:
                 raise CommandError(errors.SCRIPT_COMPILE + exc.message) from None
-            script = self.cache[sha] = Script(sha, body, fn, flags)
+            script = self.cache[sha] = Script(sha, body, fn, flags, body.startswith(b"#!"))
         return script
+
+    # -- functions ----------------------------------------------------------------------
+    def load_library(self, code: bytes, replace: bool) -> bytes:
+        """FUNCTION LOAD: the library's name; CommandError as Redis words it."""
+        name = parse_library_header(code)
+        old = self.libraries.get(name)
+        if old is not None and not replace:
+            raise CommandError(errors.FUNCTION_LIBRARY_EXISTS % name)
+        body = b"\n" + code.partition(b"\n")[2] if b"\n" in code else b""
+        try:
+            registered = self.runtime.load_library(body)
+        except CompileError as exc:
+            raise CommandError(errors.FUNCTION_COMPILE + exc.message) from None
+        except LibraryError as exc:
+            raise CommandError(errors.FUNCTION_REGISTER + exc.message) from None
+        functions: dict[bytes, Script] = {}
+        for fname, callback, flags, description in registered:
+            if not valid_name(fname):
+                raise CommandError(errors.FUNCTION_REGISTER + errors.FUNCTION_BAD_NAME)
+            if fname in functions:
+                raise CommandError(errors.FUNCTION_REGISTER + errors.FUNCTION_DUPLICATE)
+            functions[fname] = Script(fname, b"", callback, frozenset(flags), True, True,
+                                      description, tuple(flags))
+        if not functions:
+            raise CommandError(errors.FUNCTION_NONE_REGISTERED)
+        for fname in functions:
+            owner = self.functions.get(fname)
+            if owner is not None and owner is not old:
+                raise CommandError(errors.FUNCTION_EXISTS % fname)
+        if old is not None:
+            self.delete_library(name)
+        library = self.libraries[name] = Library(name, code, functions)
+        for fname in functions:
+            self.functions[fname] = library
+        return name
+
+    def delete_library(self, name: bytes) -> None:
+        library = self.libraries.pop(name, None)
+        if library is None:
+            raise CommandError(errors.FUNCTION_NO_LIBRARY)
+        for fname in library.functions:
+            self.functions.pop(fname, None)
+
+    def flush_functions(self) -> None:
+        self.libraries.clear()
+        self.functions.clear()
+
+    def function(self, name: bytes) -> Script:
+        library = self.functions.get(name)
+        if library is None:
+            raise CommandError(errors.FUNCTION_NOT_FOUND)
+        return library.functions[name]
 
     def flush(self) -> None:
         self.cache.clear()
-        if self.current is None:
-            self._runtime = None  # a fresh interpreter, as Redis's SCRIPT FLUSH
 
     def memory(self) -> int:
         return sum(len(s.body) for s in self.cache.values())
 
     # -- running ------------------------------------------------------------------------
     def run(self, client: ClientState, script: Script, keys: list[bytes], args: list[bytes],
-            read_only: bool) -> Any:
+            read_only: bool, argv: list[bytes] | None = None) -> Any:
         """Run a script for a client: its reply, a Wait when it went on past
         the threshold (the client gets the reply when it ends); script errors
         raise CommandError."""
         engine = self.engine
+        if read_only and script.shebang and b"no-writes" not in script.flags:
+            raise CommandError(errors.SCRIPT_RO_WRITE_FLAG)
         job = Job(script, client, keys, args, read_only or b"no-writes" in script.flags)
+        job.argv = argv or []
+        job.started = time.monotonic()
         job.own_effects = engine._tx_effects is None
         if job.own_effects:
             engine._tx_effects = []
@@ -237,7 +341,10 @@ class Scripts:
         rt = self.runtime
         client = self.client
         client.db = job.client.db
-        ok, value = rt.run(job.script.fn, job.keys, job.args)
+        if job.script.function:
+            ok, value = rt.run_function(job.script.fn, job.keys, job.args)
+        else:
+            ok, value = rt.run(job.script.fn, job.keys, job.args)
         if ok:
             return rt.to_reply(value)
         message, source, line = value
