@@ -206,9 +206,16 @@ def test_newer_than_7_0(d):
 # one library (several list in the server's hash order).
 FUNCTIONS = [
     ['function', 'flush'],
-    ['function', 'load', "#!lua name=mylib\nredis.register_function('f1', function(keys, args) return redis.call('incr', keys[1]) end)"],
+    ['function',
+     'load',
+     ("#!lua name=mylib\nredis.register_function('f1', function(keys"
+       ", args) return redis.call('incr', keys[1]) end)")],
     ['function', 'load', "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)"],
-    ['function', 'load', "#!lua name=lib2b\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes'}, description='desc'}"],
+    ['function',
+     'load',
+     ("#!lua name=lib2b\nredis.register_function{function_name='f2',"
+       " callback=function(keys, args) return args[1] end, flags={'n"
+       "o-writes'}, description='desc'}")],
     ['fcall', 'f1', 1, 'x'],
     ['fcall', 'f2', 0, 'a'],
     ['fcall_ro', 'f1', 1, 'x'],
@@ -231,8 +238,14 @@ FUNCTIONS = [
     ['function', 'load', '#!lua name=lib4\nlocal x = 1'],
     ['function', 'load', '#!lua name=lib4\nx = 1'],
     ['function', 'load', "#!lua name=lib4\nredis.register_function('z', function() return 1 end, 'x')"],
-    ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z', callback=function() return 1 end, flags={'bad'}}"],
-    ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z', callback=function() return 1 end, foo=1}"],
+    ['function',
+     'load',
+     ("#!lua name=lib4\nredis.register_function{function_name='z', c"
+       "allback=function() return 1 end, flags={'bad'}}")],
+    ['function',
+     'load',
+     ("#!lua name=lib4\nredis.register_function{function_name='z', c"
+       'allback=function() return 1 end, foo=1}')],
     ['function', 'load', "#!lua name=lib4\nredis.register_function{function_name='z'}"],
     ['function', 'load', '#!lua name=lib4\nreturn redis.setresp(3)'],
     ['function', 'load', "#!lua name=lib4\nreturn redis.log(redis.LOG_WARNING, 'x')"],
@@ -248,7 +261,11 @@ FUNCTIONS = [
     ['function', 'load', "#!lua name=c1\nredis.register_function('ab', 1)"],
     ['function', 'load', '#!lua name=c0\nredis.register_function(1, function() return 1 end)'],
     ['fcall', '1', 0],
-    ['function', 'load', "#!lua name=c1\nlocal f = function(keys, args) return {keys[1], args[1], #keys, #args, type(KEYS)} end\nredis.register_function('ab', f)"],
+    ['function',
+     'load',
+     ('#!lua name=c1\nlocal f = function(keys, args) return {keys[1]'
+       ', args[1], #keys, #args, type(KEYS)} end\nredis.register_func'
+       "tion('ab', f)")],
     ['fcall', 'ab', 1, 'k', 'a'],
     ['fcall', 'ab', 2, 'k'],
     ['fcall', 'ab', -1],
@@ -256,14 +273,31 @@ FUNCTIONS = [
     ['fcall', 'ab'],
     ['eval_ro', '#!lua\nreturn 1', 0],
     ['eval_ro', '#!lua flags=no-writes\nreturn 1', 0],
-    ['function', 'load', 'replace', "#!lua name=c1\nredis.register_function('ab', function() return redis.call('set','x','y') end)"],
+    ['function',
+     'load',
+     'replace',
+     ("#!lua name=c1\nredis.register_function('ab', function() retur"
+       "n redis.call('set','x','y') end)")],
     ['fcall', 'ab', 0],
-    ['function', 'load', "#!lua name=c2\nredis.register_function{function_name='ro', callback=function() return redis.call('set','x','y') end, flags={'no-writes'}}"],
+    ['function',
+     'load',
+     ("#!lua name=c2\nredis.register_function{function_name='ro', ca"
+       "llback=function() return redis.call('set','x','y') end, flag"
+       "s={'no-writes'}}")],
     ['fcall', 'ro', 0],
-    ['function', 'load', "#!lua name=c3\nredis.register_function('c3', function() return redis.setresp(3) end)"],
+    ['function',
+     'load',
+     ("#!lua name=c3\nredis.register_function('c3', function() retur"
+       'n redis.setresp(3) end)')],
     ['fcall', 'c3', 0],
-    ['function', 'load', "#!lua name=c4\nlocal x = redis.call\nredis.register_function('c4', function() return 1 end)"],
-    ['function', 'load', "#!lua name=c5\nredis.register_function('c5', function() return redis.register_function('x', function() end) end)"],
+    ['function',
+     'load',
+     ("#!lua name=c4\nlocal x = redis.call\nredis.register_function('"
+       "c4', function() return 1 end)")],
+    ['function',
+     'load',
+     ("#!lua name=c5\nredis.register_function('c5', function() retur"
+       "n redis.register_function('x', function() end) end)")],
     ['fcall', 'c5', 0],
     ['function', 'list', 'libraryname', 'c1', 'withcode'],
     ['function', 'list', 'bad'],
@@ -278,17 +312,26 @@ FUNCTIONS = [
     ['function', 'load', "#!luajit name=c6\nredis.register_function('c6', function() return 1 end)"],
     ['function', 'load', "#!lua  name=c8\nredis.register_function('c8', function() return 1 end)"],
     ['function', 'load', 'replace', "#!lua name=c8\nredis.register_function('f2', function() return 1 end)"],
-    ['function', 'load', 'replace', "#!lua name=c8\nredis.register_function('c9', function() return 1 end)\nredis.register_function('c9', function() return 1 end)"],
+    ['function',
+     'load',
+     'replace',
+     ("#!lua name=c8\nredis.register_function('c9', function() retur"
+       "n 1 end)\nredis.register_function('c9', function() return 1 e"
+       'nd)')],
     ['function', 'load', "#!lua name=c10\nredis.register_function('c10', function() return 1 end)"],
     ['function', 'load', "#!lua name=c10\nredis.register_function('c10', function() return 1 end)"],
     ['fcall', 'c10', 0],
-    ['function', 'load', 'replace', "#!lua name=c10\nredis.register_function('c10b', function() return 2 end)"],
+    ['function',
+     'load',
+     'replace',
+     ("#!lua name=c10\nredis.register_function('c10b', function() re"
+       'turn 2 end)')],
     ['fcall', 'c10', 0],
     ['fcall', 'c10b', 0],
     ['function', 'flush', 'async'],
     ['function', 'stats'],
     ['function', 'list'],
-    ['fcall', 'c10b', 0]
+    ['fcall', 'c10b', 0],
 ]
 
 
