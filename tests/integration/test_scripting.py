@@ -196,3 +196,71 @@ def test_effects_replay_from_the_aof(processes):
     assert (r.get("s"), r.get("n")) == before
     r2 = redis.Redis(port=port, db=2)
     assert (r2.lrange("l", 0, -1), r2.xrange("st")) == before2
+
+
+LIBRARY = ("#!lua name=counters\n"
+           "redis.register_function('bump', function(keys, args) "
+           "return redis.call('INCRBY', keys[1], args[1]) end)\n"
+           "redis.register_function{function_name='peek', callback=function(keys) "
+           "return redis.call('GET', keys[1]) end, flags={'no-writes'}, description='read it'}")
+
+
+def test_functions_over_redis_py(tidelog_srv):
+    r = redis.Redis(port=tidelog_srv.port)
+    assert r.function_load(LIBRARY) == "counters" or r.function_load(LIBRARY, replace=True)
+    assert r.fcall("bump", 1, "c", 5) == 5
+    assert r.fcall_ro("peek", 1, "c") == b"5"
+    with pytest.raises(redis.ResponseError, match="write flag"):
+        r.fcall_ro("bump", 1, "c", 1)
+    listed = r.function_list(library="count*", withcode=True)
+    assert listed[0][1] == b"counters" and listed[0][-1] == LIBRARY.encode()
+    payload = r.function_dump()
+    r.function_flush()
+    with pytest.raises(redis.ResponseError, match="Function not found"):
+        r.fcall("bump", 1, "c", 1)
+    assert r.function_restore(payload)
+    assert r.fcall("bump", 1, "c", 1) == 6
+
+
+def test_functions_survive_a_restart_rdb(processes):
+    proc, port = start(processes)
+    r = redis.Redis(port=port)
+    r.function_load(LIBRARY)
+    r.fcall("bump", 1, "c", 2)
+    assert r.save()
+    proc.terminate()
+    proc, port = start(processes)
+    r = redis.Redis(port=port)
+    assert r.fcall("bump", 1, "c", 3) == 5
+    assert r.function_stats()[b"engines"][b"LUA"][b"libraries_count"] == 1
+    # redis-server 7.0.15 loads our snapshot, functions included.
+    assert r.save()
+    proc.terminate()
+    srv = processes.redis("--dir", str(processes.workdir / "data"))
+    theirs = redis.Redis(port=srv.port)
+    assert theirs.fcall("bump", 1, "c", 1) == 6
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_functions_survive_a_restart_aof(processes, preamble):
+    options = ("--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", preamble)
+    proc, port = start(processes, *options)
+    r = redis.Redis(port=port)
+    r.function_load(LIBRARY)
+    r.fcall("bump", 1, "c", 2)
+    proc.sigkill()
+    proc, port = start(processes, *options)
+    r = redis.Redis(port=port)
+    assert r.fcall("bump", 1, "c", 3) == 5
+    r.bgrewriteaof()
+    for _ in range(600):
+        if not r.info("persistence")["aof_rewrite_in_progress"]:
+            break
+        threading.Event().wait(0.05)
+    r.function_load(LIBRARY.replace("counters", "more").replace("'bump'", "'bump2'")
+                    .replace("'peek'", "'peek2'"))
+    proc.sigkill()
+    proc, port = start(processes, *options)
+    r = redis.Redis(port=port)
+    assert r.fcall("bump", 1, "c", 1) == 6
+    assert r.fcall("bump2", 1, "c", 1) == 7
