@@ -264,3 +264,16 @@ def test_functions_survive_a_restart_aof(processes, preamble):
     r = redis.Redis(port=port)
     assert r.fcall("bump", 1, "c", 1) == 6
     assert r.fcall("bump2", 1, "c", 1) == 7
+
+
+def test_publish_from_a_script_reaches_subscribers(tidelog_srv):
+    r = redis.Redis(port=tidelog_srv.port)
+    p = r.pubsub()
+    p.subscribe("ch")
+    assert p.get_message(timeout=5)["type"] == "subscribe"
+    assert r.eval("return redis.call('PUBLISH', 'ch', ARGV[1])", 0, "hello") == 1
+    message = p.get_message(timeout=5)
+    assert message is not None and message["data"] == b"hello"
+    info = r.info("memory")
+    assert info["number_of_cached_scripts"] == 1 and info["number_of_libraries"] == 0
+    p.close()

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import os
 import socket
+import threading
 from typing import Any
 
 from .. import errors
@@ -251,7 +252,11 @@ class Connection(asyncio.Protocol):
 
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
-        a Pub/Sub message."""
+        a Pub/Sub message.  Sent from the scripts' worker thread (a script's
+        PUBLISH), it is handed to the loop thread first."""
+        if threading.get_ident() != self.server.loop_thread:
+            self.server.loop.call_soon_threadsafe(self._send_later, reply)  # type: ignore[union-attr]
+            return
         if self.closing or self.transport is None or self.client is None:
             return
         if self._batch is not None:  # this client's own commands are running
@@ -314,9 +319,15 @@ class Server:
         # Something with must_wait() / after_flush(fn) that holds replies
         # back until their writes are durable (the AOF), or None.
         self.write_gate: Any = None
+        # The event loop and its thread (set by start): a reply sent from
+        # another thread (a script's PUBLISH) is handed over to it.
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop_thread = threading.get_ident()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self.loop = loop
+        self.loop_thread = threading.get_ident()
         self.stopped = asyncio.Event()
         self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
         self.engine.shutdown_hook = self.request_stop
