@@ -1,14 +1,15 @@
-"""The script cache and the running of scripts (EVAL, EVALSHA, SCRIPT).
+"""The script cache and the running of scripts (EVAL, EVALSHA, FCALL, SCRIPT, FUNCTION).
 
-Atomicity and BUSY.  A script runs on one persistent worker thread (lupa
-releases the GIL while Lua runs); the event-loop thread hands it over and
-waits for it up to ``busy-reply-threshold`` milliseconds, so nothing else
-runs meanwhile and the script's commands execute with the engine to
-themselves.  A script still running past the threshold leaves its client
-blocked; the loop thread serves again, answering every other client
-``-BUSY`` (but SCRIPT KILL, SHUTDOWN NOSAVE) until the script ends and its
-client gets the reply.  SCRIPT KILL sets a flag a Lua count hook reads.
-Inside EXEC, or without an event loop, the caller simply waits.
+Atomicity and BUSY.  A script runs on the event-loop thread, inside the
+command that called it, so nothing else runs meanwhile and its commands
+execute with the engine to themselves.  A Lua count hook calls back every
+so many instructions: once the script has run longer than
+``busy-reply-threshold`` milliseconds, each call lets the network layer
+serve the other clients from inside the hook (``busy_poll``, which the
+server installs): every command but SCRIPT KILL, FUNCTION KILL, FUNCTION
+STATS and SHUTDOWN NOSAVE is answered ``-BUSY``.  SCRIPT KILL sets a flag
+the next hook call reads, and the script ends with an error.  Without a
+server (embedded engines, tests) a script simply runs to its end.
 
 Effects: the commands a script ran are gathered as a transaction's are,
 and go out once it ends, wrapped in MULTI/EXEC when there are several.
@@ -16,18 +17,16 @@ and go out once it ends, wrapped in MULTI/EXEC when there are several.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import queue
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
-from ..commands.contract import ClientState, Wait
+from ..commands.contract import ClientState
 from ..errors import CommandError
-from ..resp.replies import ErrorReply
+from ..resp.replies import ErrorReply, RawReply
 from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
 
 log = logging.getLogger("tidelog")
@@ -93,16 +92,10 @@ class Job:
     keys: list[bytes]
     args: list[bytes]
     read_only: bool
-    done: threading.Lock = field(default_factory=threading.Lock)
-    mutex: threading.Lock = field(default_factory=threading.Lock)
-    finished: bool = False
-    detached: bool = False
     wrote: bool = False
     kill: bool = False
-    reply: Any = None
+    abandon: bool = False
     own_effects: bool = True
-    saved_executing: bool = False
-    loop: Any = None
     argv: list[bytes] = field(default_factory=list)
     started: float = 0.0
 
@@ -144,10 +137,12 @@ class Scripts:
         self.libraries: dict[bytes, Library] = {}   # FUNCTION LOAD, by library name
         self.functions: dict[bytes, Library] = {}   # function name -> its library
         self._runtime: LuaRuntime | None = None
-        self._worker: threading.Thread | None = None
-        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-        self.current: Job | None = None   # the script running (worker thread)
+        self.current: Job | None = None   # the script running
         self.busy: Job | None = None      # the script running past the threshold
+        # Installed by the server: serve the other clients while a script is
+        # busy (given the script's client), and the end of that.
+        self.busy_poll: Callable[[ClientState], None] | None = None
+        self.busy_end: Callable[[], None] | None = None
         self.client = ClientState(id=0, addr="", name=b"")  # the scripts' own client
 
     # -- the interpreter ----------------------------------------------------------------
@@ -240,9 +235,7 @@ class Scripts:
     # -- running ------------------------------------------------------------------------
     def run(self, client: ClientState, script: Script, keys: list[bytes], args: list[bytes],
             read_only: bool, argv: list[bytes] | None = None) -> Any:
-        """Run a script for a client: its reply, a Wait when it went on past
-        the threshold (the client gets the reply when it ends); script errors
-        raise CommandError."""
+        """Run a script for a client: its reply; script errors raise CommandError."""
         engine = self.engine
         if read_only and script.shebang and b"no-writes" not in script.flags:
             raise CommandError(errors.SCRIPT_RO_WRITE_FLAG)
@@ -252,57 +245,56 @@ class Scripts:
         job.own_effects = engine._tx_effects is None
         if job.own_effects:
             engine._tx_effects = []
-        job.saved_executing = engine._executing
+        saved_executing = engine._executing
         engine._executing = True
-        self._start_worker()
-        job.done.acquire()
         self.current = job
-        self._jobs.put(job)
         try:
-            job.loop = asyncio.get_running_loop()
-        except RuntimeError:
-            job.loop = None
-        if job.loop is None or job.own_effects is False or client.kind != "normal":
-            job.done.acquire()
-        else:
-            threshold = engine.config["busy-reply-threshold"] / 1000
-            if not job.done.acquire(timeout=threshold):
-                with job.mutex:
-                    if not job.finished:
-                        job.detached = True
-                        self.busy = job
-                        return Wait([], 0, lambda ctx: None, None)
-                job.done.acquire()
-        return self._end(job)
-
-    def _end(self, job: Job) -> Any:
-        """The script ended (loop thread): effects out, state back, its reply."""
-        engine = self.engine
-        self.current = None
-        self.busy = None
-        engine._executing = job.saved_executing
+            reply = self._execute(job)
+        except Exception:  # a bug: the client still gets an answer
+            log.exception("internal error running a script")
+            engine.internal_errors += 1
+            reply = _Failure(errors.INTERNAL)
+        finally:
+            self.current = None
+            engine._executing = saved_executing
+            if self.busy is not None:
+                self.busy = None
+                if self.busy_end is not None:
+                    self.busy_end()
         if job.own_effects:
             effects, engine._tx_effects = engine._tx_effects, None
+            if job.abandon:
+                effects = []  # SHUTDOWN NOSAVE stopped it: nothing of it goes out
             if len(effects) > 1:
                 effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
             if effects:
                 engine.emit(effects)
-        reply = job.reply
+        if job.abandon:  # the server stops: the client is closed unanswered, as Redis does
+            client.close_after_reply = True
+            return RawReply(b"")
         if reply.__class__ is _Failure:
             raise CommandError(reply.message)
         return reply
 
-    def _finish_detached(self, job: Job) -> None:
-        try:
-            reply = self._end(job)
-        except CommandError as exc:
-            reply = self.engine._error(exc.message)
-        self.engine.unblock_client(job.client, reply)
-        if not self.engine._executing and self.engine._ready:
-            self.engine.serve_ready()
+    def _kill_check(self) -> bool:
+        """The count hook: whether to stop the script; past the threshold,
+        the other clients are served (answered -BUSY) from here."""
+        job = self.current
+        if job is None:
+            return False
+        if not job.kill and self.busy_poll is not None:
+            if self.busy is None and time.monotonic() - job.started >= \
+                    self.engine.config["busy-reply-threshold"] / 1000:
+                self.busy = job
+                log.warning("Slow script detected: still in execution after %d milliseconds. "
+                            "You can try killing the script using the SCRIPT KILL command.",
+                            job.duration_ms())
+            if self.busy is not None:
+                self.busy_poll(job.client)
+        return job.kill
 
     def kill(self) -> None:
-        """SCRIPT KILL."""
+        """SCRIPT KILL / FUNCTION KILL."""
         job = self.busy
         if job is None:
             raise CommandError(errors.NOTBUSY)
@@ -310,32 +302,11 @@ class Scripts:
             raise CommandError(errors.UNKILLABLE)
         job.kill = True
 
-    # -- the worker thread --------------------------------------------------------------
-    def _start_worker(self) -> None:
-        if self._worker is None or not self._worker.is_alive():
-            self._worker = threading.Thread(target=self._work, name="tidelog-scripts", daemon=True)
-            self._worker.start()
-
-    def _work(self) -> None:
-        jobs = self._jobs
-        while True:
-            job = jobs.get()
-            if job is None:
-                return
-            try:
-                job.reply = self._execute(job)
-            except BaseException as exc:  # a bug: the client must still get an answer
-                log.exception("internal error running a script")
-                job.reply = _Failure(errors.INTERNAL)
-                if not isinstance(exc, Exception):
-                    raise
-            finally:
-                with job.mutex:
-                    job.finished = True
-                    detached = job.detached
-                    job.done.release()
-                if detached and job.loop is not None:
-                    job.loop.call_soon_threadsafe(self._finish_detached, job)
+    def abandon(self) -> None:
+        """SHUTDOWN NOSAVE while a script runs: stop it, and drop its effects."""
+        job = self.current
+        if job is not None:
+            job.kill = job.abandon = True
 
     def _execute(self, job: Job) -> Any:
         rt = self.runtime

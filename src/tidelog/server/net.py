@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import socket
-import threading
 from typing import Any
 
 from .. import errors
@@ -203,15 +203,30 @@ class Connection(asyncio.Protocol):
                 if not commands:
                     break
             for argv in commands:
-                if _allowed_while_busy(argv):
-                    reply = engine.execute(client, argv)
-                else:
-                    reply = engine.busy_reply()
-                replies.append(reply)
+                replies.append(_busy_execute(engine, client, argv))
             commands = []
         encode_all(out, replies, client.protocol)
         if out:
-            self._write(out)
+            self._write_now(out, client.close_after_reply)
+
+    def read_while_busy(self, fd: int) -> bool:
+        """A script is busy: read what this client sent and answer it (from
+        the script's count hook).  False when the connection is done."""
+        try:
+            data = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False  # end of file: the loop sees it once the script ends
+        try:
+            self.parser.feed(data)  # type: ignore[union-attr]
+        except ProtocolError as exc:
+            self._protocol_error(bytearray(), exc)
+            return False
+        self._process_busy()
+        return not self.closing
 
     def _run_end(self, commands: list[list[bytes]], first: int) -> int:
         """Where the run that ``commands[first]`` starts ends: the index after
@@ -252,11 +267,7 @@ class Connection(asyncio.Protocol):
 
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
-        a Pub/Sub message.  Sent from the scripts' worker thread (a script's
-        PUBLISH), it is handed to the loop thread first."""
-        if threading.get_ident() != self.server.loop_thread:
-            self.server.loop.call_soon_threadsafe(self._send_later, reply)  # type: ignore[union-attr]
-            return
+        a Pub/Sub message."""
         if self.closing or self.transport is None or self.client is None:
             return
         if self._batch is not None:  # this client's own commands are running
@@ -287,6 +298,16 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
+    """One command while a script is busy: -BUSY, unless allowed."""
+    if not _allowed_while_busy(argv):
+        return engine.busy_reply()
+    reply = engine.execute(client, argv)
+    if argv[0].lower() == b"shutdown" and client.close_after_reply:
+        engine.scripts.abandon()  # the server stops: the script with it
+    return reply
+
+
 def _allowed_while_busy(argv: list[bytes]) -> bool:
     name = argv[0].lower()
     if name in (b"script", b"function") and len(argv) == 2:
@@ -294,6 +315,47 @@ def _allowed_while_busy(argv: list[bytes]) -> bool:
     if name == b"shutdown":
         return any(arg.lower() == b"nosave" for arg in argv[1:])
     return False
+
+
+class _Guest:
+    """A connection accepted while a script is busy: served from the script's
+    count hook (-BUSY, SCRIPT KILL ...) until the loop adopts it."""
+
+    def __init__(self, server: Server, sock: socket.socket) -> None:
+        self.server = server
+        self.sock = sock
+        sock.setblocking(False)
+        config = server.config
+        self.parser = RequestParser(max_bulk_len=config["proto-max-bulk-len"],
+                                    max_query_buffer=config["client-query-buffer-limit"])
+        self.client = server.engine.new_client(fd=sock.fileno())
+
+    def read(self) -> bool:
+        try:
+            data = self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        try:
+            self.parser.feed(data)
+            commands = self.parser.next_commands()
+        except ProtocolError:
+            return False
+        replies = [_busy_execute(self.server.engine, self.client, argv) for argv in commands]
+        out = bytearray()
+        encode_all(out, replies, self.client.protocol)
+        try:
+            self.sock.send(out)
+        except OSError:
+            return False
+        return not self.client.close_after_reply
+
+    def close(self) -> None:
+        self.server.engine.client_closed(self.client)
+        self.sock.close()
 
 
 class ListenError(Exception):
@@ -319,18 +381,21 @@ class Server:
         # Something with must_wait() / after_flush(fn) that holds replies
         # back until their writes are durable (the AOF), or None.
         self.write_gate: Any = None
-        # The event loop and its thread (set by start): a reply sent from
-        # another thread (a script's PUBLISH) is handed over to it.
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.loop_thread = threading.get_ident()
+        self.loop: asyncio.AbstractEventLoop | None = None  # set by start
+        # While a script is busy: what the count hook polls (the connections,
+        # the listening sockets, the connections accepted meanwhile).
+        self._busy_selector: selectors.BaseSelector | None = None
+        self._guests: list[_Guest] = []
+        self._listeners: list[socket.socket] = []
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
-        self.loop_thread = threading.get_ident()
         self.stopped = asyncio.Event()
         self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
         self.engine.shutdown_hook = self.request_stop
+        self.engine.scripts.busy_poll = self._busy_poll
+        self.engine.scripts.busy_end = self._busy_end
         # CONFIG SET appendonly starts the AOF on this loop; it gates replies.
         attach(self.engine).bind(loop, self._install_write_gate)
         port = self.config["port"]
@@ -366,6 +431,80 @@ class Server:
             self.unix_path = path
             self._servers.append(srv)
         self._cron_task = loop.create_task(self._cron())
+
+    # -- a busy script ------------------------------------------------------------------
+    def _busy_poll(self, running: ClientState) -> None:
+        """Called from a busy script's count hook: read every client that
+        sent something and answer it (-BUSY, or SCRIPT KILL ...), accept new
+        connections (served the same way, handed to the loop afterwards)."""
+        sel = self._busy_selector
+        if sel is None:
+            sel = self._busy_selector = selectors.DefaultSelector()
+            for conn in self.connections:
+                client = conn.client
+                if client is None or client is running or client.blocked is not None or \
+                        conn.closing or client.fd < 0:
+                    continue
+                try:
+                    sel.register(client.fd, selectors.EVENT_READ, conn)
+                except (ValueError, OSError):
+                    pass
+            for srv in self._servers:
+                for listening in srv.sockets:
+                    try:
+                        dup = socket.socket(fileno=os.dup(listening.fileno()))
+                        dup.setblocking(False)
+                        sel.register(dup, selectors.EVENT_READ, dup)
+                    except OSError:
+                        continue
+                    self._listeners.append(dup)
+        for key, _ in sel.select(0):
+            target = key.data
+            if isinstance(target, Connection):
+                if not target.read_while_busy(key.fd):
+                    sel.unregister(key.fd)
+            elif isinstance(target, _Guest):
+                if not target.read():
+                    sel.unregister(key.fd)
+                    target.close()
+                    self._guests.remove(target)
+            else:
+                try:
+                    sock, _ = target.accept()
+                except OSError:
+                    continue
+                if len(self.engine.clients) >= self.config["maxclients"]:
+                    sock.close()
+                    continue
+                guest = _Guest(self, sock)
+                self._guests.append(guest)
+                sel.register(sock, selectors.EVENT_READ, guest)
+
+    def _busy_end(self) -> None:
+        """The busy script ended: stop polling; the connections accepted
+        meanwhile join the loop."""
+        if self._busy_selector is not None:
+            self._busy_selector.close()
+            self._busy_selector = None
+        for dup in self._listeners:
+            dup.close()
+        self._listeners.clear()
+        guests, self._guests = self._guests, []
+        for guest in guests:
+            if self.loop is not None:
+                self.loop.create_task(self._adopt(guest))
+
+    async def _adopt(self, guest: _Guest) -> None:
+        self.engine.client_closed(guest.client)
+        assert self.loop is not None
+        try:
+            _, conn = await self.loop.connect_accepted_socket(lambda: Connection(self), guest.sock)
+        except OSError:
+            guest.sock.close()
+            return
+        if isinstance(conn, Connection) and conn.client is not None and not conn.closing:
+            conn.parser = guest.parser  # what it sent after its last full command
+            conn._process()
 
     @property
     def port(self) -> int:
