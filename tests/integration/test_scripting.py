@@ -120,7 +120,13 @@ def test_busy_then_script_kill(tidelog_srv):
             busy = exc
             break
     assert busy is not None and "busy running a script" in str(busy)
-    assert admin.script_kill()
+    # A connection opened while the script runs is served too (redis-cli SCRIPT KILL).
+    late = redis.Redis(port=port)
+    with pytest.raises(redis.ResponseError, match="BUSY"):
+        late.set("x", 1)
+    assert late.function_stats()[b"running_script"][b"command"] == [b"EVAL", b"while true do end",
+                                                                    b"0"]
+    assert late.script_kill()
     t.join(30)
     assert not t.is_alive()
     assert len(outcome) == 1 and "Script killed by user with SCRIPT KILL" in str(outcome[0])
@@ -277,3 +283,34 @@ def test_publish_from_a_script_reaches_subscribers(tidelog_srv):
     info = r.info("memory")
     assert info["number_of_cached_scripts"] == 1 and info["number_of_libraries"] == 0
     p.close()
+
+
+def test_function_kill(tidelog_srv):
+    port = tidelog_srv.port
+    admin = redis.Redis(port=port)
+    admin.config_set("busy-reply-threshold", 50)
+    admin.function_load("#!lua name=spin\n"
+                        "redis.register_function('spin', function() while true do end end)")
+    outcome: list[object] = []
+
+    def runaway() -> None:
+        try:
+            outcome.append(redis.Redis(port=port).fcall("spin", 0))
+        except redis.ResponseError as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=runaway)
+    t.start()
+    killed = False
+    for _ in range(1000):
+        try:
+            killed = redis.Redis(port=port).function_kill()
+            break
+        except redis.ResponseError as exc:
+            assert "NOTBUSY" in str(exc)  # not past the threshold yet
+            threading.Event().wait(0.01)
+    assert killed
+    t.join(30)
+    assert "Script killed by user" in str(outcome[0]) and "script: spin, on @user_function:2." \
+        in str(outcome[0])
+    assert admin.ping()

@@ -301,6 +301,8 @@ class Connection(asyncio.Protocol):
 def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
     """One command while a script is busy: -BUSY, unless allowed."""
     if not _allowed_while_busy(argv):
+        if client.multi is not None:
+            client.multi_error = True  # EXEC then aborts, as after any refused command
         return engine.busy_reply()
     reply = engine.execute(client, argv)
     if argv[0].lower() == b"shutdown" and client.close_after_reply:
@@ -309,12 +311,19 @@ def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any
 
 
 def _allowed_while_busy(argv: list[bytes]) -> bool:
+    """Redis's ``allow_busy`` commands (SHUTDOWN with NOSAVE only)."""
     name = argv[0].lower()
+    if name in _ALLOWED_WHILE_BUSY:
+        return True
     if name in (b"script", b"function") and len(argv) == 2:
         return argv[1].lower() in (b"kill", b"stats")
     if name == b"shutdown":
         return any(arg.lower() == b"nosave" for arg in argv[1:])
     return False
+
+
+_ALLOWED_WHILE_BUSY = frozenset({b"auth", b"hello", b"reset", b"quit", b"multi", b"discard",
+                                 b"watch", b"unwatch"})
 
 
 class _Guest:
