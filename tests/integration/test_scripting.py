@@ -132,6 +132,7 @@ def test_busy_then_script_kill(tidelog_srv):
     assert len(outcome) == 1 and "Script killed by user with SCRIPT KILL" in str(outcome[0])
     assert other.ping()
     assert other.eval("return 5", 0) == 5
+    assert late.set("y", 2) and late.get("y") == b"2"  # the loop took the late connection over
 
 
 def start(processes, *extra: str):
