@@ -359,3 +359,15 @@ def test_function_dump_restore_both_ways(d):
     d.check("FUNCTION", "RESTORE", "bad")
     d.check("FUNCTION", "RESTORE", "bad", "bad")
     d.check("FUNCTION", "RESTORE", b"\xf5\x01x\x0a\x00" + b"\x00" * 8)
+
+
+def test_functions_resp3(d):
+    d.resp3()
+    d.check("FUNCTION", "LOAD", "#!lua name=r3\nredis.register_function{function_name='f', "
+            "callback=function() return {map={a=1}} end, flags={'no-writes', 'allow-oom'}, "
+            "description='d'}")
+    d.check("FUNCTION", "LIST")
+    d.check("FUNCTION", "LIST", "WITHCODE")
+    d.check("FUNCTION", "STATS")
+    d.check("FCALL", "f", 0)
+    d.check("FCALL_RO", "f", 0)

@@ -204,3 +204,31 @@ def test_inner_commands_counted():
     assert h.engine.command_calls["incr"] == 2
     assert h.engine.command_calls["eval"] == 1
     assert h.engine.internal_errors == 0
+
+
+def test_function_commands_propagate_and_fcall_propagates_effects():
+    h = Harness()
+    code = ("#!lua name=lib\nredis.register_function('f', function(keys, args) "
+            "redis.call('SET', keys[1], args[1]) return redis.call('INCR', keys[2]) end)")
+    assert h.ok("FUNCTION", "LOAD", code) == b"lib"
+    assert h.take_effects() == [[b"FUNCTION", b"LOAD", code.encode()]]
+    assert h.ok("FCALL", "f", 2, "a", "n", "v") == 1
+    assert h.effects == [[(0, [b"MULTI"]), (0, [b"SET", b"a", b"v"]), (0, [b"INCR", b"n"]),
+                          (0, [b"EXEC"])]]
+    h.effects.clear()
+    h.ok("FUNCTION", "DELETE", "lib")
+    h.ok("FUNCTION", "FLUSH")
+    assert h.take_effects() == [[b"FUNCTION", b"DELETE", b"lib"], [b"FUNCTION", b"FLUSH"]]
+    assert h.err("FCALL", "f", 0) == b"ERR Function not found"
+
+
+def test_function_load_replace_keeps_the_old_library_on_failure():
+    h = Harness()
+    h.ok("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+    assert h.err("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nreturn +").startswith(
+        b"ERR Error compiling function")
+    assert h.ok("FCALL", "f", 0) == 1
+    h.ok("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nredis.register_function('g', function() "
+         "return 2 end)")
+    assert h.err("FCALL", "f", 0) == b"ERR Function not found"
+    assert h.ok("FCALL", "g", 0) == 2
