@@ -232,3 +232,10 @@ def test_function_load_replace_keeps_the_old_library_on_failure():
          "return 2 end)")
     assert h.err("FCALL", "f", 0) == b"ERR Function not found"
     assert h.ok("FCALL", "g", 0) == 2
+
+
+def test_function_load_that_never_ends_times_out():
+    h = Harness()
+    message = h.err("FUNCTION", "LOAD", "#!lua name=spin\nwhile true do end")
+    assert message.startswith(b"ERR Error registering functions: ERR FUNCTION LOAD timeout")
+    assert h.ok("EVAL", "return 1", 0) == 1

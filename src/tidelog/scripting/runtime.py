@@ -135,9 +135,10 @@ end
 -- The count hook: every so many instructions, ask whether to stop.
 local killed = false
 local function hook()
-  if py_check() then
+  local why = py_check()
+  if why then
     killed = true
-    raw_error({err = 'ERR Script killed by user with SCRIPT KILL...'})
+    raw_error({err = why})
   end
 end
 
@@ -277,8 +278,10 @@ local function load_library(body)
   local f, msg = loadstring_(body, '@user_function')
   if not f then return false, msg, true end
   setfenv_(f, fn_env)
-  registered, loading = {}, true
+  registered, loading, killed = {}, true, false
+  sethook(hook, '', HOOK_COUNT)
   local ok, err = raw_xpcall(f, handler)
+  sethook()
   loading = false
   local r = registered
   registered = nil
@@ -328,7 +331,7 @@ class LuaRuntime:
     ``executor(argv, raise_errors) -> (ok, value)``."""
 
     def __init__(self, executor: Callable[[list[bytes], bool], Any],
-                 kill_check: Callable[[], bool] = lambda: False,
+                 kill_check: Callable[[], bytes | None] = lambda: None,
                  logger: Callable[[int, bytes], None] = lambda level, msg: None) -> None:
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
                                     unpack_returned_tuples=True)
@@ -385,7 +388,7 @@ class LuaRuntime:
     def _errmsg(err: Any) -> bytes | None:
         return err.message if isinstance(err, ScriptCallError) else None
 
-    def _check(self) -> bool:
+    def _check(self) -> bytes | None:
         return self.kill_check()
 
     def _log(self, *args: Any) -> None:

@@ -31,6 +31,9 @@ from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
 
 log = logging.getLogger("tidelog")
 
+# How long a library's code may run in FUNCTION LOAD (Redis: 500 ms).
+LOAD_TIMEOUT_S = 0.5
+
 SHEBANG_FLAGS = frozenset({b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
                            b"allow-cross-slot-keys"})
 
@@ -137,6 +140,7 @@ class Scripts:
         self.libraries: dict[bytes, Library] = {}   # FUNCTION LOAD, by library name
         self.functions: dict[bytes, Library] = {}   # function name -> its library
         self._runtime: LuaRuntime | None = None
+        self._load_deadline = 0.0  # while FUNCTION LOAD runs a library's code
         self.current: Job | None = None   # the script running
         self.busy: Job | None = None      # the script running past the threshold
         # Installed by the server: serve the other clients while a script is
@@ -155,10 +159,6 @@ class Scripts:
     def _log(self, level: int, text: bytes) -> None:
         log.log((logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)[max(0, min(level, 3))],
                 "%s", text.decode("utf-8", "replace"))
-
-    def _kill_check(self) -> bool:
-        job = self.current
-        return job is not None and job.kill
 
     # -- the cache ----------------------------------------------------------------------
     def load(self, body: bytes) -> Script:
@@ -182,12 +182,15 @@ class Scripts:
         if old is not None and not replace:
             raise CommandError(errors.FUNCTION_LIBRARY_EXISTS % name)
         body = b"\n" + code.partition(b"\n")[2] if b"\n" in code else b""
+        self._load_deadline = time.monotonic() + LOAD_TIMEOUT_S
         try:
             registered = self.runtime.load_library(body)
         except CompileError as exc:
             raise CommandError(errors.FUNCTION_COMPILE + exc.message) from None
         except LibraryError as exc:
             raise CommandError(errors.FUNCTION_REGISTER + exc.message) from None
+        finally:
+            self._load_deadline = 0.0
         functions: dict[bytes, Script] = {}
         for fname, callback, flags, description in registered:
             if not valid_name(fname):
@@ -276,12 +279,14 @@ class Scripts:
             raise CommandError(reply.message)
         return reply
 
-    def _kill_check(self) -> bool:
-        """The count hook: whether to stop the script; past the threshold,
-        the other clients are served (answered -BUSY) from here."""
+    def _kill_check(self) -> bytes | None:
+        """The count hook: why to stop the script (None: go on); past the
+        threshold, the other clients are served (answered -BUSY) from here."""
         job = self.current
-        if job is None:
-            return False
+        if job is None:  # FUNCTION LOAD running a library's code
+            if self._load_deadline and time.monotonic() > self._load_deadline:
+                return errors.FUNCTION_LOAD_TIMEOUT
+            return None
         if not job.kill and self.busy_poll is not None:
             if self.busy is None and time.monotonic() - job.started >= \
                     self.engine.config["busy-reply-threshold"] / 1000:
@@ -290,8 +295,12 @@ class Scripts:
                             "You can try killing the script using the SCRIPT KILL command.",
                             job.duration_ms())
             if self.busy is not None:
-                self.busy_poll(job.client)
-        return job.kill
+                try:
+                    self.busy_poll(job.client)
+                except Exception:  # a bug: the script goes on; say so
+                    log.exception("serving clients while a script is busy failed")
+                    self.engine.internal_errors += 1
+        return errors.SCRIPT_KILLED if job.kill else None
 
     def kill(self) -> None:
         """SCRIPT KILL / FUNCTION KILL."""
