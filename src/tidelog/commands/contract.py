@@ -148,6 +148,9 @@ class EngineAPI(Protocol):
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
     pubsub: PubSub
+    # Lua scripting: the script cache, the function libraries, the runner
+    # (a tidelog.scripting.scripts.Scripts).
+    scripts: Any
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...

@@ -120,7 +120,7 @@ def _section_memory(ctx: Ctx) -> list[str]:
 def _script_memory(ctx: Ctx) -> list[str]:
     """The scripting lines Redis 7 shows: the scripts' and functions' sizes
     (the bytes of their code) and counts."""
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     eval_bytes = scripts.memory()
     function_bytes = sum(len(lib.code) for lib in scripts.libraries.values())
     return [

@@ -37,7 +37,7 @@ def _numkeys(argv: list[bytes], not_integer: bytes) -> int:
 
 
 def _run(ctx: Ctx, argv: list[bytes], by_sha: bool, read_only: bool) -> Any:
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     numkeys = _numkeys(argv, errors.NOT_INTEGER)
     ctx.no_propagation()  # the script's commands propagate, never EVAL itself
     if by_sha:
@@ -102,7 +102,7 @@ def script(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Loads a server-side Lua script to the script cache.")
 def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT LOAD script"""
-    script = ctx.engine.scripts.load(argv[2])  # type: ignore[attr-defined]
+    script = ctx.engine.scripts.load(argv[2])
     ctx.propagate_argv()
     return script.sha
 
@@ -113,7 +113,7 @@ def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Determines whether server-side Lua scripts exist in the script cache.")
 def script_exists(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT EXISTS sha1 [sha1 ...]"""
-    cache = ctx.engine.scripts.cache  # type: ignore[attr-defined]
+    cache = ctx.engine.scripts.cache
     return [1 if sha.lower() in cache else 0 for sha in argv[2:]]
 
 
@@ -124,7 +124,7 @@ def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT FLUSH [ASYNC | SYNC]"""
     if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
         raise CommandError(errors.SCRIPT_FLUSH_MODE)
-    ctx.engine.scripts.flush()  # type: ignore[attr-defined]
+    ctx.engine.scripts.flush()
     ctx.propagate_argv()
     return OK
 
@@ -133,7 +133,7 @@ def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(1)", summary="Terminates a server-side Lua script during execution.")
 def script_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT KILL"""
-    ctx.engine.scripts.kill()  # type: ignore[attr-defined]
+    ctx.engine.scripts.kill()
     return OK
 
 
@@ -167,7 +167,7 @@ def script_help(ctx: Ctx, argv: list[bytes]) -> Any:
 
 # -- FCALL and FUNCTION ---------------------------------------------------------------
 def _fcall(ctx: Ctx, argv: list[bytes], read_only: bool) -> Any:
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     function = scripts.function(argv[1])
     numkeys = _numkeys(argv, errors.FUNCTION_BAD_NUMKEYS)
     ctx.no_propagation()
@@ -208,7 +208,7 @@ def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
             replace = True
         else:
             raise CommandError(errors.FUNCTION_LOAD_OPTION % option)
-    name = ctx.engine.scripts.load_library(argv[-1], replace)  # type: ignore[attr-defined]
+    name = ctx.engine.scripts.load_library(argv[-1], replace)
     ctx.changed()
     ctx.propagate_argv()
     return name
@@ -218,7 +218,7 @@ def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(1)", summary="Deletes a library and its functions.")
 def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION DELETE library-name"""
-    ctx.engine.scripts.delete_library(argv[2])  # type: ignore[attr-defined]
+    ctx.engine.scripts.delete_library(argv[2])
     ctx.changed()
     ctx.propagate_argv()
     return OK
@@ -231,7 +231,7 @@ def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION FLUSH [ASYNC | SYNC]"""
     if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
         raise CommandError(errors.FUNCTION_FLUSH_MODE)
-    ctx.engine.scripts.flush_functions()  # type: ignore[attr-defined]
+    ctx.engine.scripts.flush_functions()
     ctx.changed()
     ctx.propagate_argv()
     return OK
@@ -241,7 +241,7 @@ def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(1)", summary="Terminates a function during execution.")
 def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION KILL"""
-    ctx.engine.scripts.kill()  # type: ignore[attr-defined]
+    ctx.engine.scripts.kill()
     return OK
 
 
@@ -266,7 +266,7 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
             raise CommandError(errors.FUNCTION_LIST_ARG % argv[i])
         i += 1
     out = []
-    for library in ctx.engine.scripts.libraries.values():  # type: ignore[attr-defined]
+    for library in ctx.engine.scripts.libraries.values():
         if pattern is not None and not glob_match(pattern, library.name):
             continue
         functions = [Map([(b"name", f.sha), (b"description", f.description),
@@ -285,7 +285,7 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Returns information about a function during execution.")
 def function_stats(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION STATS"""
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     running = None
     job = scripts.busy
     if job is not None:

@@ -56,7 +56,7 @@ def libraries_from_payload(payload: bytes) -> list[bytes]:
          summary="Dumps all libraries into a serialized binary payload.")
 def function_dump(ctx: Ctx, argv: list[bytes]) -> Reply:
     """FUNCTION DUMP"""
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     try:
         version = int(ctx.config["rdb-version"])
     except KeyError:
@@ -78,7 +78,7 @@ def function_restore(ctx: Ctx, argv: list[bytes]) -> Reply:
         if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):
             raise CommandError(errors.FUNCTION_RESTORE_POLICY)
     codes = libraries_from_payload(argv[2])
-    scripts = ctx.engine.scripts  # type: ignore[attr-defined]
+    scripts = ctx.engine.scripts
     restore_libraries(scripts, codes, policy)
     ctx.changed()
     ctx.propagate_argv()
