@@ -683,8 +683,6 @@ class Engine:
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
-        if self.scripts.busy is not None:  # a script runs on: the data is its own
-            return
         for db in self.dbs:
             if db.expires and self.active_expire:
                 db.expire_cycle()

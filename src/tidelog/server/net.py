@@ -123,9 +123,6 @@ class Connection(asyncio.Protocol):
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
-        if engine.scripts.busy is not None and client.blocked is None:
-            self._process_busy()
-            return
         runnable = engine.runnable
         execute = engine.execute
         out = bytearray()
@@ -185,8 +182,8 @@ class Connection(asyncio.Protocol):
             self._write(out)
 
     def _process_busy(self) -> None:
-        """A script runs past busy-reply-threshold: every command but SCRIPT
-        KILL, FUNCTION KILL and SHUTDOWN NOSAVE is answered -BUSY."""
+        """A script runs past busy-reply-threshold (this runs inside its count
+        hook): every command but Redis's allow_busy ones is answered -BUSY."""
         client, parser, engine = self.client, self.parser, self.engine
         assert client is not None and parser is not None
         out = bytearray()
