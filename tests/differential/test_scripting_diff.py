@@ -129,6 +129,11 @@ SANDBOX = [
     E("return {type(collectgarbage), type(load), type(_VERSION), type(xpcall), type(select), "
       "type(gcinfo), type(unpack), type(coroutine), type(pcall), type(error), type(next)}"),
     E("return {type(string), type(table), type(math), type(redis)}"),
+    E("local f = loadstring('x = 1') f()"), E("local f = loadstring('return io') return f()"),
+    E("return getmetatable('').__index == string"), E("return ('abc'):upper()"),
+    E("local t = {} for k in pairs(string) do t[#t+1] = k end return #t > 0"),
+    E("local n = 0 for i, v in ipairs(KEYS) do n = n + 1 end return n", 2, "a", "b"),
+    E("return next(redis) ~= nil"), E("return {double='x'}"), E("return redis.sha1hex({})"),
 ]
 
 FLAGS_AND_RO = [

@@ -75,9 +75,11 @@ local setfenv_, loadstring_, raw_xpcall, pairs, ipairs = setfenv, loadstring, xp
 
 local readonly = raw_setmetatable({}, {__mode = 'k'})
 local function readonly_error() raw_error('Attempt to modify a readonly table', 2) end
+local proxied = raw_setmetatable({}, {__mode = 'k'})  -- read-only proxy -> its table
 local function protect(t)
   local proxy = raw_setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
   readonly[proxy] = true
+  proxied[proxy] = t
   return proxy
 end
 
@@ -172,10 +174,37 @@ for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'os',
                            'cjson', 'cmsgpack', 'bit', 'struct'}) do
   if raw_type(env_globals[name]) == 'table' then env_globals[name] = protect(env_globals[name]) end
 end
+-- Strings' methods come from the read-only string table; the strings'
+-- metatable is seen read-only too.
+local string_mt = getmetatable('')
+string_mt.__index = env_globals.string
+string_mt.__metatable = protect(string_mt)
+-- pairs, ipairs and next see through the read-only proxies.
+local raw_next, raw_ipairs = next, ipairs
+env_globals.next = function(t, k) return raw_next(proxied[t] or t, k) end
+env_globals.pairs = function(t)
+  local real = proxied[t]
+  if real then return raw_next, real, nil end
+  return pairs(t)
+end
+env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+-- Code compiled at run time (loadstring, load) runs in the sandbox too.
+local env
+local raw_load = load
+env_globals.loadstring = function(s, name)
+  local f, e = loadstring_(s, name)
+  if f then setfenv_(f, env) end
+  return f, e
+end
+env_globals.load = function(fn, name)
+  local f, e = raw_load(fn, name)
+  if f then setfenv_(f, env) end
+  return f, e
+end
 raw_setmetatable(env_globals, {__index = function(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
 end})
-local env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
+env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
 readonly[env] = true
 env_globals._G = env
 
@@ -303,11 +332,11 @@ local function fields(t)
   local err, ok = t.err, t.ok
   if raw_type(err) == 'string' then return 'err', err end
   if raw_type(ok) == 'string' then return 'ok', ok end
-  if t.double ~= nil then return 'double', t.double end
-  if t.big_number ~= nil then return 'big_number', t.big_number end
-  if t.map ~= nil then return 'map', t.map end
-  if t.set ~= nil then return 'set', t.set end
-  if t.verbatim_string ~= nil then return 'verbatim_string', t.verbatim_string end
+  if raw_type(t.double) == 'number' then return 'double', t.double end
+  if raw_type(t.big_number) == 'string' then return 'big_number', t.big_number end
+  if raw_type(t.map) == 'table' then return 'map', t.map end
+  if raw_type(t.set) == 'table' then return 'set', t.set end
+  if raw_type(t.verbatim_string) == 'table' then return 'verbatim_string', t.verbatim_string end
   return nil
 end
 
@@ -415,10 +444,15 @@ class LuaRuntime:
 
     @staticmethod
     def _sha1(*args: Any) -> bytes:
-        if len(args) != 1 or not isinstance(args[0], (bytes, int, float)):
+        if len(args) != 1:
             raise ScriptCallError(b"ERR wrong number of arguments")
         s = args[0]
-        data = s if isinstance(s, bytes) else _lua_number_arg(s)
+        if isinstance(s, bytes):
+            data = s
+        elif isinstance(s, (int, float)) and not isinstance(s, bool):
+            data = _lua_tostring(s)
+        else:
+            data = b""  # what is no string hashes as the empty one
         return hashlib.sha1(data).hexdigest().encode()
 
     # -- scripts ------------------------------------------------------------------------
