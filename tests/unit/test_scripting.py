@@ -247,3 +247,21 @@ def test_function_load_that_never_ends_times_out():
     message = h.err("FUNCTION", "LOAD", "#!lua name=spin\nwhile true do end")
     assert message.startswith(b"ERR Error registering functions: ERR FUNCTION LOAD timeout")
     assert h.ok("EVAL", "return 1", 0) == 1
+
+
+@pytest.mark.parametrize("body", [b"while true do end",
+                                  b"coroutine.wrap(function() while true do end end)()",
+                                  b"local co = coroutine.create(function() while true do end end) "
+                                  b"coroutine.resume(co) return 1",
+                                  b"while true do pcall(function() while true do end end) end"])
+def test_the_count_hook_stops_every_loop(body):
+    checks = []
+
+    def kill_check():
+        checks.append(1)
+        return b"ERR stop" if len(checks) > 3 else None
+
+    rt = LuaRuntime(lambda argv, raise_errors: (True, b""), kill_check)
+    ok, value = rt.run(rt.compile(body), [], [])
+    assert len(checks) == 4
+    assert not ok and value[0] == b"ERR stop"  # neither pcall nor resume catches it

@@ -83,6 +83,7 @@ local function protect(t)
   return proxy
 end
 
+local killed = false  -- the count hook stopped the script: pcall cannot catch that
 local redis = {}
 redis.call = py_call
 redis.pcall = py_pcall
@@ -135,7 +136,6 @@ rawset = function(t, k, v)
 end
 
 -- The count hook: every so many instructions, ask whether to stop.
-local killed = false
 local function hook()
   local why = py_check()
   if why then
@@ -165,6 +165,32 @@ end
 for _, name in ipairs({'io', 'require', 'loadfile', 'dofile', 'print', 'module', 'package',
                            'debug', 'getfenv', 'setfenv', 'newproxy', 'python', 'os'}) do
   G[name] = nil
+end
+-- Coroutines run under the count hook too (Lua 5.1 keeps a hook function
+-- per thread, so a new coroutine would otherwise run unchecked).
+local raw_create, raw_resume = coroutine.create, coroutine.resume
+local function create_hooked(f)
+  local co = raw_create(f)
+  sethook(co, hook, '', HOOK_COUNT)
+  return co
+end
+coroutine.create = create_hooked
+coroutine.resume = function(co, ...)
+  local r = {n = 0}
+  local function pack(...) r = {n = raw_select('#', ...), ...} end
+  pack(raw_resume(co, ...))
+  if not r[1] and killed then raw_error(r[2], 0) end  -- SCRIPT KILL is not caught
+  return raw_unpack(r, 1, r.n)
+end
+coroutine.wrap = function(f)
+  local co = create_hooked(f)
+  return function(...)
+    local r = {n = 0}
+    local function pack(...) r = {n = raw_select('#', ...), ...} end
+    pack(raw_resume(co, ...))
+    if not r[1] then raw_error(r[2], 0) end
+    return raw_unpack(r, 2, r.n)
+  end
 end
 G.os = {clock = os_clock}
 G.redis = redis
