@@ -265,3 +265,20 @@ def test_the_count_hook_stops_every_loop(body):
     ok, value = rt.run(rt.compile(body), [], [])
     assert len(checks) == 4
     assert not ok and value[0] == b"ERR stop"  # neither pcall nor resume catches it
+
+
+@pytest.mark.parametrize("body", [
+    b"return redis.call.__self__",                       # the Python objects behind redis.*
+    b"return redis.call.__class__.__init__",
+    b"return getmetatable(redis.call).__index(redis.call, '__self__')",
+    b"return loadstring(string.dump(function() return 1 end))()",  # bytecode
+    b"return load(string.dump(function() return 1 end))()",
+])
+def test_sandbox_escapes_are_closed(calls, body):
+    result = run(calls, body)
+    assert isinstance(result, tuple), result  # a script error, nothing reached
+
+
+def test_binary_chunks_do_not_compile(calls):
+    with pytest.raises(Exception, match="binary chunks"):
+        calls.rt.compile(b"\x1bLuaQ")

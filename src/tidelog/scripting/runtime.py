@@ -214,18 +214,32 @@ env_globals.pairs = function(t)
   return pairs(t)
 end
 env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
--- Code compiled at run time (loadstring, load) runs in the sandbox too.
+-- Code compiled at run time (loadstring, load) runs in the sandbox too, and
+-- precompiled (binary) chunks are refused, as Redis refuses them.
 local env
-local raw_load = load
-env_globals.loadstring = function(s, name)
+local raw_getmetatable, raw_concat = getmetatable, table.concat
+local function load_text(s, name)
+  if raw_type(s) == 'string' and s:sub(1, 1) == '\27' then
+    return nil, 'binary chunks are not allowed'
+  end
   local f, e = loadstring_(s, name)
   if f then setfenv_(f, env) end
   return f, e
 end
+env_globals.loadstring = load_text
 env_globals.load = function(fn, name)
-  local f, e = raw_load(fn, name)
-  if f then setfenv_(f, env) end
-  return f, e
+  if raw_type(fn) ~= 'function' then return load_text(fn, name) end
+  local parts = {}
+  while true do
+    local piece = fn()
+    if piece == nil or piece == '' then break end
+    parts[#parts + 1] = piece
+  end
+  return load_text(raw_concat(parts), name or '=(load)')
+end
+env_globals.getmetatable = function(o)
+  if raw_type(o) == 'userdata' then return nil end  -- the redis.* callables: nothing to see
+  return raw_getmetatable(o)
 end
 raw_setmetatable(env_globals, {__index = function(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
@@ -236,6 +250,7 @@ env_globals._G = env
 
 -- compile(body, chunkname) -> function | nil, message
 local function compile(body, name)
+  if body:sub(1, 1) == '\27' then return nil, 'binary chunks are not allowed' end
   local f, msg = loadstring_(body, name)
   if not f then return nil, msg end
   setfenv_(f, env)
@@ -330,6 +345,7 @@ readonly[fn_env] = true
 
 -- load_library(code) -> true, {{name, callback, flags, description}, ...} | false, message
 local function load_library(body)
+  if body:sub(1, 1) == '\27' then return false, 'binary chunks are not allowed', true end
   local f, msg = loadstring_(body, '@user_function')
   if not f then return false, msg, true end
   setfenv_(f, fn_env)
@@ -388,8 +404,10 @@ class LuaRuntime:
     def __init__(self, executor: Callable[[list[bytes], bool], Any],
                  kill_check: Callable[[], bytes | None] = lambda: None,
                  logger: Callable[[int, bytes], None] = lambda level, msg: None) -> None:
+        # No attribute of a Python object is reachable from Lua: the only
+        # Python objects a script sees are the redis.* callables.
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
-                                    unpack_returned_tuples=True)
+                                    unpack_returned_tuples=True, attribute_filter=_no_attributes)
         self.executor = executor
         self.kill_check = kill_check
         self.logger = logger
@@ -649,6 +667,10 @@ class CompileError(Exception):
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
+
+
+def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    raise AttributeError("no attribute access from Lua")
 
 
 def _version_num(version: str) -> int:
