@@ -134,6 +134,10 @@ SANDBOX = [
     E("local t = {} for k in pairs(string) do t[#t+1] = k end return #t > 0"),
     E("local n = 0 for i, v in ipairs(KEYS) do n = n + 1 end return n", 2, "a", "b"),
     E("return next(redis) ~= nil"), E("return {double='x'}"), E("return redis.sha1hex({})"),
+    E("return type(redis.call)"), E("return {type(redis.pcall), type(redis.log), type(redis.sha1hex)}"),
+    E("local t = {} for k in pairs(redis) do t[#t+1] = k end table.sort(t) return t"),
+    E("return redis.acl_check_cmd('get', 'x')"), E("return redis.acl_check_cmd('nosuch')"),
+    E("return redis.acl_check_cmd()"),
 ]
 
 FLAGS_AND_RO = [

@@ -40,6 +40,7 @@ from typing import Any
 import lupa.lua51 as lua51
 
 from .. import REDIS_VERSION, errors
+from ..commands import table
 from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
 
@@ -64,7 +65,7 @@ _INTERNAL = "=tidelog"
 
 _BOOTSTRAP = r"""
 local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
-      version, version_num = ...
+      version, version_num, py_acl_check = ...
 local G = _G
 local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
@@ -98,6 +99,7 @@ redis.status_reply = function(msg)
   return {ok = msg}
 end
 redis.sha1hex = py_sha1
+redis.acl_check_cmd = py_acl_check
 redis.log = py_log
 redis.setresp = py_setresp
 redis.set_repl = py_set_repl
@@ -236,6 +238,19 @@ env_globals.load = function(fn, name)
     parts[#parts + 1] = piece
   end
   return load_text(raw_concat(parts), name or '=(load)')
+end
+local callables = {}
+for _, f in ipairs({py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check}) do
+  callables[f] = true
+end
+env_globals.type = function(o)
+  local t = raw_type(o)
+  if t == 'userdata' and callables[o] then return 'function' end
+  return t
+end
+env_globals.tostring = function(o)
+  if raw_type(o) == 'userdata' and callables[o] then return 'function: builtin' end
+  return raw_tostring(o)
 end
 env_globals.getmetatable = function(o)
   if raw_type(o) == 'userdata' then return nil end  -- the redis.* callables: nothing to see
@@ -422,7 +437,8 @@ class LuaRuntime:
         (self._compile, self._run, self._fields, self._array, self._load_library,
          self._run_function) = boot(
             self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
-            self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION))
+            self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION),
+            self._acl_check)
         self._table_from = self.lua.table_from
         self._lua_type = lua51.lua_type
 
@@ -456,6 +472,16 @@ class LuaRuntime:
             else:
                 return False, errors.SCRIPT_BAD_ARG
         return self.executor(argv, raise_errors)
+
+    @staticmethod
+    def _acl_check(*args: Any) -> bool:
+        """redis.acl_check_cmd: with no ACL users, every known command is allowed."""
+        if not args:
+            raise ScriptCallError(errors.SCRIPT_NO_ARGS)
+        argv = [a if isinstance(a, bytes) else _lua_tostring(a) for a in args]
+        if not isinstance(args[0], bytes) or table.lookup(argv) is None:
+            raise ScriptCallError(b"ERR Invalid command passed to redis.acl_check_cmd()")
+        return True
 
     @staticmethod
     def _errmsg(err: Any) -> bytes | None:
