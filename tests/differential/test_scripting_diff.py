@@ -380,3 +380,15 @@ def test_functions_resp3(d):
     d.check("FUNCTION", "STATS")
     d.check("FCALL", "f", 0)
     d.check("FCALL_RO", "f", 0)
+
+
+def test_command_info_and_getkeys(d):
+    for name in ("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "script|load",
+                 "script|exists", "script|flush", "script|kill", "script|help", "function|load",
+                 "function|delete", "function|list", "function|restore", "function|dump",
+                 "function|stats", "function|flush", "function|kill", "function|help"):
+        d.check("COMMAND", "INFO", name)
+    d.check("COMMAND", "GETKEYS", "EVAL", "return 1", 2, "a", "b", "c")
+    d.check("COMMAND", "GETKEYS", "FCALL", "f", 1, "a", "b")
+    d.check("COMMAND", "GETKEYS", "EVAL", "return 1", 0)
+    d.check("COMMAND", "GETKEYSANDFLAGS", "EVAL_RO", "return 1", 1, "a")

@@ -51,7 +51,7 @@ def _run(ctx: Ctx, argv: list[bytes], by_sha: bool, read_only: bool) -> Any:
     return scripts.run(ctx.client, script, keys, args, read_only, argv)
 
 
-_EVAL_FLAGS = "noscript skip_monitor may_replicate no_mandatory_keys stale"
+_EVAL_FLAGS = "noscript stale skip_monitor no_mandatory_keys movablekeys"
 
 
 @command("eval", arity=-3, flags=_EVAL_FLAGS, group="scripting", since="2.6.0",
@@ -70,12 +70,12 @@ def evalsha(ctx: Ctx, argv: list[bytes]) -> Any:
     return _run(ctx, argv, True, False)
 
 
-_EVAL_RO_FLAGS = "readonly noscript skip_monitor no_mandatory_keys stale"
+_EVAL_RO_FLAGS = "readonly noscript stale skip_monitor no_mandatory_keys movablekeys"
 
 
 @command("eval_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the script that is executed.",
-         summary="Executes a read-only server-side Lua script.")
+         summary="Executes a read-only server-side Lua script.", categories=("-@read",))
 def eval_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, False, True)
@@ -83,7 +83,8 @@ def eval_ro(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("evalsha_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the script that is executed.",
-         summary="Executes a read-only server-side Lua script by SHA1 digest.")
+         summary="Executes a read-only server-side Lua script by SHA1 digest.",
+         categories=("-@read",))
 def evalsha_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, True, True)
@@ -97,7 +98,7 @@ def script(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT <subcommand> [<arg> [value] [opt] ...]"""
 
 
-@command("script|load", arity=3, flags="noscript may_replicate stale", group="scripting",
+@command("script|load", arity=3, flags="noscript stale", group="scripting",
          since="2.6.0", complexity="O(N) with N being the length in bytes of the script body.",
          summary="Loads a server-side Lua script to the script cache.")
 def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
@@ -107,7 +108,7 @@ def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
     return script.sha
 
 
-@command("script|exists", arity=-3, flags="noscript stale", group="scripting", since="2.6.0",
+@command("script|exists", arity=-3, flags="noscript", group="scripting", since="2.6.0",
          complexity="O(N) with N being the number of scripts to check (so checking a single "
          "script is an O(1) operation).",
          summary="Determines whether server-side Lua scripts exist in the script cache.")
@@ -117,7 +118,7 @@ def script_exists(ctx: Ctx, argv: list[bytes]) -> Any:
     return [1 if sha.lower() in cache else 0 for sha in argv[2:]]
 
 
-@command("script|flush", arity=-2, flags="noscript may_replicate", group="scripting",
+@command("script|flush", arity=-2, flags="noscript", group="scripting",
          since="2.6.0", complexity="O(N) with N being the number of scripts in cache",
          summary="Removes all server-side Lua scripts from the script cache.")
 def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
@@ -184,7 +185,7 @@ def fcall(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("fcall_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the function that is executed.",
-         summary="Invokes a read-only function.")
+         summary="Invokes a read-only function.", categories=("-@read",))
 def fcall_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]"""
     return _fcall(ctx, argv, True)
