@@ -282,3 +282,12 @@ def test_sandbox_escapes_are_closed(calls, body):
 def test_binary_chunks_do_not_compile(calls):
     with pytest.raises(Exception, match="binary chunks"):
         calls.rt.compile(b"\x1bLuaQ")
+
+
+def test_clients_blocked_on_a_key_a_script_fills_are_served_after_it():
+    h = Harness()
+    waiting = h.new_client()
+    assert repr(h("BLPOP", "q", 0, client=waiting)) == "BLOCKED"
+    assert h.ok("EVAL", "redis.call('RPUSH', 'q', 'a', 'b') return redis.call('LLEN', 'q')", 0) == 2
+    assert waiting.inbox == [[b"q", b"a"]]
+    assert h("LRANGE", "q", 0, -1) == [b"b"]
