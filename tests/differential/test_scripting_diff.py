@@ -169,7 +169,8 @@ SCRIPT_SUBCOMMANDS = [
     ["SCRIPT", "FLUSH", "ASYNC"],
     ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
     ["EVAL", "return 1", 0], ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
-    ["SCRIPT", "FLUSH", "sync"], ["SCRIPT", "FLUSH"],
+    ["SCRIPT", "FLUSH", "sync"], ["SCRIPT", "FLUSH"], ["SCRIPT", "DEBUG", "bad"],
+    ["SCRIPT", "DEBUG", "no"], ["SCRIPT", "DEBUG"],
     ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
 ]
 
@@ -384,7 +385,8 @@ def test_functions_resp3(d):
 
 def test_command_info_and_getkeys(d):
     for name in ("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "script|load",
-                 "script|exists", "script|flush", "script|kill", "script|help", "function|load",
+                 "script|exists", "script|flush", "script|kill", "script|help", "script|debug",
+                 "function|load",
                  "function|delete", "function|list", "function|restore", "function|dump",
                  "function|stats", "function|flush", "function|kill", "function|help"):
         d.check("COMMAND", "INFO", name)

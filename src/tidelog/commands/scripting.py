@@ -138,6 +138,19 @@ def script_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     return OK
 
 
+@command("script|debug", arity=3, flags="noscript", group="scripting", since="3.2.0",
+         complexity="O(1)",
+         summary="Sets the debug mode of server-side Lua scripts.")
+def script_debug(ctx: Ctx, argv: list[bytes]) -> Any:
+    """SCRIPT DEBUG <YES | SYNC | NO>"""
+    mode = argv[2].lower()
+    if mode == b"no":
+        return OK
+    if mode in (b"yes", b"sync"):
+        raise CommandError(errors.SCRIPT_DEBUG_UNSUPPORTED)
+    raise CommandError(errors.SCRIPT_DEBUG_MODE)
+
+
 _SCRIPT_HELP = [
     "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DEBUG (YES|SYNC|NO)",
