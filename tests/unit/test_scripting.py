@@ -291,3 +291,14 @@ def test_clients_blocked_on_a_key_a_script_fills_are_served_after_it():
     assert h.ok("EVAL", "redis.call('RPUSH', 'q', 'a', 'b') return redis.call('LLEN', 'q')", 0) == 2
     assert waiting.inbox == [[b"q", b"a"]]
     assert h("LRANGE", "q", 0, -1) == [b"b"]
+
+
+def test_extra_libraries_plug_in_read_only(monkeypatch):
+    from tidelog.scripting import runtime
+
+    monkeypatch.setattr(runtime, "LIBRARY_INSTALLERS",
+                        [lambda lua: lua.execute("bit = {band = function(a, b) return 7 end}")])
+    c = Calls()
+    c.rt = LuaRuntime(c)
+    assert run(c, b"return bit.band(1, 2)") == 7
+    assert run(c, b"bit.band = nil")[0] == b"ERR user_script:1: Attempt to modify a readonly table"

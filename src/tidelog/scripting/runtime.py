@@ -32,6 +32,7 @@ Commands run through ``executor(argv, raise_errors)``, given by the owner
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
 import time
 from collections.abc import Callable
@@ -45,12 +46,30 @@ from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
 
 # Extra Lua libraries (cjson, cmsgpack, bit, struct): each an
-# ``install(lua_runtime)`` that sets one global table.  They plug in here;
-# the runtime calls each once, before the sandbox closes, and makes their
+# ``install(lua_runtime)`` that sets one global table.  They plug in here:
+# every function of LIBRARY_INSTALLERS, then the ``install`` of each module
+# ``tidelog.scripting.lualibs.<name>`` found for the names of LIBRARY_NAMES.
+# The runtime calls each once, before the sandbox closes, and makes their
 # tables read-only like the standard ones.
 LIBRARY_INSTALLERS: list[Callable[[Any], None]] = []
 # The global names those libraries set (made read-only when present).
 LIBRARY_NAMES = ("cjson", "cmsgpack", "bit", "struct")
+
+
+def library_installers() -> list[Callable[[Any], None]]:
+    """LIBRARY_INSTALLERS and the ``install`` of every lualibs module there is."""
+    found = list(LIBRARY_INSTALLERS)
+    for name in LIBRARY_NAMES:
+        try:
+            module = importlib.import_module(f"{__package__}.lualibs.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and exc.name.startswith(f"{__package__}.lualibs"):
+                continue  # not there (yet)
+            raise
+        install = getattr(module, "install", None)
+        if install is not None and install not in found:
+            found.append(install)
+    return found
 
 # Redis's numbers for redis.log levels and redis.set_repl flags.
 LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING = 0, 1, 2, 3
@@ -427,7 +446,7 @@ class LuaRuntime:
         self.kill_check = kill_check
         self.logger = logger
         self.resp = 2  # the script's protocol (redis.setresp)
-        for install in LIBRARY_INSTALLERS:
+        for install in library_installers():
             install(self.lua)
         code = _BOOTSTRAP.replace("HOOK_COUNT", str(HOOK_COUNT))
         loader = self.lua.execute("return function(...) "
