@@ -300,6 +300,39 @@ def publish(subscribers: int, pipeline: int, clients: int) -> Workload:
 
 TYPE_COMMANDS = ("HSET", "SADD", "ZADD", "LPUSH", "LPOP")
 
+
+# -- scripting: EVALSHA of a one-command script ------------------------------------------
+INCR_SCRIPT = "return redis.call('INCR', KEYS[1])"
+INCR_SHA = "61636018f4e6b5817b89791bbed242f93fa089e3"  # SHA1 of INCR_SCRIPT
+
+
+def _load_incr(target: Target, wl: Workload) -> None:
+    _delete(target, wl)
+    sha = target.client.call("SCRIPT", "LOAD", INCR_SCRIPT)
+    sha = sha.decode() if isinstance(sha, bytes) else str(sha)
+    if sha != INCR_SHA:
+        raise Skip(f"SCRIPT LOAD answered {sha!r}")
+
+
+def _counter_before(target: Target, wl: Workload) -> int:
+    value = target.client.call("GET", wl.key)
+    return int(value) if value else 0
+
+
+def _counted(target: Target, wl: Workload, requests: int, before: Any) -> list[str]:
+    value = int(target.client.call("GET", wl.key) or 0)
+    return [] if value == before + requests else [f"{wl.key} is {value}, expected {before + requests}"]
+
+
+def evalsha(pipeline: int, clients: int) -> Workload:
+    """EVALSHA of ``return redis.call('INCR', KEYS[1])``: the cost of running a script."""
+    wid = f"evalsha-incr-p{pipeline}-c{clients}"
+    return Workload(
+        id=wid, label="EVALSHA (INCR script)", command=("EVALSHA", INCR_SHA, "1", "{key}"),
+        key=f"bench:{wid}", pipeline=pipeline, clients=clients,
+        reset=_load_incr, before=_counter_before, after=_counted, cleanup=_delete)
+
+
 DEPTHS = (1, 16, 128)
 CONNECTIONS = (1, 8)
 
@@ -311,4 +344,5 @@ WORKLOADS: list[Workload] = (
     + [ping(128, c) for c in CONNECTIONS]
     + [datatype(command, 16, 8) for command in TYPE_COMMANDS]
     + [publish(n, 16, 1) for n in (10, 100)]
+    + [evalsha(1, 8), evalsha(16, 8)]
 )

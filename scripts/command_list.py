@@ -20,7 +20,8 @@ from tidelog.commands.table import COMMANDS
 GROUP_TITLES = [
     ("stream", "Streams"), ("string", "Strings"), ("hash", "Hashes"), ("list", "Lists"),
     ("set", "Sets"), ("sorted_set", "Sorted sets"), ("generic", "Keys"),
-    ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("connection", "Connection"),
+    ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
+    ("connection", "Connection"),
     ("server", "Server"),
 ]
 BEGIN, END = "<!-- commands:begin -->", "<!-- commands:end -->"

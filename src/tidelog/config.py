@@ -433,7 +433,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("latency-tracking", _parse_bool, "yes", show=_show_bool),
     Option("latency-tracking-info-percentiles", _parse_percentiles, "50 99 99.9",
            multi_arg=True, show=lambda v: " ".join(show_percentile(p) for p in v)),
+    # Scripting: past this many milliseconds a running script makes the
+    # server answer -BUSY (SCRIPT KILL can stop it); 0: at once.
+    Option("busy-reply-threshold", _parse_int(0, LONG_MAX), "5000"),
 ]}
+
+# Old names still accepted (CONFIG GET answers with the name asked for).
+ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold"}
 
 
 class Config:
@@ -457,7 +463,7 @@ class Config:
 
     def set(self, name: str, text: str, *, at_startup: bool = False) -> None:
         """Parse and store one value; raises ConfigError (or KeyError if unknown)."""
-        opt = OPTIONS[name.lower()]
+        opt = OPTIONS[ALIASES.get(name.lower(), name.lower())]
         if not at_startup and not opt.mutable:
             raise ConfigError(errors.CONFIG_IMMUTABLE.decode())
         if opt.parse is parse_buffer_limits:  # changes only the classes named
@@ -474,6 +480,8 @@ class Config:
         pattern = pattern.lower()
         if pattern in OPTIONS:
             return [(pattern, self.show(pattern))]
+        if pattern in ALIASES:
+            return [(pattern, self.show(ALIASES[pattern]))]
         return [(n, self.show(n)) for n in OPTIONS if fnmatch.fnmatchcase(n, pattern)]
 
     # -- reading redis.conf ---------------------------------------------------
@@ -499,7 +507,7 @@ class Config:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
             self.renames.append((args[0].lower(), args[1].lower()))
             return
-        opt = OPTIONS.get(name)
+        opt = OPTIONS.get(ALIASES.get(name, name))
         if opt is None:
             raise ConfigError(errors.CONFIG_BAD_DIRECTIVE)
         if not args or (len(args) > 1 and not opt.multi_arg):

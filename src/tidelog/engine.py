@@ -72,6 +72,7 @@ from .errors import CommandError
 from .keyspace import Database
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
+from .scripting.scripts import Scripts
 from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
@@ -396,6 +397,8 @@ class Engine:
         # Weak references: a deleted stream's state just drops out.
         self._idmp_sweep: deque[weakref.ref] = deque()
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        # Lua scripting: the script cache and the runner (EVAL, SCRIPT).
+        self.scripts = Scripts(self)
         # rename-command: lower-case name -> the table's name it stands for
         # (None: a name that no longer exists); empty without renames.
         self.names: dict[bytes, bytes | None] = {}
@@ -927,6 +930,37 @@ class Engine:
             record = self.ops.latency_events[event] = LatencyEvent()
         record.add(int(time.time()), ms)
 
+    def script_command(self, client: ClientState, argv: list[bytes],
+                       read_only: bool) -> tuple[Reply, bool]:
+        """A command a script runs (redis.call): the normal path, with the
+        refusals Redis makes inside scripts.  Returns the reply (an
+        ErrorReply for errors) and whether the command was a write."""
+        spec = table.lookup(argv)
+        if spec is None or (spec.subcommands and spec.handler is None):
+            return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
+        argc = len(argv)
+        if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
+            return self._error(errors.SCRIPT_WRONG_ARITY), False
+        if "noscript" in spec.flags:
+            return self._error(errors.SCRIPT_NOT_ALLOWED), False
+        if read_only and spec.is_write:
+            return self._error(errors.SCRIPT_READ_ONLY), False
+        if spec.name in ("xread", "xreadgroup"):
+            for arg in argv[1:]:
+                word = arg.lower()
+                if word == b"streams":
+                    break
+                if word == b"block":
+                    return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
+        if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
+            refusal = self.ops.write_guard(client)
+            if refusal is not None:
+                return self._error(refusal), False
+        entry = self._entry(spec)
+        if self.ops.monitors:
+            self.feed_monitors(client, client.db, argv, from_script=True)
+        return self._call(client, entry, argv, may_block=False), entry.is_write
+
     # -- statistics -----------------------------------------------------------------
     @property
     def command_calls(self) -> dict[str, int]:
@@ -1005,6 +1039,10 @@ class Engine:
         elif len(counts) < ERRORSTATS_MAX:
             counts[code] = 1
         return ErrorReply(message)
+
+    def busy_reply(self) -> ErrorReply:
+        """What a command gets while a script runs past busy-reply-threshold."""
+        return self._error(errors.BUSY)
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1

@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     monitoring,
     pel,
     pubsub,
+    scripting,
     server,
     sets,
     sort,

@@ -90,6 +90,8 @@ _SORT_STORE = _ks("OW update", None, notes="For the optional STORE keyword. It i
 
 
 _ND = "nondeterministic_output"
+_SCRIPT_RW = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+_SCRIPT_RO = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
 _ALL_SHARDS = "request_policy:all_shards"
 
 # name -> (tips, key specs or None to derive them).  Facts read from redis-server 7.0.15.
@@ -202,6 +204,23 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
        for name in ("lmove", "rpoplpush", "blmove", "brpoplpush")},
     **{name: ((), [_ks("RW access delete", 1, -2)]) for name in ("blpop", "brpop")},
     "lmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
+    "eval": ((), [_ks("RW access update", 2, keynum=(0, 1, 1), notes=_SCRIPT_RW)]),
+    "evalsha": ((), [_ks("RW access update", 2, keynum=(0, 1, 1))]),
+    "eval_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1), notes=_SCRIPT_RO)]),
+    "evalsha_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1))]),
+    "fcall": ((), [_ks("RW access update", 2, keynum=(0, 1, 1), notes=_SCRIPT_RW)]),
+    "fcall_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1), notes=_SCRIPT_RO)]),
+    "script|flush": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
+    "script|load": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
+    "script|exists": ((_ALL_SHARDS, "response_policy:agg_logical_and"), None),
+    "script|kill": ((_ALL_SHARDS, "response_policy:one_succeeded"), None),
+    "function|delete": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "function|restore": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "function|load": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "function|flush": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
+    "function|list": (("nondeterministic_output_order",), None),
+    "function|stats": ((_ND, _ALL_SHARDS, "response_policy:special"), None),
+    "function|kill": ((_ALL_SHARDS, "response_policy:one_succeeded"), None),
     "blmpop": ((), [_ks("RW access delete", 2, keynum=(0, 1, 1))]),
 }
 
@@ -466,7 +485,7 @@ def _getkeys(target: list[bytes]) -> list[tuple[bytes, KeySpec]]:
     if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
         raise CommandError(GETKEYS_BAD_ARITY)
     keys = [(target[i], ks) for i, ks in command_key_positions(spec, target)]
-    if not keys:
+    if not keys and "no_mandatory_keys" not in spec.flags:  # EVAL script 0: none, no error
         raise CommandError(GETKEYS_INVALID_ARGUMENTS)
     return keys
 

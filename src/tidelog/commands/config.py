@@ -11,7 +11,7 @@ import os
 import shlex
 
 from .. import errors
-from ..config import OPTIONS, ConfigError
+from ..config import ALIASES, OPTIONS, ConfigError
 from ..errors import (
     NO_CONFIG_FILE,
     SYNTAX,
@@ -79,6 +79,7 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
     for pattern in patterns:
         if not any(c in pattern for c in b"*?["):
             name = pattern.decode("latin-1").lower()
+            name = ALIASES.get(name, name)
             if name in OPTIONS and name not in found:
                 found[name] = pattern
             continue
@@ -114,6 +115,7 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
     names: list[str] = []
     for given, _ in pairs:  # names first: unknown, immutable, duplicate
         name = given.decode("latin-1").lower()
+        name = ALIASES.get(name, name)
         option = OPTIONS.get(name)
         if option is None:
             raise unknown_config(given)

@@ -111,10 +111,28 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"used_memory_peak_human:{bytes_to_human(peak)}",
         f"total_system_memory:{total}",
         f"total_system_memory_human:{bytes_to_human(total)}",
+        *_script_memory(ctx),
         "maxmemory:0",
         "maxmemory_human:0B",
         "maxmemory_policy:noeviction",
         "mem_allocator:pymalloc",
+    ]
+
+
+def _script_memory(ctx: Ctx) -> list[str]:
+    """The scripting lines Redis 7 shows: the scripts' and functions' sizes
+    (the bytes of their code) and counts."""
+    scripts = ctx.engine.scripts
+    eval_bytes = scripts.memory()
+    function_bytes = sum(len(lib.code) for lib in scripts.libraries.values())
+    return [
+        f"used_memory_scripts_eval:{eval_bytes}",
+        f"number_of_cached_scripts:{len(scripts.cache)}",
+        f"number_of_functions:{len(scripts.functions)}",
+        f"number_of_libraries:{len(scripts.libraries)}",
+        f"used_memory_functions:{function_bytes}",
+        f"used_memory_scripts:{eval_bytes + function_bytes}",
+        f"used_memory_scripts_human:{bytes_to_human(eval_bytes + function_bytes)}",
     ]
 
 

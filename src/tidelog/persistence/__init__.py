@@ -21,4 +21,4 @@ Start-up loads one source, as Redis does: the AOF when ``appendonly`` is yes,
 otherwise ``<dir>/<dbfilename>`` (``snapshot.load_at_startup``).
 """
 
-from . import commands, dump  # noqa: F401  (registers the persistence commands)
+from . import commands, dump, functions  # noqa: F401  (registers the persistence commands)

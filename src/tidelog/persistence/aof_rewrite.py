@@ -135,7 +135,9 @@ VALUE_COMMANDS[ZSet] = zset_commands
 
 
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:
-    """The whole dataset as commands, database by database."""
+    """The whole dataset as commands: the function libraries, then database by database."""
+    for library in engine.scripts.libraries.values():
+        yield [b"FUNCTION", b"LOAD", library.code]
     defaults = (engine.config["stream-idmp-duration"], engine.config["stream-idmp-maxsize"])
     now = engine.clock.now_ms()
     for db in engine.dbs:

@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import REDIS_VERSION
+from ..errors import CommandError
 from ..ids import MIN_ID, StreamID
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.hash import Hash
@@ -286,8 +287,10 @@ def value_from_payload(payload: bytes, *, verify_checksum: bool = True) -> Any:
 
 def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = True,
           checksum: bool = True, aof_base: bool = False, now_ms: int | None = None,
-          stats: SaveStats | None = None, aux: dict[bytes, bytes] | None = None) -> bytes:
-    """The whole snapshot of ``dbs`` (a list of :class:`~tidelog.keyspace.Database`).
+          stats: SaveStats | None = None, aux: dict[bytes, bytes] | None = None,
+          functions: list[bytes] | None = None) -> bytes:
+    """The whole snapshot of ``dbs`` (a list of :class:`~tidelog.keyspace.Database`),
+    with the code of each library in ``functions`` (Redis's function opcode).
     ``aux``: more AUX fields (a replica's ``repl-id`` and ``repl-offset``).
 
     Cost: O(total bytes); stream nodes are copied as blobs, never decoded.
@@ -303,6 +306,8 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
                        (b"ctime", b"%d" % (now_ms // 1000)), (b"used-mem", b"%d" % used),
                        (b"aof-base", b"1" if aof_base else b"0"), *(aux or {}).items()):
         out.append(b"\xfa" + string_bytes(key, False) + string_bytes(value, False))
+    for code in functions or ():
+        out.append(bytes((OP_FUNCTION2,)) + string_bytes(code, compress))
     for db in dbs:
         data = db.data
         if not data:
@@ -352,7 +357,8 @@ def write_file(engine: Engine, path: str | None = None, *, aof_base: bool = Fals
                  compress=_option(config, "rdbcompression", True),
                  checksum=_option(config, "rdbchecksum", True), aof_base=aof_base,
                  now_ms=engine.clock.now_ms(), stats=stats,
-                 aux=engine.replication.snapshot_aux())
+                 aux=engine.replication.snapshot_aux(),
+                 functions=[lib.code for lib in engine.scripts.libraries.values()])
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f"temp-{os.getpid()}.rdb")
     try:
@@ -400,6 +406,7 @@ class Snapshot:
     dbs: dict[int, list[tuple[bytes, Any, int | None]]] = field(default_factory=dict)
     keys: int = 0
     expired_skipped: int = 0
+    functions: list[bytes] = field(default_factory=list)  # the libraries' code
     end: int = 0  # offset just past the checksum: an AOF's commands follow an RDB preamble
 
 
@@ -555,9 +562,12 @@ def _loads(data: bytes, now_ms: int | None, databases: int, verify_checksum: boo
             continue
         if op == OP_EOF:
             break
-        if op in (OP_MODULE_AUX, OP_FUNCTION2, OP_FUNCTION_PRE_GA):
-            raise RdbError(f"unsupported RDB opcode 0x{op:02x} (modules and functions are "
-                           "not supported)", at)
+        if op == OP_FUNCTION2:
+            snap.functions.append(r.string())
+            continue
+        if op in (OP_MODULE_AUX, OP_FUNCTION_PRE_GA):
+            raise RdbError(f"unsupported RDB opcode 0x{op:02x} (modules and pre-GA functions "
+                           "are not supported)", at)
         key_at = r.pos
         key = r.string()
         if op == TYPE_STRING:
@@ -603,7 +613,17 @@ class LoadInfo:
 
 
 def install(engine: Engine, snap: Snapshot) -> None:
-    """Replace every database's contents with a parsed snapshot."""
+    """Replace every database's contents (and the function libraries) with a
+    parsed snapshot."""
+    scripts = engine.scripts
+    saved = dict(scripts.libraries), dict(scripts.functions)
+    scripts.flush_functions()
+    for code in snap.functions:
+        try:
+            scripts.load_library(code, True)
+        except CommandError as exc:
+            scripts.libraries, scripts.functions = saved
+            raise RdbError(f"a function library does not load: {exc.message!r}", 0) from None
     for db in engine.dbs:
         db.flush()
     for index, items in snap.dbs.items():

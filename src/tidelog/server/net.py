@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import socket
 from typing import Any
 
@@ -74,6 +75,7 @@ class Connection(asyncio.Protocol):
         self.client: ClientState | None = None
         self.parser: RequestParser | None = None
         self.closing = False
+        self.tls = False  # on the TLS port
         # Commands parsed but not run yet, because one before them blocked.
         self.pending: list[list[bytes]] = []
         # While _process runs: the replies gathered so far, where a reply
@@ -90,6 +92,7 @@ class Connection(asyncio.Protocol):
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.tls = transport.get_extra_info("ssl_object") is not None
         config = self.engine.config
         if len(self.engine.clients) >= config["maxclients"]:
             self.engine.stats["rejected_connections"] += 1
@@ -253,6 +256,50 @@ class Connection(asyncio.Protocol):
         client.mute -= dropped
         return replies[dropped:]
 
+    def _process_busy(self) -> None:
+        """A script runs past busy-reply-threshold (this runs inside its count
+        hook): every command but Redis's allow_busy ones is answered -BUSY."""
+        client, parser, engine = self.client, self.parser, self.engine
+        assert client is not None and parser is not None
+        out = bytearray()
+        replies: list[Any] = []
+        commands, self.pending = self.pending, []
+        while True:
+            if not commands:
+                try:
+                    commands = parser.next_commands()
+                except ProtocolError as exc:
+                    encode_all(out, replies, client.protocol)
+                    self._protocol_error(out, exc)
+                    return
+                if not commands:
+                    break
+            for argv in commands:
+                replies.append(_busy_execute(engine, client, argv))
+            commands = []
+        encode_all(out, replies, client.protocol)
+        if out:
+            self._write_now(out, client.close_after_reply)
+
+    def read_while_busy(self, fd: int) -> bool:
+        """A script is busy: read what this client sent and answer it (from
+        the script's count hook).  False when the connection is done."""
+        try:
+            data = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False  # end of file: the loop sees it once the script ends
+        try:
+            self.parser.feed(data)  # type: ignore[union-attr]
+        except ProtocolError as exc:
+            self._protocol_error(bytearray(), exc)
+            return False
+        self._process_busy()
+        return not self.closing
+
     def _run_end(self, commands: list[list[bytes]], first: int) -> int:
         """Where the run that ``commands[first]`` starts ends: the index after
         the last of the commands right after it with the same run key (at
@@ -415,6 +462,75 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
+    """One command while a script is busy: -BUSY, unless allowed."""
+    if not _allowed_while_busy(argv):
+        if client.multi is not None:
+            client.multi_error = True  # EXEC then aborts, as after any refused command
+        return engine.busy_reply()
+    reply = engine.execute(client, argv)
+    if argv[0].lower() == b"shutdown" and client.close_after_reply:
+        engine.scripts.abandon()  # the server stops: the script with it
+    return reply
+
+
+def _allowed_while_busy(argv: list[bytes]) -> bool:
+    """Redis's ``allow_busy`` commands (SHUTDOWN with NOSAVE only)."""
+    name = argv[0].lower()
+    if name in _ALLOWED_WHILE_BUSY:
+        return True
+    if name in (b"script", b"function") and len(argv) == 2:
+        return argv[1].lower() in (b"kill", b"stats")
+    if name == b"shutdown":
+        return any(arg.lower() == b"nosave" for arg in argv[1:])
+    return False
+
+
+_ALLOWED_WHILE_BUSY = frozenset({b"auth", b"hello", b"reset", b"quit", b"multi", b"discard",
+                                 b"watch", b"unwatch"})
+
+
+class _Guest:
+    """A connection accepted while a script is busy: served from the script's
+    count hook (-BUSY, SCRIPT KILL ...) until the loop adopts it."""
+
+    def __init__(self, server: Server, sock: socket.socket) -> None:
+        self.server = server
+        self.sock = sock
+        sock.setblocking(False)
+        config = server.config
+        self.parser = RequestParser(max_bulk_len=config["proto-max-bulk-len"],
+                                    max_query_buffer=config["client-query-buffer-limit"])
+        self.client = server.engine.new_client(fd=sock.fileno())
+
+    def read(self) -> bool:
+        try:
+            data = self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        try:
+            self.parser.feed(data)
+            commands = self.parser.next_commands()
+        except ProtocolError:
+            return False
+        replies = [_busy_execute(self.server.engine, self.client, argv) for argv in commands]
+        out = bytearray()
+        encode_all(out, replies, self.client.protocol)
+        try:
+            self.sock.send(out)
+        except OSError:
+            return False
+        return not self.client.close_after_reply
+
+    def close(self) -> None:
+        self.server.engine.client_closed(self.client)
+        self.sock.close()
+
+
 class ListenError(Exception):
     """An address could not be listened on; the text says which, and why."""
 
@@ -440,12 +556,22 @@ class Server:
         self.write_gate: Any = None
         # The last Pub/Sub message encoded: (push, protocol, bytes).
         self.last_push: tuple[Any, int, bytes] = (None, 0, b"")
+        self.loop: asyncio.AbstractEventLoop | None = None  # set by start
+        # While a script is busy: what the count hook polls (the connections,
+        # the listening sockets, the connections accepted meanwhile).
+        self._busy_selector: selectors.BaseSelector | None = None
+        self._guests: list[_Guest] = []
+        self._listeners: list[socket.socket] = []
+        self._tls_servers: list[asyncio.AbstractServer] = []
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self.loop = loop
         self.stopped = asyncio.Event()
         self.engine.schedule = lambda delay, fn: loop.call_later(delay, fn)
         self.engine.shutdown_hook = self.request_stop
+        self.engine.scripts.busy_poll = self._busy_poll
+        self.engine.scripts.busy_end = self._busy_end
         # CONFIG SET appendonly starts the AOF on this loop; it gates replies.
         attach(self.engine).bind(loop, self._install_write_gate)
         port = self.config["port"]
@@ -483,6 +609,7 @@ class Server:
                     raise ListenError(f"Could not listen on {host}:{tls_port} (tls): {reason}"
                                       ) from None
                 self._servers.append(srv)
+                self._tls_servers.append(srv)
         path = self.config["unixsocket"]
         if path:
             if os.path.exists(path):
@@ -498,6 +625,82 @@ class Server:
             self.unix_path = path
             self._servers.append(srv)
         self._cron_task = loop.create_task(self._cron())
+
+    # -- a busy script ------------------------------------------------------------------
+    def _busy_poll(self, running: ClientState) -> None:
+        """Called from a busy script's count hook: read every client that
+        sent something and answer it (-BUSY, or SCRIPT KILL ...), accept new
+        connections (served the same way, handed to the loop afterwards)."""
+        sel = self._busy_selector
+        if sel is None:
+            sel = self._busy_selector = selectors.DefaultSelector()
+            for conn in self.connections:
+                client = conn.client
+                if client is None or client is running or client.blocked is not None or \
+                        conn.closing or client.fd < 0 or conn.tls:
+                    continue  # (a TLS client's bytes need the loop's TLS layer: it waits)
+                try:
+                    sel.register(client.fd, selectors.EVENT_READ, conn)
+                except (ValueError, OSError):
+                    pass
+            for srv in self._servers:
+                if srv in self._tls_servers:
+                    continue  # new TLS connections wait for the loop
+                for listening in srv.sockets:
+                    try:
+                        dup = socket.socket(fileno=os.dup(listening.fileno()))
+                        dup.setblocking(False)
+                        sel.register(dup, selectors.EVENT_READ, dup)
+                    except OSError:
+                        continue
+                    self._listeners.append(dup)
+        for key, _ in sel.select(0):
+            target = key.data
+            if isinstance(target, Connection):
+                if not target.read_while_busy(key.fd):
+                    sel.unregister(key.fd)
+            elif isinstance(target, _Guest):
+                if not target.read():
+                    sel.unregister(key.fd)
+                    target.close()
+                    self._guests.remove(target)
+            else:
+                try:
+                    sock, _ = target.accept()
+                except OSError:
+                    continue
+                if len(self.engine.clients) >= self.config["maxclients"]:
+                    sock.close()
+                    continue
+                guest = _Guest(self, sock)
+                self._guests.append(guest)
+                sel.register(sock, selectors.EVENT_READ, guest)
+
+    def _busy_end(self) -> None:
+        """The busy script ended: stop polling; the connections accepted
+        meanwhile join the loop."""
+        if self._busy_selector is not None:
+            self._busy_selector.close()
+            self._busy_selector = None
+        for dup in self._listeners:
+            dup.close()
+        self._listeners.clear()
+        guests, self._guests = self._guests, []
+        for guest in guests:
+            if self.loop is not None:
+                self.loop.create_task(self._adopt(guest))
+
+    async def _adopt(self, guest: _Guest) -> None:
+        self.engine.client_closed(guest.client)
+        assert self.loop is not None
+        try:
+            _, conn = await self.loop.connect_accepted_socket(lambda: Connection(self), guest.sock)
+        except OSError:
+            guest.sock.close()
+            return
+        if isinstance(conn, Connection) and conn.client is not None and not conn.closing:
+            conn.parser = guest.parser  # what it sent after its last full command
+            conn._process()
 
     @property
     def port(self) -> int:

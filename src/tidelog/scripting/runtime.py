@@ -1,0 +1,738 @@
+"""One Lua 5.1 interpreter (lupa) with Redis's sandbox and type conversions.
+
+:class:`LuaRuntime` holds the interpreter.  What a script sees is Redis's:
+
+* the libraries Redis loads (base, table, string, math, and the extra ones
+  of :data:`LIBRARY_INSTALLERS`), without ``io``, ``require``, ``loadfile``,
+  ``dofile``, ``print``, ``module``, ``package``, ``debug``, ``getfenv``,
+  ``setfenv``, ``newproxy``; ``os`` holds only ``os.clock`` (Redis 8);
+* a read-only global table: assigning a global fails with ``Attempt to
+  modify a readonly table``, reading a missing one with ``Script attempted
+  to access nonexistent global variable 'x'``; the library tables are
+  read-only too;
+* the ``redis`` table (``call``, ``pcall``, ``error_reply`` ...), ``KEYS``
+  and ``ARGV``.
+
+Conversions (Redis's rules, both ways):
+
+* a command's reply to Lua (:meth:`LuaRuntime.to_lua`), depending on the
+  script's ``redis.setresp``: RESP2 integers, bulk strings, arrays, nil as
+  ``false``, status as ``{ok=...}``, errors as ``{err=...}``; RESP3 adds
+  ``nil``, booleans, ``{map=...}``, ``{set=...}``, ``{double=...}``,
+  ``{verbatim_string=...}``;
+* a script's value to a reply (:meth:`LuaRuntime.to_reply`): numbers
+  truncated to integers, arrays stopping at the first nil, ``{ok=...}``,
+  ``{err=...}``, booleans (``1`` / null while the script speaks RESP2, true
+  booleans after ``setresp(3)``), and the RESP3 tables.
+
+Commands run through ``executor(argv, raise_errors)``, given by the owner
+(the scripts manager): the runtime only knows Lua.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import lupa.lua51 as lua51
+
+from .. import REDIS_VERSION, errors
+from ..commands import table
+from ..resp.doubles import format_double
+from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
+from . import lualibs
+
+# The libraries Redis compiles into its Lua (cjson, cmsgpack, bit, struct:
+# :mod:`.lualibs`), each an ``install(lua_runtime)`` that sets one global
+# table.  The runtime calls each once, before the sandbox closes, and makes
+# the tables of LIBRARY_NAMES read-only like the standard ones.
+LIBRARY_INSTALLERS: list[Callable[[Any], None]] = list(lualibs.INSTALLERS)
+LIBRARY_NAMES = ("cjson", "cmsgpack", "bit", "struct")
+
+
+# Redis's numbers for redis.log levels and redis.set_repl flags.
+LOG_DEBUG, LOG_VERBOSE, LOG_NOTICE, LOG_WARNING = 0, 1, 2, 3
+REPL_NONE, REPL_AOF, REPL_REPLICA, REPL_ALL = 0, 1, 2, 3
+
+# How many Lua instructions run between two checks of the kill flag.
+HOOK_COUNT = 100_000
+
+# The chunk name of our own Lua code: frames from it are skipped when an
+# error's position is looked up.
+_INTERNAL = "=tidelog"
+
+_BOOTSTRAP = r"""
+local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
+      version, version_num, py_acl_check = ...
+local G = _G
+local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
+local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
+local getinfo, sethook = debug.getinfo, debug.sethook
+local os_clock = os.clock
+local setfenv_, loadstring_, raw_xpcall, pairs, ipairs = setfenv, loadstring, xpcall, pairs, ipairs
+
+
+local readonly = raw_setmetatable({}, {__mode = 'k'})
+local function readonly_error() raw_error('Attempt to modify a readonly table', 2) end
+local proxied = raw_setmetatable({}, {__mode = 'k'})  -- read-only proxy -> its table
+local function protect(t)
+  local proxy = raw_setmetatable({}, {__index = t, __newindex = readonly_error, __metatable = false})
+  readonly[proxy] = true
+  proxied[proxy] = t
+  return proxy
+end
+
+local killed = false  -- the count hook stopped the script: pcall cannot catch that
+local redis = {}
+redis.call = py_call
+redis.pcall = py_pcall
+redis.error_reply = function(msg)
+  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+  if msg:sub(1, 1) == '-' then msg = msg:sub(2) end
+  if msg == '' then msg = 'ERR ' end
+  return {err = msg}
+end
+redis.status_reply = function(msg)
+  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+  return {ok = msg}
+end
+redis.sha1hex = py_sha1
+redis.acl_check_cmd = py_acl_check
+redis.log = py_log
+redis.setresp = py_setresp
+redis.set_repl = py_set_repl
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = version, version_num
+redis.replicate_commands = function() return true end
+redis.breakpoint = function() return false end
+redis.debug = function() end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+
+pcall = function(f, ...)
+  local r = {n = 0}
+  local function pack(...) r = {n = raw_select('#', ...), ...} end
+  pack(raw_pcall(f, ...))
+  if not r[1] then
+    if killed then raw_error(r[2], 0) end
+    if raw_type(r[2]) == 'userdata' then
+      local m = py_errmsg(r[2])
+      if m then r[2] = m end
+    end
+  end
+  return raw_unpack(r, 1, r.n)
+end
+xpcall = function(f, h)
+  return raw_xpcall(f, function(e)
+    if raw_type(e) == 'userdata' then
+      local m = py_errmsg(e)
+      if m then e = {err = m} end
+    end
+    return h(e)
+  end)
+end
+rawset = function(t, k, v)
+  if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
+  return raw_rawset(t, k, v)
+end
+
+-- The count hook: every so many instructions, ask whether to stop.
+local function hook()
+  local why = py_check()
+  if why then
+    killed = true
+    raw_error({err = why})
+  end
+end
+
+-- Where an error happened: the first frame of the script's own code.
+local function handler(err)
+  local level, info = 2, nil
+  while true do
+    info = getinfo(level, 'Sl')
+    if not info or (info.what ~= 'C' and info.source ~= '=tidelog') then break end
+    level = level + 1
+  end
+  if raw_type(err) == 'userdata' then
+    local m = py_errmsg(err)
+    if m then err = {err = m} end
+  end
+  if raw_type(err) ~= 'table' then err = {err = 'ERR ' .. raw_tostring(err)} end
+  if info then err.source = info.source; err.line = info.currentline end
+  return err
+end
+
+-- The sandbox: what Redis removes, gone; what stays, read-only.
+for _, name in ipairs({'io', 'require', 'loadfile', 'dofile', 'print', 'module', 'package',
+                           'debug', 'getfenv', 'setfenv', 'newproxy', 'python', 'os'}) do
+  G[name] = nil
+end
+-- Coroutines run under the count hook too (Lua 5.1 keeps a hook function
+-- per thread, so a new coroutine would otherwise run unchecked).
+local raw_create, raw_resume = coroutine.create, coroutine.resume
+local function create_hooked(f)
+  local co = raw_create(f)
+  sethook(co, hook, '', HOOK_COUNT)
+  return co
+end
+coroutine.create = create_hooked
+coroutine.resume = function(co, ...)
+  local r = {n = 0}
+  local function pack(...) r = {n = raw_select('#', ...), ...} end
+  pack(raw_resume(co, ...))
+  if not r[1] and killed then raw_error(r[2], 0) end  -- SCRIPT KILL is not caught
+  return raw_unpack(r, 1, r.n)
+end
+coroutine.wrap = function(f)
+  local co = create_hooked(f)
+  return function(...)
+    local r = {n = 0}
+    local function pack(...) r = {n = raw_select('#', ...), ...} end
+    pack(raw_resume(co, ...))
+    if not r[1] then raw_error(r[2], 0) end
+    return raw_unpack(r, 2, r.n)
+  end
+end
+G.os = {clock = os_clock}
+G.redis = redis
+local env_globals = {}
+for k, v in pairs(G) do env_globals[k] = v end
+for _, name in ipairs({'string', 'table', 'math', 'coroutine', 'redis', 'os',
+                           'cjson', 'cmsgpack', 'bit', 'struct'}) do
+  if raw_type(env_globals[name]) == 'table' then env_globals[name] = protect(env_globals[name]) end
+end
+-- Strings' methods come from the read-only string table; the strings'
+-- metatable is seen read-only too.
+local string_mt = getmetatable('')
+string_mt.__index = env_globals.string
+string_mt.__metatable = protect(string_mt)
+-- pairs, ipairs and next see through the read-only proxies.
+local raw_next, raw_ipairs = next, ipairs
+env_globals.next = function(t, k) return raw_next(proxied[t] or t, k) end
+env_globals.pairs = function(t)
+  local real = proxied[t]
+  if real then return raw_next, real, nil end
+  return pairs(t)
+end
+env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+-- Code compiled at run time (loadstring, load) runs in the sandbox too, and
+-- precompiled (binary) chunks are refused, as Redis refuses them.
+local env
+local raw_getmetatable, raw_concat = getmetatable, table.concat
+local function load_text(s, name)
+  if raw_type(s) == 'string' and s:sub(1, 1) == '\27' then
+    return nil, 'binary chunks are not allowed'
+  end
+  local f, e = loadstring_(s, name)
+  if f then setfenv_(f, env) end
+  return f, e
+end
+env_globals.loadstring = load_text
+env_globals.load = function(fn, name)
+  if raw_type(fn) ~= 'function' then return load_text(fn, name) end
+  local parts = {}
+  while true do
+    local piece = fn()
+    if piece == nil or piece == '' then break end
+    parts[#parts + 1] = piece
+  end
+  return load_text(raw_concat(parts), name or '=(load)')
+end
+local callables = {}
+for _, f in ipairs({py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check}) do
+  callables[f] = true
+end
+env_globals.type = function(o)
+  local t = raw_type(o)
+  if t == 'userdata' and callables[o] then return 'function' end
+  return t
+end
+env_globals.tostring = function(o)
+  if raw_type(o) == 'userdata' and callables[o] then return 'function: builtin' end
+  return raw_tostring(o)
+end
+env_globals.getmetatable = function(o)
+  if raw_type(o) == 'userdata' then return nil end  -- the redis.* callables: nothing to see
+  return raw_getmetatable(o)
+end
+raw_setmetatable(env_globals, {__index = function(_, k)
+  raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+end})
+env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
+readonly[env] = true
+env_globals._G = env
+
+-- compile(body, chunkname) -> function | nil, message
+local function compile(body, name)
+  if body:sub(1, 1) == '\27' then return nil, 'binary chunks are not allowed' end
+  local f, msg = loadstring_(body, name)
+  if not f then return nil, msg end
+  setfenv_(f, env)
+  return f
+end
+
+-- run(f, keys, argv) -> true, value | false, error table
+local function run(f, keys, argv)
+  env_globals.KEYS, env_globals.ARGV = keys, argv
+  killed = false
+  sethook(hook, '', HOOK_COUNT)
+  local ok, v = raw_xpcall(f, handler)
+  sethook()
+  return ok, v
+end
+
+-- Functions (FUNCTION LOAD).  Library code runs with its own globals, where
+-- `redis` holds only what loading may use (register_function, log, the
+-- constants); the functions it registers see the whole `redis` once called.
+local registered, loading = nil, false
+local FLAGS = {['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+               ['no-cluster'] = true, ['allow-cross-slot-keys'] = true}
+local function fail(msg) raw_error({err = msg}) end
+local function register_function(...)
+  local n = raw_select('#', ...)
+  local name, callback, flags, description
+  if n == 1 and raw_type((...)) == 'table' then
+    for k, v in pairs((...)) do
+      if k == 'function_name' then name = v
+      elseif k == 'callback' then callback = v
+      elseif k == 'flags' then flags = v
+      elseif k == 'description' then description = v
+      else fail('ERR unknown argument given to redis.register_function') end
+    end
+    if name == nil then fail('ERR redis.register_function must get a function name argument') end
+    if callback == nil then fail('ERR redis.register_function must get a callback argument') end
+    if raw_type(name) ~= 'string' and raw_type(name) ~= 'number' then
+      fail('ERR function_name argument given to redis.register_function must be a string')
+    end
+    if raw_type(callback) ~= 'function' then
+      fail('ERR callback argument given to redis.register_function must be a function')
+    end
+    if description ~= nil and raw_type(description) ~= 'string' then
+      fail('ERR description argument given to redis.register_function must be a string')
+    end
+  elseif n == 2 then
+    name, callback = ...
+    if raw_type(name) ~= 'string' and raw_type(name) ~= 'number' then
+      fail('ERR first argument to redis.register_function must be a string')
+    end
+    if raw_type(callback) ~= 'function' then
+      fail('ERR second argument to redis.register_function must be a function')
+    end
+  else
+    fail('ERR wrong number of arguments to redis.register_function')
+  end
+  local flag_list = {}
+  if flags ~= nil then
+    if raw_type(flags) ~= 'table' then
+      fail('ERR flags argument to redis.register_function must be a table representing function flags')
+    end
+    for _, f in ipairs(flags) do
+      if not FLAGS[f] then fail('ERR unknown flag given') end
+      flag_list[#flag_list + 1] = f
+    end
+  end
+  registered[#registered + 1] = {raw_tostring(name), callback, flag_list, description}
+end
+local load_fields = {register_function = register_function, log = redis.log,
+                     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+                     REDIS_VERSION = version, REDIS_VERSION_NUM = version_num}
+local load_redis = raw_setmetatable({}, {__index = function(_, k)
+  local v = load_fields[k]
+  if v == nil then
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+  end
+  return v
+end, __newindex = readonly_error, __metatable = false})
+readonly[load_redis] = true
+local fn_env = raw_setmetatable({}, {__index = function(_, k)
+  if k == 'redis' then
+    if loading then return load_redis end
+    return env_globals.redis
+  end
+  local v = raw_rawget(env_globals, k)
+  if v == nil or k == 'KEYS' or k == 'ARGV' then
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+  end
+  return v
+end, __newindex = readonly_error, __metatable = false})
+readonly[fn_env] = true
+
+-- load_library(code) -> true, {{name, callback, flags, description}, ...} | false, message
+local function load_library(body)
+  if body:sub(1, 1) == '\27' then return false, 'binary chunks are not allowed', true end
+  local f, msg = loadstring_(body, '@user_function')
+  if not f then return false, msg, true end
+  setfenv_(f, fn_env)
+  registered, loading, killed = {}, true, false
+  sethook(hook, '', HOOK_COUNT)
+  local ok, err = raw_xpcall(f, handler)
+  sethook()
+  loading = false
+  local r = registered
+  registered = nil
+  if not ok then return false, err.err or 'ERR unknown error', false end
+  return true, r
+end
+
+-- run_function(callback, keys, args) -> as run
+local function run_function(callback, keys, args)
+  killed = false
+  sethook(hook, '', HOOK_COUNT)
+  local ok, v = raw_xpcall(function() return callback(keys, args) end, handler)
+  sethook()
+  return ok, v
+end
+
+-- A table's fields for the reply conversion, in one call from Python.
+local function fields(t)
+  local err, ok = t.err, t.ok
+  if raw_type(err) == 'string' then return 'err', err end
+  if raw_type(ok) == 'string' then return 'ok', ok end
+  if raw_type(t.double) == 'number' then return 'double', t.double end
+  if raw_type(t.big_number) == 'string' then return 'big_number', t.big_number end
+  if raw_type(t.map) == 'table' then return 'map', t.map end
+  if raw_type(t.set) == 'table' then return 'set', t.set end
+  if raw_type(t.verbatim_string) == 'table' then return 'verbatim_string', t.verbatim_string end
+  return nil
+end
+
+local function array(t)
+  local out, i = {}, 1
+  while true do
+    local v = t[i]
+    if v == nil then break end
+    out[i] = v
+    i = i + 1
+  end
+  return i - 1, out
+end
+
+return compile, run, fields, array, load_library, run_function
+"""
+
+
+class LuaRuntime:
+    """The interpreter, sandboxed, with the ``redis`` library wired to
+    ``executor(argv, raise_errors) -> (ok, value)``."""
+
+    def __init__(self, executor: Callable[[list[bytes], bool], Any],
+                 kill_check: Callable[[], bytes | None] = lambda: None,
+                 logger: Callable[[int, bytes], None] = lambda level, msg: None) -> None:
+        # No attribute of a Python object is reachable from Lua: the only
+        # Python objects a script sees are the redis.* callables.
+        self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
+                                    unpack_returned_tuples=True, attribute_filter=_no_attributes)
+        self.executor = executor
+        self.kill_check = kill_check
+        self.logger = logger
+        self.resp = 2  # the script's protocol (redis.setresp)
+        for install in LIBRARY_INSTALLERS:
+            install(self.lua)
+        code = _BOOTSTRAP.replace("HOOK_COUNT", str(HOOK_COUNT))
+        loader = self.lua.execute("return function(...) "
+                                  "local f = assert(loadstring(..., '=tidelog')) return f end",
+                                  )
+        boot = loader(code.encode())
+        (self._compile, self._run, self._fields, self._array, self._load_library,
+         self._run_function) = boot(
+            self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
+            self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION),
+            self._acl_check)
+        self._table_from = self.lua.table_from
+        self._lua_type = lua51.lua_type
+
+    # -- callbacks from Lua -------------------------------------------------------------
+    # Python functions are C functions to Lua: an error they raise is seen at
+    # the script's line (a Lua wrapper would be a tail call, and lose it).
+    def _call(self, *args: Any) -> Any:
+        ok, value = self._exec(True, args)
+        if ok:
+            return value
+        raise ScriptCallError(value)
+
+    def _pcall(self, *args: Any) -> Any:
+        ok, value = self._exec(False, args)
+        if ok:
+            return value
+        return self._table_from({b"err": value})
+
+    def _exec(self, raise_errors: bool, args: tuple[Any, ...]) -> tuple[bool, Any]:
+        if not args:
+            return False, errors.SCRIPT_NO_ARGS
+        argv = []
+        for a in args:
+            t = a.__class__
+            if t is bytes:
+                argv.append(a)
+            elif t is int:
+                argv.append(b"%d" % a)
+            elif t is float:
+                argv.append(_lua_number_arg(a))
+            else:
+                return False, errors.SCRIPT_BAD_ARG
+        return self.executor(argv, raise_errors)
+
+    @staticmethod
+    def _acl_check(*args: Any) -> bool:
+        """redis.acl_check_cmd: with no ACL users, every known command is allowed."""
+        if not args:
+            raise ScriptCallError(errors.SCRIPT_NO_ARGS)
+        argv = [a if isinstance(a, bytes) else _lua_tostring(a) for a in args]
+        if not isinstance(args[0], bytes) or table.lookup(argv) is None:
+            raise ScriptCallError(b"ERR Invalid command passed to redis.acl_check_cmd()")
+        return True
+
+    @staticmethod
+    def _errmsg(err: Any) -> bytes | None:
+        return err.message if isinstance(err, ScriptCallError) else None
+
+    def _check(self) -> bytes | None:
+        return self.kill_check()
+
+    def _log(self, *args: Any) -> None:
+        if len(args) < 2:
+            raise ScriptCallError(b"ERR redis.log() requires two arguments or more.")
+        level = args[0]
+        if not isinstance(level, (int, float)) or isinstance(level, bool):
+            raise ScriptCallError(b"ERR First argument must be a number (log level).")
+        text = b" ".join(p if isinstance(p, bytes) else _lua_tostring(p) for p in args[1:])
+        self.logger(int(level), text)
+
+    def _setresp(self, *args: Any) -> None:
+        if len(args) != 1:
+            raise ScriptCallError(b"ERR redis.setresp() requires one argument.")
+        if args[0] not in (2, 3) or isinstance(args[0], bool):
+            raise ScriptCallError(errors.SCRIPT_RESP_VERSION)
+        self.resp = int(args[0])
+
+    @staticmethod
+    def _set_repl(*args: Any) -> None:
+        if len(args) != 1 or not isinstance(args[0], (int, float)) or not 0 <= args[0] <= 3:
+            raise ScriptCallError(b"ERR Invalid replication flags. "
+                                  b"Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+
+    @staticmethod
+    def _sha1(*args: Any) -> bytes:
+        if len(args) != 1:
+            raise ScriptCallError(b"ERR wrong number of arguments")
+        s = args[0]
+        if isinstance(s, bytes):
+            data = s
+        elif isinstance(s, (int, float)) and not isinstance(s, bool):
+            data = _lua_tostring(s)
+        else:
+            data = b""  # what is no string hashes as the empty one
+        return hashlib.sha1(data).hexdigest().encode()
+
+    # -- scripts ------------------------------------------------------------------------
+    def compile(self, body: bytes, name: bytes = b"@user_script") -> Any:
+        """The compiled chunk; ScriptError with Lua's message when it does not compile."""
+        result = self._compile(body, name)
+        if result.__class__ is tuple:
+            raise CompileError(result[1] if isinstance(result[1], bytes) else str(result[1]).encode())
+        return result
+
+    def run(self, fn: Any, keys: list[bytes], args: list[bytes]) -> tuple[bool, Any]:
+        """Run a compiled chunk with KEYS and ARGV: ``(True, value)`` or
+        ``(False, (message, source, line))``."""
+        self.resp = 2
+        table_from = self._table_from
+        result = self._run(fn, table_from(keys), table_from(args))
+        return self._outcome(result)
+
+    def _outcome(self, result: Any) -> tuple[bool, Any]:
+        ok, value = result if result.__class__ is tuple else (result, None)
+        if ok:
+            return True, value
+        if self._lua_type(value) != "table":
+            return False, (errors.SCRIPT_UNKNOWN_ERROR, None, None)
+        err = value[b"err"]
+        if err is None:
+            message = errors.SCRIPT_UNKNOWN_ERROR
+        elif isinstance(err, bytes):
+            message = err
+        else:
+            message = _lua_tostring(err)
+        return False, (message, value[b"source"], value[b"line"])
+
+    def load_library(self, code: bytes) -> list[tuple[bytes, Any, list[bytes], bytes | None]]:
+        """Run a library's code (FUNCTION LOAD): the functions it registered,
+        as (name, callback, flags, description); CompileError (compile=True
+        on the exception) or LibraryError with Redis's message."""
+        result = self._load_library(code)
+        if result[0]:
+            registered = result[1]
+            out = []
+            for i in range(1, len(registered) + 1):
+                entry = registered[i]
+                flags = entry[3]
+                out.append((entry[1], entry[2], [flags[j] for j in range(1, len(flags) + 1)],
+                            entry[4]))
+            return out
+        message = result[1]
+        if not isinstance(message, bytes):
+            message = _lua_tostring(message)
+        if len(result) > 2 and result[2]:
+            raise CompileError(message)
+        raise LibraryError(message)
+
+    def run_function(self, callback: Any, keys: list[bytes], args: list[bytes]) -> tuple[bool, Any]:
+        """Call a registered function with its keys and args tables, as :meth:`run`."""
+        self.resp = 2
+        table_from = self._table_from
+        result = self._run_function(callback, table_from(keys), table_from(args))
+        return self._outcome(result)
+
+    # -- conversions --------------------------------------------------------------------
+    def to_lua(self, reply: Any) -> Any:
+        """A command's reply as the script sees it (its ``setresp`` protocol)."""
+        t = reply.__class__
+        if t is bytes:
+            return reply
+        if t is int:
+            return reply
+        if t is SimpleString:
+            return self._table_from({b"ok": reply.text})
+        if t is list or t is tuple:
+            return self._table_from([self.to_lua(r) for r in reply])
+        resp3 = self.resp == 3
+        if reply is None or reply is NULL_ARRAY:
+            return None if resp3 else False
+        if t is bool:
+            return reply if resp3 else int(reply)
+        if t is str:
+            return reply.encode()
+        if t is float:
+            if resp3:
+                return self._table_from({b"double": reply})
+            return format_double(reply)
+        if t is Map:
+            if resp3:
+                inner = self.lua.table()
+                for k, v in reply.items:
+                    inner[self.to_lua(k)] = self.to_lua(v)
+                return self._table_from({b"map": inner})
+            flat = []
+            for k, v in reply.items:
+                flat += (self.to_lua(k), self.to_lua(v))
+            return self._table_from(flat)
+        if t is SetReply:
+            if resp3:
+                inner = self.lua.table()
+                for v in reply.items:
+                    inner[self.to_lua(v)] = True
+                return self._table_from({b"set": inner})
+            return self._table_from([self.to_lua(v) for v in reply.items])
+        if t is Verbatim:
+            if resp3:
+                return self._table_from({b"verbatim_string": self._table_from(
+                    {b"format": reply.fmt, b"string": reply.text})})
+            return reply.text
+        if t is ErrorReply:
+            return self._table_from({b"err": reply.message})
+        raise TypeError(f"no Lua form for {reply!r}")
+
+    def to_reply(self, value: Any) -> Any:
+        """A script's Lua value as a reply (for a client speaking any protocol)."""
+        t = value.__class__
+        if t is bytes:
+            return value
+        if t is int:
+            return value
+        if t is float:
+            return _truncate(value)
+        if value is None:
+            return None
+        if t is bool:
+            if self.resp == 3:
+                return value
+            return 1 if value else None
+        if self._lua_type(value) != "table":
+            return None  # functions, coroutines, userdata: nil
+        found = self._fields(value)
+        if found.__class__ is tuple:
+            kind, inner = found
+            if kind == b"err":
+                return ErrorReply(inner)
+            if kind == b"ok":
+                return SimpleString(inner.replace(b"\r", b" ").replace(b"\n", b" "))
+            if kind == b"double":
+                return float(inner) if isinstance(inner, (int, float)) else 0.0
+            if kind == b"big_number":
+                return inner if isinstance(inner, bytes) else _lua_tostring(inner)
+            if kind == b"map" and self._lua_type(inner) == "table":
+                return Map([(self.to_reply(k), self.to_reply(v)) for k, v in inner.items()])
+            if kind == b"set" and self._lua_type(inner) == "table":
+                return SetReply([self.to_reply(k) for k in inner.keys()])
+            if kind == b"verbatim_string" and self._lua_type(inner) == "table":
+                return Verbatim(inner[b"string"] or b"", inner[b"format"] or b"txt")
+        n, items = self._array(value)
+        return [self.to_reply(items[i]) for i in range(1, n + 1)]
+
+
+class ScriptCallError(Exception):
+    """An error a redis.* function raises into the script (``message``: the error text)."""
+
+    def __init__(self, message: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class LibraryError(Exception):
+    """A library's code failed while loading: ``message`` is the error text."""
+
+    def __init__(self, message: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CompileError(Exception):
+    """A script did not compile: ``message`` is Lua's."""
+
+    def __init__(self, message: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    raise AttributeError("no attribute access from Lua")
+
+
+def _version_num(version: str) -> int:
+    """``8.10.0`` as Redis's number: one byte each, 0x080a00."""
+    major, minor, patch = (int(p) for p in version.split("."))
+    return (major << 16) | (minor << 8) | patch
+
+
+def _truncate(x: float) -> int:
+    if x != x or not -(2.0 ** 63) <= x < 2.0 ** 63:
+        return -(2 ** 63)  # what the C cast gives on x86-64
+    return int(x)
+
+
+def _lua_number_arg(x: float) -> bytes:
+    """A Lua number as a command argument: Redis formats it with %.17g."""
+    if x == 0:
+        return b"-0" if math.copysign(1.0, x) < 0 else b"0"
+    if x == x and abs(x) < 1e17 and x == int(x):
+        return b"%d" % int(x)
+    return (b"%.17g" % x)
+
+
+def _lua_tostring(x: Any) -> bytes:
+    """Lua's tostring of a number (%.14g)."""
+    if isinstance(x, float):
+        if x == x and abs(x) < 1e15 and x == int(x):
+            return b"%d" % int(x)
+        return b"%.14g" % x
+    return str(x).encode()
+
+
+def sha1hex(body: bytes) -> bytes:
+    return hashlib.sha1(body).hexdigest().encode()
+
+
+def clock() -> float:
+    return time.perf_counter()
