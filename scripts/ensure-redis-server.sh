@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Make sure Debian's redis-server and redis-tools are installed.
+# Make sure Debian's redis-server, redis-tools and redis-sentinel are installed.
 #
 # redis-server 7.0.15 is the reference implementation the differential tests
 # compare against; redis-tools brings redis-cli and redis-benchmark, which the
-# CLI tests drive.  When they are missing and we are root on a Debian-like
+# CLI tests drive; redis-sentinel watches Tidelog in the failover test.  When they are missing and we are root on a Debian-like
 # system, this installs them (apt-get update once, then apt-get install);
 # otherwise it says why not, and the tests that need them are skipped.
 #
@@ -40,6 +40,7 @@ have redis-server || packages+=(redis-server)
 if ! have redis-cli || ! have redis-benchmark; then
   [ ${#packages[@]} -gt 0 ] || packages+=(redis-tools)
 fi
+have redis-sentinel || packages+=(redis-sentinel)
 
 if [ ${#packages[@]} -eq 0 ]; then
   echo "redis-server present: $(version)"
@@ -77,8 +78,8 @@ if ! apt-get install -y "${packages[@]}"; then
   cannot "apt-get install -y ${packages[*]} failed"
 fi
 
-if have redis-server && have redis-cli && have redis-benchmark; then
+if have redis-server && have redis-cli && have redis-benchmark && have redis-sentinel; then
   echo "installed: $(version)"
 else
-  cannot "${packages[*]} installed, but redis-server/redis-cli/redis-benchmark are still not found"
+  cannot "${packages[*]} installed, but redis-server/redis-cli/redis-benchmark/redis-sentinel are still not found"
 fi

@@ -1,5 +1,5 @@
 """Automatic failover with the real Sentinel: three Sentinels (Debian's
-redis-server in sentinel mode) watch a Tidelog primary with two Tidelog
+redis-sentinel, or redis-server in sentinel mode) watch a Tidelog primary with two Tidelog
 replicas; the primary is killed with ``kill -9`` while a redis-py
 ``Sentinel`` client writes; Sentinel promotes a replica and repoints the
 other, the client carries on against the new primary, and every write that
@@ -7,6 +7,7 @@ other, the client carries on against the new primary, and every write that
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 
@@ -17,7 +18,9 @@ from redis.sentinel import Sentinel
 from tests.support.redis_oracle import REDIS_SERVER, free_port
 from tests.support.waits import wait_until
 
-pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed")
+SENTINEL = shutil.which("redis-sentinel")
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None and SENTINEL is None,
+                                reason="neither redis-sentinel nor redis-server is installed")
 
 FAILOVER_TIMEOUT = 60.0
 
@@ -36,7 +39,8 @@ def start_sentinels(processes, tmp_path, primary_port: int) -> list[int]:
             "sentinel failover-timeout mymaster 10000\n"
             "sentinel parallel-syncs mymaster 1\n")
         log = open(work / "sentinel.log", "wb")
-        processes.popen([REDIS_SERVER, str(conf), "--sentinel"], stdout=log,
+        argv = [SENTINEL, str(conf)] if SENTINEL else [REDIS_SERVER, str(conf), "--sentinel"]
+        processes.popen(argv, stdout=log,
                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         ports.append(port)
     return ports
