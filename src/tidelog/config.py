@@ -362,6 +362,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("zset-max-listpack-value", _parse_memory_bounded(0, LONG_MAX), "64"),
     Option("daemonize", _parse_bool, "no", mutable=False, show=_show_bool),
     Option("protected-mode", _parse_bool, "yes", show=_show_bool),
+    # The default user's password (empty: none; clients are authenticated at
+    # connect).  A replica authenticates to its primary with masterauth
+    # (as masteruser, when set).
+    Option("requirepass", _parse_string, ""),
+    Option("masterauth", _parse_string, ""),
+    Option("masteruser", _parse_string, ""),
     Option("pidfile", _parse_string, "", mutable=False),
     # The append-only file (persistence/aof.py): Redis 7's multi-part layout.
     # CONFIG SET appendonly starts or stops it (persistence.aof_switch.set_appendonly).

@@ -168,7 +168,7 @@ class Entry:
     MULTI).  The dispatch maps raw name bytes to entries; each update is an
     attribute add."""
 
-    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "queued_in_multi",
+    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "no_auth", "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
                  "monitor", "keyspace", "fast", "hist", "skip_slowlog",
                  "may_write")
@@ -179,6 +179,7 @@ class Entry:
         self.arity = spec.arity
         self.is_write = spec.is_write
         self.allow_stale = "stale" in spec.flags  # served while a replica's link is down
+        self.no_auth = "no_auth" in spec.flags    # runs before AUTH (AUTH, HELLO, QUIT ...)
         self.refused_in_multi = "no_multi" in spec.flags
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
@@ -378,6 +379,7 @@ class Engine:
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
             "unexpected_error_replies": 0, "client_output_buffer_limit_disconnections": 0,
+            "acl_access_denied_auth": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
         }
@@ -408,7 +410,8 @@ class Engine:
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
         now = self.clock.monotonic()
-        client = ClientState(id=self._next_client_id, created=now, last_interaction=now, **attrs)
+        client = ClientState(id=self._next_client_id, created=now, last_interaction=now,
+                             authenticated=not self.config["requirepass"], **attrs)
         self._next_client_id += 1
         self.clients[client.id] = client
         self.stats["total_connections_received"] += 1
@@ -618,6 +621,27 @@ class Engine:
                     self.serve_ready()
                 return reply
         return self._execute_checked(client, argv)
+
+    def execute_unauthenticated(self, client: ClientState, argv: list[bytes]) -> Reply:
+        """:meth:`execute` for a client that has not authenticated (the
+        network layer calls this instead while ``client.authenticated`` is
+        False): only AUTH, HELLO and the other ``no_auth`` commands run."""
+        if not client.authenticated:
+            try:  # an unknown command or a wrong arity is said first, as Redis
+                entry = self._resolve(argv)
+            except CommandError as exc:
+                if client.multi is not None:
+                    client.multi_error = True
+                return self._error(exc.message)
+            if not entry.no_auth:
+                entry.rejected += 1
+                if client.multi is not None:
+                    client.multi_error = True
+                if entry.name == "exec":  # as Redis rejects EXEC
+                    client.multi = None
+                    return self._error(errors.exec_aborted(errors.NOAUTH))
+                return self._error(errors.NOAUTH)
+        return self.execute(client, argv)
 
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing a write command now, or None

@@ -92,6 +92,16 @@ def _clip(arg: bytes, limit: int = 128) -> bytes:
 # -- connection, server and keyspace commands ------------------------------------
 # (added with commands/connection.py, keys.py, server.py, strings.py)
 WRONGPASS = b"WRONGPASS invalid username-password pair or user is disabled."
+NOAUTH = b"NOAUTH Authentication required."
+
+
+def exec_aborted(reason: bytes) -> bytes:
+    """EXEC refused before it ran (Redis: the refusal becomes an EXECABORT)."""
+    return b"EXECABORT Transaction discarded because of: " + reason
+
+HELLO_NOAUTH = (b"NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+                b"HELLO AUTH <user> <pass> option can be used to authenticate the client "
+                b"and select the RESP protocol version at the same time")
 HELLO_BAD_PROTOVER = b"ERR Protocol version is not an integer or out of range"
 BAD_CLIENT_NAME = b"ERR Client names cannot contain spaces, newlines or special characters."
 INVALID_CLIENT_ID = b"ERR Invalid client ID"

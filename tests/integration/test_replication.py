@@ -18,12 +18,12 @@ from tests.support.waits import wait_until
 LINK_TIMEOUT = 30.0
 
 
-def start_primary(processes, tmp_path, *extra: str):
+def start_primary(processes, tmp_path, *extra: str, password: str | None = None):
     port = free_port()
     data = tmp_path / f"primary-{port}"
     data.mkdir()
     return processes.tidelog(["--port", str(port), "--dir", str(data), "--save", "", *extra],
-                             port=port)
+                             port=port, password=password)
 
 
 def start_replica(processes, primary_port: int):
@@ -469,3 +469,27 @@ def test_waitaof_without_an_aof(processes, tmp_path) -> None:
                         (("WAITAOF", 0, 0, -1), "timeout is negative")):
         with pytest.raises(redis.ResponseError, match=error):
             primary.execute_command(*argv)
+
+
+def test_replicas_authenticate_with_masterauth(processes, tmp_path) -> None:
+    primary_srv = start_primary(processes, tmp_path, "--requirepass", "pw", password="pw")
+    primary = primary_srv.client()
+    primary.xadd("s", {"n": "1"}, id="1-1")
+    replica = processes.redis("--replicaof", "127.0.0.1", str(primary_srv.port),
+                              "--masterauth", "pw")
+    redis_replica = redis.Redis(port=replica.port, decode_responses=True, socket_timeout=30)
+    _, tidelog_replica = start_tidelog_replica(processes, tmp_path, primary_srv.port,
+                                               "--masterauth", "pw")
+    wait_until(lambda: redis_replica.info("replication")["master_link_status"] == "up",
+               timeout=LINK_TIMEOUT)
+    primary.xadd("s", {"n": "2"}, id="2-1")
+    assert primary.wait(2, 10_000) == 2
+    assert redis_replica.xrange("s") == tidelog_replica.xrange("s") == primary.xrange("s")
+    # Without the password a replica gets nowhere, and says why.
+    port = free_port()
+    data = tmp_path / "no-auth"
+    data.mkdir()
+    stranger = processes.tidelog(["--port", str(port), "--dir", str(data), "--save", "",
+                                  "--replicaof", "127.0.0.1", str(primary_srv.port)], port=port)
+    wait_until(lambda: "NOAUTH" in stranger.stdout + stranger.stderr, timeout=LINK_TIMEOUT)
+    assert stranger.client().info("replication")["master_link_status"] == "down"

@@ -73,8 +73,10 @@ def stop_group(proc: subprocess.Popen) -> None:
 class ServerProcess:
     """tidelog-server in a subprocess; output goes to files (never a full pipe)."""
 
-    def __init__(self, args: list[str], workdir: Path, port: int | None = None) -> None:
+    def __init__(self, args: list[str], workdir: Path, port: int | None = None,
+                 password: str | None = None) -> None:
         self.port = port
+        self.password = password  # requirepass, for the readiness PING and client()
         self.workdir = workdir
         self.stdout_path = workdir / f"server-{id(self)}.out"
         self.stderr_path = workdir / f"server-{id(self)}.err"
@@ -101,7 +103,7 @@ class ServerProcess:
                 pytest.fail(f"tidelog-server exited with {self.proc.returncode}\n"
                             f"stdout:\n{self.stdout}\nstderr:\n{self.stderr}")
             try:
-                with redis.Redis(port=self.port, socket_timeout=5,
+                with redis.Redis(port=self.port, socket_timeout=5, password=self.password,
                                  socket_connect_timeout=1) as client:
                     if client.ping():
                         return
@@ -114,7 +116,8 @@ class ServerProcess:
 
     def client(self) -> redis.Redis:
         assert self.port is not None
-        return redis.Redis(port=self.port, socket_timeout=30, decode_responses=True)
+        return redis.Redis(port=self.port, socket_timeout=30, decode_responses=True,
+                           password=self.password)
 
     def wait(self, timeout: float = 30.0) -> int:
         """The exit code; a process still running after ``timeout`` is killed and fails the test."""
@@ -179,9 +182,10 @@ class ProcessGroup:
         self._stops: list = []
 
     def tidelog(self, args: list[str], port: int | None = None,
-                ready: bool = True) -> ServerProcess:
-        """tidelog-server with ``args``; with ``ready``, once it answers PING on ``port``."""
-        proc = ServerProcess(args, self.workdir, port)
+                ready: bool = True, password: str | None = None) -> ServerProcess:
+        """tidelog-server with ``args``; with ``ready``, once it answers PING on
+        ``port`` (authenticating with ``password``: its requirepass)."""
+        proc = ServerProcess(args, self.workdir, port, password)
         self._stops.append(proc.kill)
         if ready:
             proc.wait_ready()

@@ -106,3 +106,14 @@ async def test_tcp_keepalive_is_set_on_client_sockets() -> None:
         writer.close()
     finally:
         await server.close()
+
+
+async def test_with_a_password_outside_clients_connect_and_must_authenticate() -> None:
+    config = Config()
+    config.set("requirepass", "pw")
+    engine = Engine(config)
+    conn, transport = Connection(Server(engine)), Transport(FakeSocket("192.0.2.9"))
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    assert transport.writes == [] and conn.client is not None
+    conn.data_received(b"PING\r\nAUTH pw\r\nPING\r\n")
+    assert transport.writes == [b"-NOAUTH Authentication required.\r\n+OK\r\n+PONG\r\n"]

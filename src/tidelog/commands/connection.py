@@ -14,6 +14,7 @@ transport) are reported as 0 rather than invented.
 
 from __future__ import annotations
 
+import hmac
 from typing import TYPE_CHECKING
 
 from .. import REDIS_VERSION
@@ -21,6 +22,7 @@ from ..errors import (
     BAD_CLIENT_NAME,
     CLIENT_ID_POSITIVE,
     HELLO_BAD_PROTOVER,
+    HELLO_NOAUTH,
     INVALID_CLIENT_ID,
     INVALID_DB_INDEX,
     NO_SUCH_CLIENT,
@@ -86,10 +88,16 @@ def select(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # -- HELLO, AUTH -------------------------------------------------------------------
-def _check_credentials(username: bytes, password: bytes) -> None:
-    """Only the password-less ``default`` user exists (Redis's nopass)."""
-    if username != DEFAULT_USER:
+def _check_credentials(ctx: Ctx, username: bytes, password: bytes) -> None:
+    """Only the ``default`` user exists: without requirepass it takes any
+    password (Redis's nopass), with it that password.  A success
+    authenticates the client; a failure counts in INFO stats
+    (acl_access_denied_auth)."""
+    required = ctx.config["requirepass"].encode("utf-8", "surrogateescape")
+    if username != DEFAULT_USER or (required and not hmac.compare_digest(password, required)):
+        ctx.engine.stats["acl_access_denied_auth"] += 1
         raise CommandError(WRONGPASS)
+    ctx.client.authenticated = True
 
 
 @command("hello", arity=-1, flags="noscript loading stale fast no_auth allow_busy",
@@ -116,7 +124,9 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
             raise hello_syntax(option)
     r.finish()
     if credentials is not None:
-        _check_credentials(*credentials)
+        _check_credentials(ctx, *credentials)
+    elif not client.authenticated:
+        raise CommandError(HELLO_NOAUTH)
     if name is not None:
         client.name = _valid_name(name)
     client.protocol = protocol
@@ -126,7 +136,7 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
         (b"proto", protocol),
         (b"id", client.id),
         (b"mode", b"standalone"),
-        (b"role", b"master"),
+        (b"role", b"replica" if ctx.engine.replication.is_replica else b"master"),
         (b"modules", []),
     ])
 
@@ -139,11 +149,14 @@ def auth(ctx: Ctx, argv: list[bytes]) -> object:
     """AUTH [username] password"""
     r = ArgReader(argv)
     username = r.next_bytes()
-    if not r.more():  # AUTH password: the default user has none
-        raise CommandError(NOAUTH_HELLO)
-    password = r.next_bytes()
+    if not r.more():  # AUTH password: the default user's
+        if not ctx.config["requirepass"]:
+            raise CommandError(NOAUTH_HELLO)
+        username, password = DEFAULT_USER, username
+    else:
+        password = r.next_bytes()
     r.finish()
-    _check_credentials(username, password)
+    _check_credentials(ctx, username, password)
     return OK
 
 
@@ -172,6 +185,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.name = b""
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
+    client.authenticated = not ctx.config["requirepass"]  # the default user, as at connect
     return SimpleString(b"RESET")
 
 

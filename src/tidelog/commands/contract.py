@@ -93,6 +93,8 @@ class ClientState:
     # Pub/Sub: the client's subscriptions (a types.pubsub.Subscriptions),
     # None while it has none; kept by the Pub/Sub commands, RESET and close.
     pubsub: Any = None
+    # AUTH: False while requirepass is set and the client has not given it.
+    authenticated: bool = True
     # WAIT: the replication offset right after this client's last write.
     woff: int = 0
     # CLIENT KILL: the server sets this to close the connection (None: cannot).

@@ -148,6 +148,15 @@ class Upstream:
         if pong.startswith(b"-") and not pong.startswith((b"-NOAUTH", b"-NOPERM")):
             raise SyncFailed(f"Error reply to PING from master: '{_text(pong)}'")
         log.info("Master replied to PING, replication can continue...")
+        config = self.engine.config
+        if config["masterauth"]:
+            auth = [b"AUTH", config["masterauth"].encode("utf-8", "surrogateescape")]
+            if config["masteruser"]:
+                auth.insert(1, config["masteruser"].encode("utf-8", "surrogateescape"))
+            writer.write(encode_command(auth))
+            reply = await asyncio.wait_for(reader.readline(), timeout)
+            if not reply.startswith(b"+"):
+                raise SyncFailed(f"Unable to AUTH to MASTER: '{_text(reply)}'")
         port = self.engine.config["port"]
         writer.write(encode_command([b"REPLCONF", b"listening-port", b"%d" % port])
                      + encode_command([b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]))
