@@ -28,7 +28,6 @@ WRONGTYPE = b"WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = b"ERR value is not an integer or out of range"
 NO_SUCH_KEY = b"ERR no such key"
 INVALID_DB_INDEX = b"ERR DB index is out of range"
-SELECT_INVALID = b"ERR value is not an integer or out of range"
 NESTED_MULTI = b"ERR MULTI calls can not be nested"
 EXEC_WITHOUT_MULTI = b"ERR EXEC without MULTI"
 DISCARD_WITHOUT_MULTI = b"ERR DISCARD without MULTI"
@@ -508,7 +507,6 @@ def no_latency_samples(event: bytes) -> CommandError:
 
 # Scripting (EVAL, SCRIPT, FUNCTION) and the Lua sandbox.
 NUMKEYS_NEGATIVE = b"ERR Number of keys can't be negative"
-NUMKEYS_TOO_BIG = b"ERR Number of keys can't be greater than number of args"
 NOSCRIPT = b"NOSCRIPT No matching script. Please use EVAL."
 NOTBUSY = b"NOTBUSY No scripts in execution right now."
 BUSY = b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -552,7 +550,6 @@ FUNCTION_LIST_ARG = b"ERR Unknown argument %s"
 FUNCTION_LIST_NO_NAME = b"ERR library name argument was not given"
 FUNCTION_RESTORE_POLICY = (b"ERR Wrong restore policy given, value should be either FLUSH, APPEND "
                            b"or REPLACE.")
-FUNCTION_RESTORE_PAYLOAD = b"ERR DUMP payload version or checksum are wrong"
 FUNCTION_DUPLICATE = b"ERR Function already exists in the library"
 FUNCTION_BAD_NUMKEYS = b"ERR Bad number of keys provided"
 FUNCTION_RESTORE_BAD_DATA = b"ERR given payload is not a function payload"

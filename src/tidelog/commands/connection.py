@@ -29,7 +29,6 @@ from ..errors import (
     NOAUTH_HELLO,
     NOPROTO,
     PAUSE_MODE,
-    SELECT_INVALID,
     SYNTAX,
     TIMEOUT_NEGATIVE,
     TIMEOUT_NOT_INTEGER,
@@ -80,7 +79,7 @@ def echo(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(1)", summary="Change the selected database for the current connection")
 def select(ctx: Ctx, argv: list[bytes]) -> object:
     """SELECT index"""
-    index = parse_int(argv[1], SELECT_INVALID)
+    index = parse_int(argv[1])
     if not 0 <= index < len(ctx.engine.dbs):
         raise CommandError(INVALID_DB_INDEX)
     ctx.client.db = index

@@ -32,7 +32,7 @@ def _numkeys(argv: list[bytes], not_integer: bytes) -> int:
     if numkeys < 0:
         raise CommandError(errors.NUMKEYS_NEGATIVE)
     if numkeys > len(argv) - 3:
-        raise CommandError(errors.NUMKEYS_TOO_BIG)
+        raise CommandError(errors.NUMKEYS_TOO_MANY)
     return numkeys
 
 

@@ -33,11 +33,11 @@ def libraries_payload(codes: list[bytes], version: int, compress: bool) -> bytes
 def libraries_from_payload(payload: bytes) -> list[bytes]:
     """The library codes of a payload; CommandError as Redis words it."""
     if len(payload) < 10:
-        raise CommandError(errors.FUNCTION_RESTORE_PAYLOAD)
+        raise CommandError(errors.DUMP_PAYLOAD_WRONG)
     version = _U16.unpack_from(payload, len(payload) - 10)[0]
     if version > rdb.MAX_READ_VERSION or \
             crc64(memoryview(payload)[:len(payload) - 8]) != _U64.unpack_from(payload, len(payload) - 8)[0]:
-        raise CommandError(errors.FUNCTION_RESTORE_PAYLOAD)
+        raise CommandError(errors.DUMP_PAYLOAD_WRONG)
     r = Reader(bytes(payload[:len(payload) - 10]))
     codes = []
     try:
