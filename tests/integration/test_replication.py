@@ -482,3 +482,27 @@ def test_replicas_authenticate_with_masterauth(processes, tmp_path) -> None:
                                   "--replicaof", "127.0.0.1", str(primary_srv.port)], port=port)
     wait_until(lambda: "NOAUTH" in stranger.stdout + stranger.stderr, timeout=LINK_TIMEOUT)
     assert stranger.client().info("replication")["master_link_status"] == "down"
+
+
+LIBRARY = """#!lua name=ledger
+redis.register_function('record', function(keys, args)
+  return redis.call('XADD', keys[1], '*', 'amount', args[1])
+end)"""
+
+
+def test_function_libraries_reach_replicas(processes, tmp_path) -> None:
+    """In the full sync's snapshot (loaded before the replica connects) and
+    through the stream (FUNCTION LOAD after), for both kinds of replica."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    primary.function_load(LIBRARY)
+    _, redis_replica = start_replica(processes, primary_srv.port)
+    _, tidelog_replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary.function_load(LIBRARY.replace("ledger", "journal").replace("'record'", "'note'"))
+    primary.fcall("record", 1, "s", "10")
+    assert primary.wait(2, 10_000) == 2
+    for replica in (redis_replica, tidelog_replica):
+        names = sorted(dict(zip(lib[::2], lib[1::2]))["library_name"]
+                       for lib in replica.function_list())
+        assert names == ["journal", "ledger"]
+        assert replica.xrange("s") == primary.xrange("s")

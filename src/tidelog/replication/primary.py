@@ -334,7 +334,8 @@ class Primary:
         version = engine.config["rdb-version"]
         started = time.perf_counter()
         payload = rdb.dumps(engine.dbs, version=version,
-                            compress=engine.config["rdbcompression"])
+                            compress=engine.config["rdbcompression"],
+                            functions=[lib.code for lib in engine.scripts.libraries.values()])
         seconds = time.perf_counter() - started
         if payload[5:9] > b"%04d" % version:
             log.warning("The snapshot for replica %s is RDB version %s (hash field TTLs): "
