@@ -19,6 +19,7 @@ Layout (imports point down only):
     resp/         sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config     leaves used by everything above
     tls           the TLS contexts of tls-port and of a replica's link (Python's ssl)
+    heap          the bytes the process has allocated (maxmemory, INFO used_memory)
     kernels       picks the compiled twin of resp, listpack and ids, or the pure one
 
     spark/        the PySpark data source and archive job: a client of the server

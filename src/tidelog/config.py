@@ -123,6 +123,21 @@ def _parse_tls_protocols(text: str) -> str:
     return " ".join(words)
 
 
+_EVICTING_POLICIES = ("volatile-lru", "allkeys-lru", "volatile-lfu", "allkeys-lfu",
+                      "volatile-random", "allkeys-random", "volatile-ttl", "volatile-lrm",
+                      "allkeys-lrm")
+
+
+def _parse_policy(text: str) -> str:
+    """``maxmemory-policy``: only ``noeviction`` (Redis's default) so far."""
+    policy = text.lower()
+    if policy in _EVICTING_POLICIES:
+        raise ConfigError(errors.policy_not_supported(policy))
+    if policy != "noeviction":
+        raise ConfigError(errors.config_not_one_of(("noeviction", *_EVICTING_POLICIES)))
+    return policy
+
+
 def _parse_replicaof(text: str) -> str:
     """``host port``, or nothing (``no one`` too: a primary)."""
     words = text.split()
@@ -366,6 +381,11 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # connect).  A replica authenticates to its primary with masterauth
     # (as masteruser, when set).
     Option("requirepass", _parse_string, ""),
+    # Memory (heap.py measures it): past maxmemory (0: no limit), commands
+    # that grow the data set get -OOM (maxmemory-policy noeviction); the
+    # evicting policies are not there yet.
+    Option("maxmemory", _parse_memory_bounded(0, LONG_MAX), "0"),
+    Option("maxmemory-policy", _parse_policy, "noeviction"),
     Option("masterauth", _parse_string, ""),
     Option("masteruser", _parse_string, ""),
     Option("pidfile", _parse_string, "", mutable=False),

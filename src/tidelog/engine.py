@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from time import perf_counter_ns
 from typing import Any
 
-from . import commands, errors  # noqa: F401  (importing commands registers them)
+from . import commands, errors, heap  # noqa: F401  (importing commands registers them)
 from .clock import Clock
 from .commands import table
 from .commands.contract import (
@@ -168,7 +168,8 @@ class Entry:
     MULTI).  The dispatch maps raw name bytes to entries; each update is an
     attribute add."""
 
-    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "no_auth", "queued_in_multi",
+    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
+                 "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
                  "monitor", "keyspace", "fast", "hist", "skip_slowlog",
                  "may_write")
@@ -180,6 +181,7 @@ class Entry:
         self.is_write = spec.is_write
         self.allow_stale = "stale" in spec.flags  # served while a replica's link is down
         self.no_auth = "no_auth" in spec.flags    # runs before AUTH (AUTH, HELLO, QUIT ...)
+        self.deny_oom = "denyoom" in spec.flags   # refused past maxmemory (it grows the data)
         self.refused_in_multi = "no_multi" in spec.flags
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
@@ -305,7 +307,8 @@ class OperatorState:
 
     __slots__ = ("monitors", "slowlog", "slowlog_next_id", "latency_events",
                  "latency_threshold_ms", "slowlog_ns", "tracking", "pause_mode", "pause_end",
-                 "postponed", "pause_timer", "set_aside", "write_guard", "stale_guard")
+                 "postponed", "pause_timer", "set_aside", "write_guard", "stale_guard",
+                 "maxmemory")
 
     def __init__(self) -> None:
         self.monitors: list[ClientState] = []       # MONITOR (empty: nothing to do)
@@ -332,6 +335,8 @@ class OperatorState:
         # with replica-serve-stale-data no).
         self.write_guard: Callable[[ClientState], bytes | None] | None = None
         self.stale_guard: Callable[[ClientState], bytes | None] | None = None
+        # maxmemory in bytes (0: no limit): past it, denyoom commands get -OOM.
+        self.maxmemory = 0
 
 
 class Engine:
@@ -406,6 +411,7 @@ class Engine:
         self.names: dict[bytes, bytes | None] = {}
         self.apply_renames(self.config.renames)
         self.refresh_thresholds()
+        self.ops.maxmemory = self.config["maxmemory"]
 
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
@@ -652,6 +658,12 @@ class Engine:
         self.ops.write_guard = guard
         self._forget_dispatch()
 
+    def set_maxmemory(self, limit: int) -> None:
+        """maxmemory (bytes, 0: none): while set, the commands that grow the
+        data set are out of the fast dispatch, and each asks the heap first."""
+        self.ops.maxmemory = limit
+        self._forget_dispatch()
+
     def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing any command not flagged
         ``stale`` now, or None (-MASTERDOWN).  While set, nothing is in the
@@ -751,6 +763,15 @@ class Engine:
                     client.multi_error = True
                 entry.rejected += 1
                 return self._error(refusal)
+        if entry.deny_oom and ops.maxmemory and client.kind == "normal" and \
+                heap.used() > ops.maxmemory:
+            entry.rejected += 1
+            if client.multi is not None:
+                client.multi_error = True
+            if entry.name == "exec":
+                client.multi = None
+                return self._error(errors.exec_aborted(errors.OOM))
+            return self._error(errors.OOM)
         if entry.is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
@@ -832,7 +853,7 @@ class Engine:
         if not spec.subcommands and "|" not in spec.name and self.ops.set_aside is None and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
-                self.ops.stale_guard is None:
+                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
             self._dispatch[raw_name] = entry
             if entry.run is not None:
                 self.runnable.add(raw_name)
@@ -976,6 +997,8 @@ class Engine:
                     break
                 if word == b"block":
                     return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
+        if "denyoom" in spec.flags and self.ops.maxmemory and heap.used() > self.ops.maxmemory:
+            return self._error(errors.OOM), False
         if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
             refusal = self.ops.write_guard(client)
             if refusal is not None:

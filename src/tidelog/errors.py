@@ -92,6 +92,7 @@ def _clip(arg: bytes, limit: int = 128) -> bytes:
 # (added with commands/connection.py, keys.py, server.py, strings.py)
 WRONGPASS = b"WRONGPASS invalid username-password pair or user is disabled."
 NOAUTH = b"NOAUTH Authentication required."
+OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 
 
 def exec_aborted(reason: bytes) -> bytes:
@@ -206,6 +207,11 @@ CONFIG_BUFFER_LIMIT_VALUE = "Error in hard, soft or soft_seconds setting in buff
 
 def config_out_of_range(low: int, high: int) -> str:
     return f"argument must be between {low} and {high} inclusive"
+
+
+def policy_not_supported(policy: str) -> str:
+    """CONFIG SET maxmemory-policy of an evicting policy (Tidelog's own text)."""
+    return f"{policy} is not supported yet: Tidelog does not evict keys (noeviction only)"
 
 
 def config_not_one_of(choices: tuple[str, ...]) -> str:

@@ -60,6 +60,8 @@ def _apply_config(ctx: Ctx, name: str) -> None:
     elif name in ("replica-read-only", "min-replicas-to-write", "min-replicas-max-lag",
                   "replica-serve-stale-data"):
         ctx.engine.replication.refresh_write_guard()
+    elif name == "maxmemory":
+        ctx.engine.set_maxmemory(ctx.config["maxmemory"])
     elif name == "repl-backlog-size":
         ctx.engine.replication.resize_backlog(ctx.config["repl-backlog-size"])
 

@@ -12,7 +12,7 @@ import os
 import resource
 import sys
 
-from .. import REDIS_VERSION, __version__, kernels
+from .. import REDIS_VERSION, __version__, heap, kernels
 from ..config import show_percentile
 from ..resp.replies import Verbatim
 from ..types.latency import percentile_us
@@ -100,11 +100,13 @@ def _section_clients(ctx: Ctx) -> list[str]:
 
 def _section_memory(ctx: Ctx) -> list[str]:
     rss = _rss_bytes()
+    used = heap.used()
     peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     total = _total_memory()
+    maxmemory = ctx.config["maxmemory"]
     return [
-        f"used_memory:{rss}",
-        f"used_memory_human:{bytes_to_human(rss)}",
+        f"used_memory:{used}",
+        f"used_memory_human:{bytes_to_human(used)}",
         f"used_memory_rss:{rss}",
         f"used_memory_rss_human:{bytes_to_human(rss)}",
         f"used_memory_peak:{peak}",
@@ -112,9 +114,9 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"total_system_memory:{total}",
         f"total_system_memory_human:{bytes_to_human(total)}",
         *_script_memory(ctx),
-        "maxmemory:0",
-        "maxmemory_human:0B",
-        "maxmemory_policy:noeviction",
+        f"maxmemory:{maxmemory}",
+        f"maxmemory_human:{bytes_to_human(maxmemory)}",
+        f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
         "mem_allocator:pymalloc",
     ]
 
