@@ -123,18 +123,18 @@ def _parse_tls_protocols(text: str) -> str:
     return " ".join(words)
 
 
-_EVICTING_POLICIES = ("volatile-lru", "allkeys-lru", "volatile-lfu", "allkeys-lfu",
-                      "volatile-random", "allkeys-random", "volatile-ttl", "volatile-lrm",
-                      "allkeys-lrm")
+_POLICIES = ("volatile-lru", "allkeys-lru", "volatile-random", "allkeys-random",
+             "volatile-ttl", "noeviction")
+_POLICIES_NOT_YET = ("volatile-lfu", "allkeys-lfu", "volatile-lrm", "allkeys-lrm")
 
 
 def _parse_policy(text: str) -> str:
-    """``maxmemory-policy``: only ``noeviction`` (Redis's default) so far."""
+    """``maxmemory-policy``: Redis's names; the LFU and LRM ones not yet."""
     policy = text.lower()
-    if policy in _EVICTING_POLICIES:
+    if policy in _POLICIES_NOT_YET:
         raise ConfigError(errors.policy_not_supported(policy))
-    if policy != "noeviction":
-        raise ConfigError(errors.config_not_one_of(("noeviction", *_EVICTING_POLICIES)))
+    if policy not in _POLICIES:
+        raise ConfigError(errors.config_not_one_of(_POLICIES + _POLICIES_NOT_YET))
     return policy
 
 
@@ -381,11 +381,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # connect).  A replica authenticates to its primary with masterauth
     # (as masteruser, when set).
     Option("requirepass", _parse_string, ""),
-    # Memory (heap.py measures it): past maxmemory (0: no limit), commands
-    # that grow the data set get -OOM (maxmemory-policy noeviction); the
-    # evicting policies are not there yet.
+    # Memory (heap.py measures it): past maxmemory (0: no limit), keys are
+    # evicted (eviction.py) or, with noeviction or nothing to evict, the
+    # commands that grow the data set get -OOM.
     Option("maxmemory", _parse_memory_bounded(0, LONG_MAX), "0"),
     Option("maxmemory-policy", _parse_policy, "noeviction"),
+    Option("maxmemory-samples", _parse_int(1, 64), "5"),
     Option("masterauth", _parse_string, ""),
     Option("masteruser", _parse_string, ""),
     Option("pidfile", _parse_string, "", mutable=False),

@@ -211,7 +211,7 @@ def config_out_of_range(low: int, high: int) -> str:
 
 def policy_not_supported(policy: str) -> str:
     """CONFIG SET maxmemory-policy of an evicting policy (Tidelog's own text)."""
-    return f"{policy} is not supported yet: Tidelog does not evict keys (noeviction only)"
+    return f"{policy} is not supported yet (no LFU or LRM counters): use an LRU, random or TTL policy"
 
 
 def config_not_one_of(choices: tuple[str, ...]) -> str:

@@ -63,11 +63,58 @@ def test_noeviction_refuses_growth_and_keeps_what_it_acknowledged(server) -> Non
     assert c.strlen("big") == 8_000_000
 
 
-def test_only_noeviction_is_there(server) -> None:
+def test_the_lfu_and_lrm_policies_are_not_there_yet(server) -> None:
     c = server.client()
     with pytest.raises(redis.ResponseError, match="not supported yet"):
-        c.config_set("maxmemory-policy", "allkeys-lru")
+        c.config_set("maxmemory-policy", "allkeys-lfu")
     with pytest.raises(redis.ResponseError, match="must be one of"):
         c.config_set("maxmemory-policy", "nonsense")
     c.config_set("maxmemory-policy", "NoEviction")
     assert c.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+
+
+def fill(c, limit_mb: int, count: int, prefix: str, ttl: bool = False, hot=()) -> None:
+    """Write ``count`` values of 4 kB, touching the ``hot`` keys between batches."""
+    value = "v" * 4000
+    for first in range(0, count, 100):
+        pipe = c.pipeline(transaction=False)
+        for i in range(first, min(first + 100, count)):
+            pipe.set(f"{prefix}{i}", value, ex=3600 if ttl else None)
+        pipe.execute()
+        for key in hot:
+            c.get(key)
+
+
+def test_allkeys_lru_evicts_the_idle_keys_and_never_refuses(server) -> None:
+    c = server.client()
+    hot = [f"hot{i}" for i in range(10)]
+    for key in hot:
+        c.set(key, "keep me")
+    c.config_set("maxmemory-samples", 10)
+    c.config_set("maxmemory-policy", "allkeys-lru")
+    limit = c.info("memory")["used_memory"] + 4 * 1024 * 1024
+    c.config_set("maxmemory", limit)
+    fill(c, 4, 5000, "cold", hot=hot)  # about 20 MB asked for, no -OOM
+    info = c.info("memory")
+    assert info["used_memory"] <= limit + 256 * 1024
+    evicted = c.info("stats")["evicted_keys"]
+    assert evicted > 1000 and c.dbsize() < 5010
+    assert all(c.get(key) == "keep me" for key in hot)
+
+
+def test_volatile_policies_evict_only_keys_with_a_ttl(server) -> None:
+    c = server.client()
+    c.config_set("maxmemory-policy", "volatile-ttl")
+    c.set("forever", "x" * 1000)
+    limit = c.info("memory")["used_memory"] + 2 * 1024 * 1024
+    c.config_set("maxmemory", limit)
+    fill(c, 2, 2000, "temp", ttl=True)
+    assert c.get("forever") == "x" * 1000
+    assert c.info("stats")["evicted_keys"] > 0
+    # Nothing with a TTL to evict: writes get -OOM, and the other keys stay.
+    c.config_set("maxmemory", 0)
+    c.delete(*c.keys("temp*"))
+    c.config_set("maxmemory", 1)
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        c.set("more", "y")
+    assert c.get("forever") == "x" * 1000

@@ -157,7 +157,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"sync_partial_err:{stats['sync_partial_err']}",
         f"expired_keys:{stats['expired_keys']}",
         f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
-        "evicted_keys:0",
+        f"evicted_keys:{stats['evicted_keys']}",
         f"keyspace_hits:{stats['keyspace_hits']}",
         f"keyspace_misses:{stats['keyspace_misses']}",
         f"pubsub_channels:{len(ctx.engine.pubsub.channels)}",
@@ -176,7 +176,7 @@ _STATS_SHOWN = {
     "total_connections_received", "total_commands_processed", "rejected_connections",
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
-    "client_output_buffer_limit_disconnections",
+    "client_output_buffer_limit_disconnections", "evicted_keys",
 }
 
 

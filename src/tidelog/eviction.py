@@ -1,0 +1,54 @@
+"""Which key ``maxmemory`` evicts next, as Redis approximates it: a few keys
+sampled at random (``maxmemory-samples``), the best victim among them.
+
+Policies: ``allkeys-*`` sample every key, ``volatile-*`` only keys with a
+time to live; ``-random`` takes the first sampled, ``-lru`` the one idle the
+longest (the access time OBJECT IDLETIME shows), ``volatile-ttl`` the one
+expiring soonest.  (The LFU and LRM policies need counters the keyspace
+does not keep yet.)  Sampling is O(samples) expected: a random bucket of the
+key index holds 1 to 8 keys on average.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+POLICIES = ("allkeys-random", "allkeys-lru", "volatile-random", "volatile-lru", "volatile-ttl")
+_TRIES = 16  # random buckets looked at per wanted sample before giving up
+
+
+def sample(db: Any, count: int, volatile: bool) -> list[bytes]:
+    """Up to ``count`` random keys of ``db`` (only keys with a TTL when
+    ``volatile``); fewer when they are hard to find."""
+    index = db.key_index
+    found: list[bytes] = []
+    if not db.data or (volatile and not db.expires):
+        return found
+    for _ in range(count * _TRIES):
+        bucket = index.buckets.get(random.randrange(index.size))
+        if bucket:
+            key = random.choice(tuple(bucket))
+            if not volatile or key in db.expires:
+                found.append(key)
+                if len(found) >= count:
+                    break
+    return found
+
+
+def choose(dbs: list[Any], policy: str, samples: int) -> tuple[Any, bytes] | None:
+    """The (database, key) to evict next, or None when nothing can be."""
+    volatile = policy.startswith("volatile-")
+    best: tuple[Any, bytes] | None = None
+    best_score = None
+    for db in dbs:
+        for key in sample(db, samples, volatile):
+            if policy.endswith("-random"):
+                return db, key
+            if policy == "volatile-ttl":
+                score = db.expires[key]              # the soonest deadline wins
+            else:
+                score = db.access.get(key, 0)        # the oldest access wins
+            if best_score is None or score < best_score:
+                best, best_score = (db, key), score
+    return best
