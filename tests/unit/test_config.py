@@ -223,7 +223,8 @@ def test_config_get_globs(run):
         b"list-max-listpack-size", b"stream-idmp-maxsize", b"hash-max-listpack-entries",
         b"hash-max-listpack-value", b"set-max-intset-entries", b"set-max-listpack-entries",
         b"set-max-listpack-value", b"zset-max-listpack-entries", b"zset-max-listpack-value",
-        b"maxmemory", b"maxmemory-policy", b"min-replicas-max-lag", b"slowlog-max-len"]
+        b"maxmemory", b"maxmemory-policy", b"maxmemory-samples", b"min-replicas-max-lag",
+        b"slowlog-max-len"]
     assert len(config_get(run, "*")) == len(OPTIONS)
     assert config_get(run, "hz", "h?") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []
