@@ -643,13 +643,7 @@ class Engine:
                     client.multi_error = True
                 return self._error(exc.message)
             if not entry.no_auth:
-                entry.rejected += 1
-                if client.multi is not None:
-                    client.multi_error = True
-                if entry.name == "exec":  # as Redis rejects EXEC
-                    client.multi = None
-                    return self._error(errors.exec_aborted(errors.NOAUTH))
-                return self._error(errors.NOAUTH)
+                return self._reject(client, entry, errors.NOAUTH)
         return self.execute(client, argv)
 
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
@@ -793,26 +787,14 @@ class Engine:
         if ops.stale_guard is not None and not entry.allow_stale:
             refusal = ops.stale_guard(client)
             if refusal is not None:
-                if client.multi is not None:
-                    client.multi_error = True
-                entry.rejected += 1
-                return self._error(refusal)
+                return self._reject(client, entry, refusal)
         if entry.deny_oom and ops.maxmemory and client.kind == "normal" and \
                 not self.fits_in_memory():
-            entry.rejected += 1
-            if client.multi is not None:
-                client.multi_error = True
-            if entry.name == "exec":
-                client.multi = None
-                return self._error(errors.exec_aborted(errors.OOM))
-            return self._error(errors.OOM)
+            return self._reject(client, entry, errors.OOM)
         if entry.is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
-                if client.multi is not None:
-                    client.multi_error = True
-                entry.rejected += 1
-                return self._error(refusal)
+                return self._reject(client, entry, refusal)
         if client.pubsub is not None and client.protocol == 2 and \
                 entry.name.partition("|")[0] not in _SUBSCRIBED_MODE:
             if client.multi is not None:
@@ -855,6 +837,18 @@ class Engine:
                 self.names[new.encode()] = target
         self._dispatch.clear()
         self.runnable.clear()
+
+    def _reject(self, client: ClientState, entry: Entry, message: bytes) -> ErrorReply:
+        """Refuse a command before it runs (-NOAUTH, -OOM, -READONLY ...), as
+        Redis rejects one: counted as rejected, an open MULTI fails, and a
+        refused EXEC discards the transaction as EXECABORT."""
+        entry.rejected += 1
+        if client.multi is not None:
+            client.multi_error = True
+        if entry.name == "exec":  # with or without a MULTI, as Redis answers it
+            client.multi = None
+            return self._error(errors.exec_aborted(message))
+        return self._error(message)
 
     def _entry(self, spec: table.CommandSpec) -> Entry:
         entry = self._entries.get(spec.name)

@@ -99,14 +99,6 @@ def ping(port: int) -> bytes:
         return sock.recv(64)
 
 
-def rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory):
     from tests.support.processes import ProcessGroup
@@ -124,9 +116,9 @@ def fuzz_server(tmp_path_factory):
 
 
 def test_raw_bytes_never_hurt_the_server(fuzz_server) -> None:
-    port, pid = fuzz_server.port, fuzz_server.proc.pid
+    port = fuzz_server.port
     ping(port)
-    rss_before = rss_kb(pid)
+    rss_before = fuzz_server.rss_kib()
     seen = {"examples": 0}
 
     @settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
@@ -143,5 +135,5 @@ def test_raw_bytes_never_hurt_the_server(fuzz_server) -> None:
         info = client.info("stats")
     assert seen["examples"] == FUZZ_EXAMPLES
     assert info["unexpected_error_replies"] == 0, info
-    grown = rss_kb(pid) - rss_before
+    grown = fuzz_server.rss_kib() - rss_before
     assert grown < 100_000, f"RSS grew by {grown} kB over {seen['examples']} examples"

@@ -33,14 +33,6 @@ def start(processes: ProcessGroup) -> tuple[ServerProcess, redis.Redis]:
     return proc, redis.Redis(port=port, socket_timeout=30)
 
 
-def rss_kib(proc: ServerProcess) -> int:
-    with open(f"/proc/{proc.proc.pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
 def slow_reader(port: int, *command: bytes) -> socket.socket:
     """A raw connection with a small receive buffer that sends ``command``
     and reads only the first reply's first bytes."""
@@ -77,12 +69,12 @@ def test_slow_subscriber_is_closed_at_its_hard_limit(processes):
     while r.pubsub_numsub("ch") != [(b"ch", 1)]:
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    before = rss_kib(proc)
+    before = proc.rss_kib()
     sent = 0
     while sent < MAX_MESSAGES and r.pubsub_numsub("ch") == [(b"ch", 1)]:
         assert r.publish("ch", MESSAGE) in (0, 1)  # the publisher is never refused
         sent += 1
-    after = rss_kib(proc)
+    after = proc.rss_kib()
     assert r.pubsub_numsub("ch") == [(b"ch", 0)], f"still subscribed after {sent} messages"
     assert sent * len(MESSAGE) < 16 * 1024 * 1024  # it went near 1 MiB, not at the end
     wait_closed(sub)

@@ -114,6 +114,14 @@ class ServerProcess:
                     f"{STARTUP_TIMEOUT} s ({last_error})\nstdout:\n{self.stdout}\n"
                     f"stderr:\n{self.stderr}")
 
+    def rss_kib(self) -> int:
+        """The process's resident size (VmRSS), KiB."""
+        with open(f"/proc/{self.proc.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
     def client(self) -> redis.Redis:
         assert self.port is not None
         return redis.Redis(port=self.port, socket_timeout=30, decode_responses=True,

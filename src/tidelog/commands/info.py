@@ -38,14 +38,6 @@ def bytes_to_human(n: int) -> str:
     raise AssertionError  # pragma: no cover
 
 
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def _total_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -99,7 +91,7 @@ def _section_clients(ctx: Ctx) -> list[str]:
 
 
 def _section_memory(ctx: Ctx) -> list[str]:
-    rss = _rss_bytes()
+    rss = heap.rss()
     used = heap.used()
     peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     total = _total_memory()

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import resource
 from typing import Any
 
+from .. import heap
 from ..errors import (
     SYNTAX,
     CommandError,
@@ -128,17 +128,9 @@ def memory_usage(ctx: Ctx, argv: list[bytes]) -> object:
     return None if value is None else key_memory(key, value)
 
 
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 # What the process held once the commands were loaded (MEMORY STATS'
 # startup.allocated): the interpreter and the server's code.
-_STARTUP_BYTES = _rss_bytes()
+_STARTUP_BYTES = heap.rss()
 
 
 def _dict_overhead(n: int) -> int:
@@ -151,7 +143,7 @@ def _dict_overhead(n: int) -> int:
 
 def memory_figures(ctx: Ctx) -> dict[str, Any]:
     """MEMORY STATS' figures, also read by MEMORY DOCTOR."""
-    total = _rss_bytes()
+    total = heap.rss()
     peak = max(total, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     startup = min(_STARTUP_BYTES, total)
     dbs = []

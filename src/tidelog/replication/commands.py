@@ -15,7 +15,7 @@ from ..commands.table import command
 from ..errors import CommandError
 from ..persistence.durability import attach as durability
 from ..resp.replies import OK, RawReply, SimpleString
-from .primary import ACK_KEY, attach
+from .primary import ACK_KEY, Primary, attach
 
 NO_REPLY = RawReply(b"")
 ALREADY_CONNECTED = SimpleString(b"OK Already connected to specified master")
@@ -58,17 +58,26 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Reply:
     return OK
 
 
+def _sync_source(ctx: Ctx) -> Primary | None:
+    """The primary a PSYNC/SYNC is served from; None for a client that is a
+    replica already.  A replica whose own link is down refuses."""
+    if ctx.client.kind == "replica":
+        return None
+    primary = attach(ctx.engine)
+    if primary.upstream is not None and not primary.upstream.link_up:
+        raise CommandError(errors.NO_MASTER_LINK)
+    return primary
+
+
 @command("psync", arity=-3, flags="admin noscript no_async_loading no_multi", group="server",
          since="2.8.0", complexity="O(N) for a full sync, N the size of the data set; "
          "O(M) for a partial one, M the bytes sent from the backlog",
          summary="An internal command used in replication")
 def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """PSYNC replicationid offset"""
-    if ctx.client.kind == "replica":
+    primary = _sync_source(ctx)
+    if primary is None:
         return NO_REPLY  # already a replica: Redis ignores the request
-    primary = attach(ctx.engine)
-    if primary.upstream is not None and not primary.upstream.link_up:
-        raise CommandError(errors.NO_MASTER_LINK)
     return primary.psync(ctx.client, argv[1], argv[2])
 
 
@@ -77,11 +86,9 @@ def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
          summary="An internal command used in replication")
 def sync(ctx: Ctx, argv: list[bytes]) -> Reply:
     """SYNC"""
-    if ctx.client.kind == "replica":
+    primary = _sync_source(ctx)
+    if primary is None:
         return NO_REPLY
-    primary = attach(ctx.engine)
-    if primary.upstream is not None and not primary.upstream.link_up:
-        raise CommandError(errors.NO_MASTER_LINK)
     return primary.psync(ctx.client, b"?", b"-1", legacy_sync=True)
 
 

@@ -53,14 +53,6 @@ class SyncFailed(Exception):
     """The handshake or the transfer failed; the text says how."""
 
 
-def command_length(argv: list[bytes]) -> int:
-    """Bytes of ``argv`` as a primary sends it (RESP array of bulk strings)."""
-    n = 3 + len(str(len(argv)))
-    for arg in argv:
-        n += 5 + len(str(len(arg))) + len(arg)
-    return n
-
-
 class Upstream:
     """The link to our primary, ``host:port``."""
 
