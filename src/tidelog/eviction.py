@@ -20,7 +20,8 @@ _TRIES = 16  # random buckets looked at per wanted sample before giving up
 
 def sample(db: Any, count: int, volatile: bool) -> list[bytes]:
     """Up to ``count`` random keys of ``db`` (only keys with a TTL when
-    ``volatile``); fewer when they are hard to find."""
+    ``volatile``); fewer when they are hard to find, but at least one when
+    there is one."""
     index = db.key_index
     found: list[bytes] = []
     if not db.data or (volatile and not db.expires):
@@ -33,6 +34,10 @@ def sample(db: Any, count: int, volatile: bool) -> list[bytes]:
                 found.append(key)
                 if len(found) >= count:
                     break
+    if not found and volatile:
+        # Keys with a TTL are rare here: take the one that got its TTL
+        # first rather than fail (the expiry dict keeps insertion order).
+        found.append(next(iter(db.expires)))
     return found
 
 

@@ -32,6 +32,10 @@ def test_volatile_policies_pick_keys_with_a_ttl_only() -> None:
         for _ in range(50):
             _, key = eviction.choose([db], policy, 5)
             assert key in db.expires
+    rare = database(2000, ttl_every=1000)  # two keys with a TTL among 2,000
+    for _ in range(20):
+        _, key = eviction.choose([rare], "volatile-lru", 5)
+        assert key in rare.expires
 
 
 def test_lru_and_ttl_take_the_best_of_the_sample() -> None:
