@@ -57,7 +57,6 @@ from .commands.contract import (
     Reply,
     Wait,
 )
-from .commands.keys import glob_match
 from .commands.replies import repr_arg
 from .config import (
     NOTIFY_EVICTED,
@@ -70,6 +69,7 @@ from .config import (
     Config,
 )
 from .errors import CommandError
+from .glob import glob_match
 from .keyspace import Database
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies

@@ -13,9 +13,9 @@ import logging
 import pytest
 
 from tidelog.commands.config import rewrite_config_text
-from tidelog.commands.keys import glob_match
 from tidelog.config import OPTIONS, Config, ConfigError, parse_memory
 from tidelog.engine import Ctx, Engine
+from tidelog.glob import glob_match
 from tidelog.resp.replies import ErrorReply, Map
 from tidelog.server.main import parse_command_line
 

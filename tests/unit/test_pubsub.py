@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.commands.keys import glob_match
+from tidelog.glob import glob_match
 from tidelog.resp.replies import Push, Replies
 from tidelog.types.pubsub import CHANNEL, PATTERN, SHARD, PubSub
 

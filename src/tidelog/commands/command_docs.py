@@ -1,17 +1,13 @@
 """COMMAND and its subcommands: COUNT, INFO, DOCS, LIST, GETKEYS, HELP.
 
-Everything is generated from the command table (:mod:`.table`).  What the
-table does not say -- a command's *tips* and the flags of its key specs,
-which Redis keeps in its JSON files -- is in :data:`COMMAND_EXTRAS` below,
-written from what redis-server 7.0.15 answers to ``COMMAND INFO``; commands
-without an entry get a key spec derived from their flags.
+Everything is generated from the command table (:mod:`.table`) and the
+key specs and tips of :mod:`.key_specs`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import (
@@ -23,206 +19,16 @@ from ..errors import (
     CommandError,
     unknown_subcommand,
 )
+from ..glob import glob_match
 from ..resp.replies import Map, SetReply, SimpleString
 from .args import ArgReader
 from .contract import Ctx
-from .keys import glob_match
+from .key_specs import COMMAND_EXTRAS, KeySpec, command_key_positions, key_specs
 from .replies import help_reply
 from .table import COMMANDS, CommandSpec, command
 
 log = logging.getLogger("tidelog")
 
-
-# =====================================================================================
-# COMMAND
-# =====================================================================================
-
-
-@dataclass(frozen=True)
-class KeySpec:
-    """One key spec as COMMAND INFO shows it (Redis 7's ``key_specs``)."""
-
-    flags: tuple[str, ...]
-    begin: int | str | None     # None: unknown; an index, or the keyword keys follow (XREAD's STREAMS)
-    lastkey: int = 0
-    keystep: int = 1
-    limit: int = 0
-    startfrom: int = 1          # for a keyword begin: where to start looking for it
-    notes: str | None = None
-    # find_keys "keynum" instead of "range": (keynumidx, firstkey, keystep),
-    # offsets from begin (SINTERCARD numkeys key [key ...]).
-    keynum: tuple[int, int, int] | None = None
-    # begin None: Redis's "unknown" begin_search and find_keys (SORT's BY/GET
-    # and STORE); ``find(argv)`` then gives the key positions, if any.
-    find: Any = None
-
-
-def _ks(flags: str, begin: int | str | None, lastkey: int = 0, keystep: int = 1,
-        limit: int = 0, startfrom: int = 1, notes: str | None = None,
-        keynum: tuple[int, int, int] | None = None, find: Any = None) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes,
-                   keynum, find)  # type: ignore[arg-type]
-
-
-def _sort_store_key(argv: list[bytes]) -> list[int]:
-    """Where SORT's STORE destination is (the last STORE wins), skipping the
-    arguments of LIMIT, BY and GET as Redis's key finder does."""
-    found: list[int] = []
-    i = 2
-    while i < len(argv):
-        word = argv[i].upper()
-        if word == b"LIMIT":
-            i += 2
-        elif word in (b"GET", b"BY"):
-            i += 1
-        elif word == b"STORE" and i + 1 < len(argv):
-            found = [i + 1]
-            i += 1
-        i += 1
-    return found
-
-
-_SORT_BY_GET = _ks("RO access", None, notes="For the optional BY/GET keyword. It is marked "
-                   "'unknown' because the key names derive from the content of the key we sort")
-_SORT_STORE = _ks("OW update", None, notes="For the optional STORE keyword. It is marked "
-                  "'unknown' because the keyword can appear anywhere in the argument array",
-                  find=_sort_store_key)
-
-
-_ND = "nondeterministic_output"
-_SCRIPT_RW = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
-_SCRIPT_RO = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
-_ALL_SHARDS = "request_policy:all_shards"
-
-# name -> (tips, key specs or None to derive them).  Facts read from redis-server 7.0.15.
-COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
-    "ping": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "wait": ((_ALL_SHARDS, "response_policy:agg_min"), None),
-    "ssubscribe": ((), [_ks("not_key", 1, -1)]),
-    "sunsubscribe": ((), [_ks("not_key", 1, -1)]),
-    "spublish": ((), [_ks("not_key", 1)]),
-    "client|list": ((_ND,), None),
-    "slowlog|get": (("request_policy:all_nodes", _ND), None),
-    "slowlog|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
-    "slowlog|len": (("request_policy:all_nodes", "response_policy:agg_sum", _ND), None),
-    **{f"latency|{sub}": ((_ND, "request_policy:all_nodes", "response_policy:special"), None)
-       for sub in ("latest", "doctor", "histogram", "graph", "history")},
-    **{f"memory|{sub}": ((_ND, _ALL_SHARDS, "response_policy:special"), None)
-       for sub in ("doctor", "malloc-stats", "stats")},
-    "memory|purge": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "latency|reset": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
-    "client|info": ((_ND,), None),
-    "command": (("nondeterministic_output_order",), None),
-    "command|info": (("nondeterministic_output_order",), None),
-    "command|list": (("nondeterministic_output_order",), None),
-    "command|docs": (("nondeterministic_output_order",), None),
-    "config|set": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
-    "info": ((_ND, _ALL_SHARDS, "response_policy:special"), None),
-    "dbsize": ((_ALL_SHARDS, "response_policy:agg_sum"), None),
-    "del": (("request_policy:multi_shard", "response_policy:agg_sum"),
-            [_ks("RM delete", 1, -1)]),
-    "unlink": (("request_policy:multi_shard", "response_policy:agg_sum"),
-               [_ks("RM delete", 1, -1)]),
-    "exists": (("request_policy:multi_shard", "response_policy:agg_sum"), [_ks("RO", 1, -1)]),
-    "type": ((), [_ks("RO", 1)]),
-    "keys": ((_ALL_SHARDS, "nondeterministic_output_order"), None),
-    "scan": ((_ND, "request_policy:special"), None),
-    "rename": ((), [_ks("RW access delete", 1), _ks("OW update", 2)]),
-    "renamenx": ((), [_ks("RW access delete", 1), _ks("OW insert", 2)]),
-    "copy": ((), [_ks("RO access", 1), _ks("OW update", 2)]),
-    "move": ((), [_ks("RW access update", 1)]),
-    "touch": (("request_policy:multi_shard", "response_policy:agg_sum"), [_ks("RO", 1, -1)]),
-    "randomkey": ((_ALL_SHARDS, _ND), None),
-    "dump": ((_ND,), None),
-    "restore": ((), [_ks("OW update", 1)]),
-    "sort": ((), [_ks("RO access", 1), _SORT_BY_GET, _SORT_STORE]),
-    "sort_ro": ((), [_ks("RO access", 1), _SORT_BY_GET]),
-    "ttl": ((_ND,), None),
-    "pttl": ((_ND,), None),
-    "flushdb": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "flushall": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "time": ((_ND,), None),
-    "lastsave": ((_ND,), None),
-    "object|encoding": ((_ND,), [_ks("RO", 2)]),
-    "object|refcount": ((_ND,), [_ks("RO", 2)]),
-    "object|idletime": ((_ND,), [_ks("RO", 2)]),
-    "object|freq": ((_ND,), [_ks("RO", 2)]),
-    "memory|usage": ((), [_ks("RO", 2)]),
-    "set": ((), [_ks("RW access update variable_flags", 1,
-                     notes="RW and ACCESS due to the optional `GET` argument")]),
-    "mget": (("request_policy:multi_shard",), None),
-    "incr": ((), [_ks("RW access update", 1)]),
-    "decr": ((), [_ks("RW access update", 1)]),
-    "incrby": ((), [_ks("RW access update", 1)]),
-    "decrby": ((), [_ks("RW access update", 1)]),
-    "setnx": ((), [_ks("OW insert", 1)]),
-    "setex": ((), [_ks("OW update", 1)]),
-    "psetex": ((), [_ks("OW update", 1)]),
-    "getset": ((), [_ks("RW access update", 1)]),
-    "getdel": ((), [_ks("RW access delete", 1)]),
-    "getex": ((), [_ks("RW access update", 1,
-                       notes="RW and UPDATE because it changes the TTL")]),
-    "mset": (("request_policy:multi_shard", "response_policy:all_succeeded"),
-             [_ks("OW update", 1, -1, 2)]),
-    "msetnx": (("request_policy:multi_shard", "response_policy:agg_min"),
-               [_ks("OW insert", 1, -1, 2)]),
-    "msetex": ((), [_ks("OW update", 1, keynum=(0, 1, 2))]),
-    "delex": ((), [_ks("RW delete", 1)]),
-    "digest": ((), [_ks("RO", 1)]),
-    "incrbyfloat": ((), [_ks("RW access update", 1)]),
-    "append": ((), [_ks("RW insert", 1)]),
-    "strlen": ((), [_ks("RO", 1)]),
-    "setrange": ((), [_ks("RW update", 1)]),
-    "lcs": ((), [_ks("RO access", 1, 1)]),
-    "watch": ((), [_ks("RO", 1, -1)]),
-    # streams
-    "xadd": ((_ND,), [_ks("RW update", 1,
-                          notes="UPDATE instead of INSERT because of the optional trimming feature")]),
-    "xread": ((), [_ks("RO access", "STREAMS", -1, 1, 2, startfrom=1)]),
-    "xreadgroup": ((), [_ks("RO access", "STREAMS", -1, 1, 2, startfrom=4)]),
-    "xgroup|create": ((), [_ks("RW insert", 2)]),
-    "xgroup|createconsumer": ((), [_ks("RW insert", 2)]),
-    "xgroup|destroy": ((), [_ks("RW delete", 2)]),
-    "xgroup|delconsumer": ((), [_ks("RW delete", 2)]),
-    "xinfo|consumers": ((_ND,), None),
-    "xclaim": ((_ND,), None),
-    "xautoclaim": ((_ND,), [_ks("RW delete", 1)]),
-    "xpending": ((_ND,), None),
-    "xdel": ((), [_ks("RW delete", 1)]),
-    "xtrim": ((_ND,), [_ks("RW delete", 1)]),
-    "xlen": ((), [_ks("RO", 1)]),
-    # lists
-    **{name: ((), [_ks("RW insert", 1)]) for name in ("lpush", "rpush", "lpushx", "rpushx",
-                                                         "linsert")},
-    **{name: ((), [_ks("RW access delete", 1)]) for name in ("lpop", "rpop")},
-    "llen": ((), [_ks("RO", 1)]),
-    **{name: ((), [_ks("RO access", 1)]) for name in ("lrange", "lindex", "lpos")},
-    "lset": ((), [_ks("RW update", 1)]),
-    "lrem": ((), [_ks("RW delete", 1)]),
-    "ltrim": ((), [_ks("RW delete", 1)]),
-    **{name: ((), [_ks("RW access delete", 1), _ks("RW insert", 2)])
-       for name in ("lmove", "rpoplpush", "blmove", "brpoplpush")},
-    **{name: ((), [_ks("RW access delete", 1, -2)]) for name in ("blpop", "brpop")},
-    "lmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
-    "eval": ((), [_ks("RW access update", 2, keynum=(0, 1, 1), notes=_SCRIPT_RW)]),
-    "evalsha": ((), [_ks("RW access update", 2, keynum=(0, 1, 1))]),
-    "eval_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1), notes=_SCRIPT_RO)]),
-    "evalsha_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1))]),
-    "fcall": ((), [_ks("RW access update", 2, keynum=(0, 1, 1), notes=_SCRIPT_RW)]),
-    "fcall_ro": ((), [_ks("RO access", 2, keynum=(0, 1, 1), notes=_SCRIPT_RO)]),
-    "script|flush": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
-    "script|load": (("request_policy:all_nodes", "response_policy:all_succeeded"), None),
-    "script|exists": ((_ALL_SHARDS, "response_policy:agg_logical_and"), None),
-    "script|kill": ((_ALL_SHARDS, "response_policy:one_succeeded"), None),
-    "function|delete": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "function|restore": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "function|load": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "function|flush": ((_ALL_SHARDS, "response_policy:all_succeeded"), None),
-    "function|list": (("nondeterministic_output_order",), None),
-    "function|stats": ((_ND, _ALL_SHARDS, "response_policy:special"), None),
-    "function|kill": ((_ALL_SHARDS, "response_policy:one_succeeded"), None),
-    "blmpop": ((), [_ks("RW access delete", 2, keynum=(0, 1, 1))]),
-}
 
 # Redis lists flags and ACL categories in the order of its own bit tables.
 _FLAG_ORDER = [
@@ -253,21 +59,6 @@ def command_categories(spec: CommandSpec) -> list[str]:
         return ["@slow"]
     return _ordered(spec.acl_categories(), _CATEGORY_ORDER)
 
-
-def key_specs(spec: CommandSpec) -> list[KeySpec]:
-    extra = COMMAND_EXTRAS.get(spec.name)
-    if extra is not None and extra[1] is not None:
-        return extra[1]
-    if spec.first_key <= 0:
-        return []
-    if "write" in spec.flags:
-        flags = "RW update"
-    elif "readonly" in spec.flags:
-        flags = "RO access"
-    else:
-        flags = "RO"
-    last = spec.last_key - spec.first_key if spec.last_key >= 0 else spec.last_key
-    return [_ks(flags, spec.first_key, last, spec.key_step or 1)]
 
 
 def _key_spec_reply(ks: KeySpec) -> Map:
@@ -416,51 +207,6 @@ def command_list(ctx: Ctx, argv: list[bytes]) -> object:
     r.finish()
     return [spec.name.encode() for spec in specs]
 
-
-def _keyword_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
-    """Key positions for a keyword key spec (XREAD ... STREAMS k1 k2 id1 id2),
-    as Redis's key specs find them: the first argument equal to the keyword
-    (any case) from ``startfrom`` on, then the first 1/limit of what
-    follows it (rounded down: ``STREAMS a b 0`` has the key ``a``)."""
-    keyword = ks.begin.encode().upper()  # type: ignore[union-attr]
-    for i in range(ks.startfrom, len(argv)):
-        if argv[i].upper() == keyword:
-            rest = len(argv) - (i + 1)
-            return list(range(i + 1, i + 1 + rest // ks.limit))
-    return []
-
-
-def _keynum_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
-    """Key positions for a keynum key spec (SINTERCARD numkeys k1 k2 ...)."""
-    keynumidx, firstkey, keystep = ks.keynum  # type: ignore[misc]
-    at = ks.begin + keynumidx  # type: ignore[operator]
-    try:
-        n = int(argv[at]) if at < len(argv) else 0
-    except ValueError:
-        return []
-    first = ks.begin + firstkey  # type: ignore[operator]
-    if n <= 0 or first + (n - 1) * keystep >= len(argv):
-        return []
-    return list(range(first, first + n * keystep, keystep))
-
-
-def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[int, KeySpec]]:
-    """(argv index, key spec) of every key in a full command."""
-    found: list[tuple[int, KeySpec]] = []
-    for ks in key_specs(spec):
-        if ks.begin is None:
-            found += [(i, ks) for i in (ks.find(argv) if ks.find is not None else [])]
-            continue
-        if isinstance(ks.begin, str):
-            found += [(i, ks) for i in _keyword_keys(ks, argv)]
-            continue
-        if ks.keynum is not None:
-            found += [(i, ks) for i in _keynum_keys(ks, argv)]
-            continue
-        first = ks.begin
-        last = first + ks.lastkey if ks.lastkey >= 0 else len(argv) + ks.lastkey
-        found += [(i, ks) for i in range(first, min(last, len(argv) - 1) + 1, ks.keystep)]
-    return found
 
 
 def _target_command(argv: list[bytes]) -> list[bytes]:

@@ -19,10 +19,10 @@ from ..errors import (
     config_set_failed,
     unknown_config,
 )
+from ..glob import glob_match
 from ..resp.replies import OK, Map
 from .args import ArgReader
 from .contract import Ctx
-from .keys import glob_match
 from .replies import help_reply, repr_arg
 from .table import command
 

@@ -37,12 +37,13 @@ from ..errors import (
     value_out_of_range_between,
     wrong_arity,
 )
+from ..glob import glob_match
 from ..resp.replies import OK, Map
 from ..types import longdouble
 from ..types.hash import Hash
 from .args import INT64_MAX, INT64_MIN, parse_int
-from .command_docs import COMMAND_EXTRAS, _ks
-from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
+from .key_specs import COMMAND_EXTRAS, _ks
+from .keys import lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from typing import Any
 
 from .. import errors
 from ..errors import CommandError
+from ..glob import glob_match
 from ..resp.replies import OK, Map, SetReply, SimpleString
 from .contract import Ctx
-from .keys import glob_match
 from .replies import help_reply
 from .table import command
 

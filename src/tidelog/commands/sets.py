@@ -29,11 +29,12 @@ from ..errors import (
     WRONGTYPE,
     CommandError,
 )
+from ..glob import glob_match
 from ..resp.replies import SetReply
 from ..types.set import Set, SetLimits
 from .args import INT64_MAX, ArgReader, parse_int
-from .command_docs import COMMAND_EXTRAS, KeySpec
-from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
+from .key_specs import COMMAND_EXTRAS, KeySpec
+from .keys import lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:

@@ -54,14 +54,15 @@ from ..errors import (
     CommandError,
     at_least_one_key,
 )
+from ..glob import glob_match
 from ..resp.doubles import format_double
 from ..resp.replies import NULL_ARRAY
 from ..types.set import Set
 from ..types.zset import LexBound, ZSet, ZSetLimits
 from .args import INT64_MAX, parse_int
-from .command_docs import COMMAND_EXTRAS, KeySpec
 from .contract import Wait
-from .keys import glob_match, lookup_read, parse_cursor, parse_scan_options
+from .key_specs import COMMAND_EXTRAS, KeySpec
+from .keys import lookup_read, parse_cursor, parse_scan_options
 from .table import command
 
 if TYPE_CHECKING:
