@@ -381,6 +381,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # connect).  A replica authenticates to its primary with masterauth
     # (as masteruser, when set).
     Option("requirepass", _parse_string, ""),
+    # ACL (commands/acl_users.py): the users' file (ACL LOAD / SAVE; users
+    # come from it or from ``user`` lines in this file, not both), ACL LOG's
+    # length, and the channels a new user may use (Redis 7+: none).
+    Option("aclfile", _parse_string, "", mutable=False),
+    Option("acllog-max-len", _parse_int(0, LONG_MAX), "128"),
+    Option("acl-pubsub-default", _parse_enum("allchannels", "resetchannels"), "resetchannels"),
     # Memory (heap.py measures it): past maxmemory (0: no limit), keys are
     # evicted (eviction.py) or, with noeviction or nothing to evict, the
     # commands that grow the data set get -OOM.
@@ -480,6 +486,9 @@ class Config:
         # ``rename-command <command> <new name | "">``, in file order (the
         # engine applies them: Engine.apply_renames).
         self.renames: list[tuple[str, str]] = []
+        # ``user <name> [rule ...]`` lines, in file order (the engine makes
+        # the users: Engine.__init__).
+        self.users: list[list[bytes]] = []
         self._save_lines = False  # a `save` directive was read: the next ones add points
 
     def __getitem__(self, name: str) -> Any:
@@ -529,6 +538,11 @@ class Config:
                 raise _bad_line(number, raw, str(exc)) from None
 
     def apply_directive(self, name: str, args: list[str]) -> None:
+        if name == "user":
+            if not args:
+                raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
+            self.users.append([a.encode("utf-8", "surrogateescape") for a in args])
+            return
         if name == "rename-command":
             if len(args) != 2:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)

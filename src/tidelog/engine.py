@@ -47,8 +47,20 @@ from typing import Any
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
 from .clock import Clock
 from .commands import table
+from .commands.acl_users import (
+    ACL_OK,
+    DENIED_AUTH,
+    DENIED_CHANNEL,
+    DENIED_CMD,
+    DENIED_KEY,
+    Acl,
+    User,
+    denial_message,
+)
+from .commands.connection import client_info_line
 from .commands.contract import (
     AOF_OFF_INFO,
+    NO_DISPATCH,
     ClientState,
     Ctx,
     Effect,
@@ -138,11 +150,13 @@ _MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall"})
 
 
 def monitor_args(argv: list[bytes]) -> list[bytes]:
-    """The arguments MONITOR shows: AUTH's and HELLO's credentials
-    redacted, as Redis does."""
+    """The arguments MONITOR and SLOWLOG show: AUTH's, HELLO's and ACL
+    SETUSER's credentials redacted, as Redis does."""
     name = argv[0].lower()
     if name == b"auth":
         return [argv[0]] + [b"(redacted)"] * (len(argv) - 1)
+    if name == b"acl" and len(argv) > 2 and argv[1].lower() == b"setuser":
+        return argv[:2] + [b"(redacted)"] * (len(argv) - 2)
     if name == b"hello":
         shown = list(argv)
         for i in range(2, len(argv) - 2):
@@ -152,6 +166,10 @@ def monitor_args(argv: list[bytes]) -> list[bytes]:
         return shown
     return argv
 
+
+# INFO stats' ACL counters, by the reason of the refusal.
+_DENIED_STATS = {DENIED_AUTH: "acl_access_denied_auth", DENIED_CMD: "acl_access_denied_cmd",
+                 DENIED_KEY: "acl_access_denied_key", DENIED_CHANNEL: "acl_access_denied_channel"}
 
 # A duration no command reaches: the threshold while slowlog/latency are off.
 NEVER_NS = 1 << 80
@@ -171,13 +189,14 @@ class Entry:
     MULTI).  The dispatch maps raw name bytes to entries; each update is an
     attribute add."""
 
-    __slots__ = ("name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
+    __slots__ = ("spec", "name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
                  "queued_in_multi",
                  "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
                  "monitor", "keyspace", "fast", "hist", "skip_slowlog",
                  "may_write")
 
     def __init__(self, spec: table.CommandSpec) -> None:
+        self.spec = spec
         self.name = spec.name
         self.handler = spec.handler
         self.arity = spec.arity
@@ -310,7 +329,7 @@ class OperatorState:
 
     __slots__ = ("monitors", "slowlog", "slowlog_next_id", "latency_events",
                  "latency_threshold_ms", "slowlog_ns", "tracking", "pause_mode", "pause_end",
-                 "postponed", "pause_timer", "set_aside", "write_guard", "stale_guard",
+                 "postponed", "pause_timer", "bypass", "write_guard", "stale_guard",
                  "maxmemory")
 
     def __init__(self) -> None:
@@ -328,10 +347,10 @@ class OperatorState:
         self.pause_end = 0.0
         self.postponed: list[ClientState] = []
         self.pause_timer: Any = None
-        # While a pause or a monitor exists, the dispatch cache is set aside
-        # (here) and an empty one sends every command through
-        # _execute_checked, where both are handled: the fast path pays nothing.
-        self.set_aside: dict[bytes, Entry] | None = None
+        # While a pause or a monitor exists, the dispatch cache stays empty,
+        # which sends every command through _execute_checked, where both
+        # are handled: the fast path pays nothing.
+        self.bypass = False
         # What may refuse clients' writes (Engine.set_write_guard): a
         # read-only replica, min-replicas-to-write; and every command not
         # flagged ``stale`` (set_stale_guard: a replica whose link is down
@@ -387,10 +406,16 @@ class Engine:
             "rejected_connections": 0, "keyspace_hits": 0, "keyspace_misses": 0,
             "expired_keys": 0, "expired_subkeys": 0, "total_error_replies": 0,
             "unexpected_error_replies": 0, "client_output_buffer_limit_disconnections": 0,
-            "acl_access_denied_auth": 0, "evicted_keys": 0,
+            "acl_access_denied_auth": 0, "acl_access_denied_cmd": 0, "acl_access_denied_key": 0,
+            "acl_access_denied_channel": 0, "evicted_keys": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
         }
+        # ACL: the users (requirepass is the default user's password, ``user``
+        # lines and the aclfile make the others), the ACL LOG.
+        self.acl = Acl(allchannels_default=self.config["acl-pubsub-default"] == "allchannels",
+                       log_max=self.config["acllog-max-len"])
+        self._load_users()
         # INFO errorstats: error replies by code (the message's first word).
         self.error_counts: dict[str, int] = {}
         # Every command this engine has resolved, by table name (the order
@@ -416,15 +441,148 @@ class Engine:
         self.refresh_thresholds()
         self.ops.maxmemory = self.config["maxmemory"]
 
+    def _load_users(self) -> None:
+        """The users a server starts with: requirepass, the config file's
+        ``user`` lines or the aclfile (not both).  Raises ValueError with
+        Redis's reason when they cannot be loaded."""
+        config = self.config
+        if config["requirepass"]:
+            self.acl.set_default_password(config["requirepass"].encode("utf-8", "surrogateescape"))
+        if config["aclfile"] and config.users:
+            raise ValueError(errors.ACL_FILE_AND_USERS)
+        self.acl.load_config_users(config.users)
+        if config["aclfile"]:
+            try:
+                with open(config["aclfile"], "rb") as f:
+                    text = f.read()
+            except OSError as exc:
+                raise ValueError("Aborting Redis startup because of ACL errors: Error loading "
+                                 "ACLs, opening file '%s': %s" % (config["aclfile"], exc.strerror)
+                                 ) from None
+            try:
+                users = self.acl.parse_file(text, config["aclfile"].encode())
+            except CommandError as exc:
+                raise ValueError("Aborting Redis startup because of ACL errors: "
+                                 + exc.message[4:].decode("utf-8", "replace")) from None
+            self.acl.replace_users(users)
+
     # -- clients ------------------------------------------------------------------
     def new_client(self, **attrs: Any) -> ClientState:
+        """A connection's client: the default user, authenticated when that
+        user needs no password.  The server's own clients (``kind`` aof or
+        master) have no user and may run anything, as Redis's."""
         now = self.clock.monotonic()
-        client = ClientState(id=self._next_client_id, created=now, last_interaction=now,
-                             authenticated=not self.config["requirepass"], **attrs)
+        client = ClientState(id=self._next_client_id, created=now, last_interaction=now, **attrs)
+        if client.kind == "normal":
+            client.user = self.acl.default
+            client.authenticated = not self.acl.auth_required()
         self._next_client_id += 1
         self.clients[client.id] = client
         self.stats["total_connections_received"] += 1
+        self.refresh_access(client)
         return client
+
+    # -- ACL --------------------------------------------------------------------------
+    def refresh_access(self, client: ClientState) -> None:
+        """Which dispatch a client uses: the engine's cache when it may run
+        anything (authenticated, or no password needed, and a user without
+        restrictions), else an empty one, so that each of its commands is
+        checked by :meth:`_access`.  Called whenever the client's user or
+        the users change."""
+        user = client.user
+        free = (client.authenticated or not self.acl.auth_required()) and \
+            (user is None or user.unrestricted)
+        client.dispatch = self._dispatch if free else NO_DISPATCH
+
+    def set_client_user(self, client: ClientState, user: User | None) -> None:
+        """AUTH / HELLO AUTH succeeded (``user``), or RESET (None: the default
+        user, authenticated as at connect)."""
+        if user is None:
+            client.user = self.acl.default
+            client.authenticated = not self.acl.auth_required()
+        else:
+            client.user, client.authenticated = user, True
+        self.refresh_access(client)
+
+    def users_changed(self, current: ClientState | None, deleted: list[User] = (),  # type: ignore[assignment]
+                      changed: list[User] = ()) -> None:  # type: ignore[assignment]
+        """After ACL SETUSER, DELUSER, LOAD or requirepass: the clients of a
+        deleted user are closed (``current``, the one running the command,
+        after its reply), subscribers whose channels a changed user no
+        longer allows too; every client's dispatch is chosen again."""
+        gone = {id(u) for u in deleted}
+        narrowed = {id(u) for u in changed}
+        for client in list(self.clients.values()):
+            user = client.user
+            if user is not None and id(user) in gone:
+                client.user, client.authenticated = self.acl.default, False
+                self.disconnect(client, current)
+            elif user is not None and id(user) in narrowed and client.pubsub is not None and \
+                    not self._subscriptions_allowed(client, user):
+                self.disconnect(client, current)
+            self.refresh_access(client)
+
+    def _subscriptions_allowed(self, client: ClientState, user: User) -> bool:
+        channels, patterns, shard = client.pubsub.kinds
+        return all(user.channel_allowed(c, False) for c in (*channels, *shard)) and \
+            all(user.channel_allowed(p, True) for p in patterns)
+
+    def disconnect(self, client: ClientState, current: ClientState | None) -> None:
+        """Close a client: ``current`` (the one running the command) once its
+        reply is written, any other now."""
+        if client is current:
+            client.close_after_reply = True
+        elif client.kill is not None:
+            client.kill()
+
+    def _access(self, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply | None:
+        """-NOAUTH before authenticating (but for AUTH, HELLO and the other
+        ``no_auth`` commands), -NOPERM when the user may not run this command
+        on these keys and channels (logged in ACL LOG); None to go on."""
+        if not client.authenticated and not entry.no_auth and self.acl.auth_required():
+            return self._reject(client, entry, errors.NOAUTH)
+        user = client.user
+        if user is None or user.unrestricted:
+            return None
+        result, at = user.check(entry.spec, argv)
+        if result == ACL_OK:
+            return None
+        self.acl_denied(client, result, argv, at, b"multi" if client.multi is not None
+                        else b"toplevel")
+        return self._reject(client, entry, b"NOPERM " + denial_message(
+            result, user, entry.spec, argv[at], False))
+
+    def _recheck(self, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply | None:
+        """EXEC: a queued command is checked again, as the user's rules may
+        have changed since it was queued; refused, it is logged and answered
+        in EXEC's array, and the others run."""
+        user = client.user
+        if user is None or user.unrestricted:
+            return None
+        result, at = user.check(entry.spec, argv)
+        if result == ACL_OK:
+            return None
+        self.acl_denied(client, result, argv, at, b"multi")
+        return self._error(errors.ACL_EXEC_CHANGED % errors.ACL_EXEC_REASONS[result])
+
+    def acl_denied(self, client: ClientState, result: int, argv: list[bytes], at: int,
+                   context: bytes, username: bytes | None = None) -> None:
+        """Log a refusal in ACL LOG (and count it in INFO stats): the
+        command's name, or the key or channel at ``at``; an AUTH failure
+        logs the command's name and the user name tried."""
+        user = client.user
+        if result == DENIED_CMD:
+            spec = table.lookup(argv)
+            obj = spec.name.encode() if spec is not None else argv[0].lower()
+        elif result == DENIED_AUTH:
+            obj = argv[0]
+        else:
+            obj = argv[at]
+        if username is None:
+            username = user.name if user is not None else b"default"
+        self.stats[_DENIED_STATS[result]] += 1
+        self.acl.add_log(result, context, obj, username,
+                         client_info_line(self, client, argv), self.clock.now_ms())
 
     def client_closed(self, client: ClientState) -> None:
         """Forget a client: unblock it silently and drop its watches."""
@@ -552,13 +710,11 @@ class Engine:
                 client.resume()
 
     def _bypass_dispatch(self) -> None:
-        """Set the dispatch cache aside while a pause or a monitor exists
-        (every command then takes _execute_checked), and restore it after."""
-        bypass = self.ops.pause_mode is not None or bool(self.ops.monitors)
-        if bypass and self.ops.set_aside is None:
-            self.ops.set_aside, self._dispatch = self._dispatch, {}
-        elif not bypass and self.ops.set_aside is not None:
-            self._dispatch, self.ops.set_aside = self.ops.set_aside, None
+        """Keep the dispatch cache empty while a pause or a monitor exists
+        (every command then takes _execute_checked); it fills again after."""
+        self.ops.bypass = self.ops.pause_mode is not None or bool(self.ops.monitors)
+        if self.ops.bypass:
+            self._forget_dispatch()
 
     def _held(self, client: ClientState, entry: Entry) -> bool:
         """Does the pause in force hold this command back?"""
@@ -618,8 +774,10 @@ class Engine:
 
         The common case costs one dict lookup on the raw name bytes and an
         arity check; unknown names, subcommands and MULTI take
-        :meth:`_execute_checked`."""
-        entry = self._dispatch.get(argv[0])
+        :meth:`_execute_checked`, and so does every command of a client
+        that must be checked first (not authenticated, or a user with
+        restrictions): its ``dispatch`` is empty (:meth:`refresh_access`)."""
+        entry = client.dispatch.get(argv[0])
         if entry is not None and client.multi is None and client.pubsub is None:
             arity = entry.arity
             argc = len(argv)
@@ -630,21 +788,6 @@ class Engine:
                     self.serve_ready()
                 return reply
         return self._execute_checked(client, argv)
-
-    def execute_unauthenticated(self, client: ClientState, argv: list[bytes]) -> Reply:
-        """:meth:`execute` for a client that has not authenticated (the
-        network layer calls this instead while ``client.authenticated`` is
-        False): only AUTH, HELLO and the other ``no_auth`` commands run."""
-        if not client.authenticated:
-            try:  # an unknown command or a wrong arity is said first, as Redis
-                entry = self._resolve(argv)
-            except CommandError as exc:
-                if client.multi is not None:
-                    client.multi_error = True
-                return self._error(exc.message)
-            if not entry.no_auth:
-                return self._reject(client, entry, errors.NOAUTH)
-        return self.execute(client, argv)
 
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing a write command now, or None
@@ -700,11 +843,10 @@ class Engine:
         self._forget_dispatch()
 
     def _forget_dispatch(self) -> None:
-        """Empty the dispatch cache (and the one set aside), so every command
-        is resolved again under the guards now in force."""
+        """Empty the dispatch cache, so every command is resolved again under
+        the guards now in force.  (The dict is the same object for the
+        engine's life: unrestricted clients hold it as ``client.dispatch``.)"""
         self._dispatch.clear()
-        if self.ops.set_aside is not None:
-            self.ops.set_aside.clear()
         self.runnable.clear()
 
     # -- runs ---------------------------------------------------------------------
@@ -729,10 +871,12 @@ class Engine:
         statistics.  One by one it is, when the client is in MULTI or has
         subscriptions (RESP2's subscribed mode refuses each), or anyone
         waits on a key (Redis serves blocked clients between two commands,
-        so each call must be seen alone).  Cost: one handler call for the
+        so each call must be seen alone), or the client must be checked.
+        Cost: one handler call for the
         run instead of one per call."""
         if len(run) == 1 or client.multi is not None or self.waiters or \
-                client.pubsub is not None or self.ops.monitors or client.monitor:
+                client.pubsub is not None or self.ops.monitors or client.monitor or \
+                client.dispatch is not self._dispatch:
             return [self.execute(client, argv) for argv in run]
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
@@ -783,6 +927,10 @@ class Engine:
                 client.multi_error = True
             return self._error(exc.message)
         client.last_command = entry.name
+        if client.dispatch is not self._dispatch:  # not authenticated, or restricted
+            refusal = self._access(client, entry, argv)
+            if refusal is not None:
+                return refusal
         ops = self.ops
         if ops.stale_guard is not None and not entry.allow_stale:
             refusal = ops.stale_guard(client)
@@ -878,7 +1026,7 @@ class Engine:
             self._entry(spec).rejected += 1
             raise errors.wrong_arity(spec.name.encode())
         entry = self._entry(spec)
-        if not spec.subcommands and "|" not in spec.name and self.ops.set_aside is None and \
+        if not spec.subcommands and "|" not in spec.name and not self.ops.bypass and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
                 not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
@@ -1016,6 +1164,15 @@ class Engine:
             return self._error(errors.SCRIPT_WRONG_ARITY), False
         if "noscript" in spec.flags:
             return self._error(errors.SCRIPT_NOT_ALLOWED), False
+        user = client.user
+        if user is not None and not user.unrestricted:
+            result, at = user.check(spec, argv)
+            if result != ACL_OK:
+                job = self.scripts.current  # ACL LOG describes the client running the script
+                self.acl_denied(job.client if job is not None else client, result, argv, at,
+                                b"lua")
+                return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
+                    result, user, spec, argv[at], False)), False
         if read_only and spec.is_write:
             return self._error(errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
@@ -1161,6 +1318,11 @@ class Engine:
         try:
             for argv in queued:
                 entry = self._resolve(argv)
+                if client.dispatch is not self._dispatch:
+                    refusal = self._recheck(client, entry, argv)
+                    if refusal is not None:
+                        replies.append(refusal)
+                        continue
                 if self.ops.monitors and entry.monitor:
                     reply = self._call_monitored(client, entry, argv, False)
                 else:

@@ -94,6 +94,70 @@ WRONGPASS = b"WRONGPASS invalid username-password pair or user is disabled."
 NOAUTH = b"NOAUTH Authentication required."
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 
+# -- ACL ---------------------------------------------------------------------
+# Why an ACL SETUSER rule cannot be applied (after "Error in ACL SETUSER
+# modifier '<rule>': "; the ACL file's messages use them too).
+ACL_RULE_UNKNOWN = b"Unknown command or category name in ACL"
+ACL_RULE_SYNTAX = b"Syntax error"
+ACL_RULE_KEYS_AFTER_ALL = (b"Adding a pattern after the * pattern (or the 'allkeys' flag) is not "
+                           b"valid and does not have any effect. Try 'resetkeys' to start with "
+                           b"an empty list of patterns")
+ACL_RULE_CHANNELS_AFTER_ALL = (b"Adding a pattern after the * pattern (or the 'allchannels' flag) "
+                               b"is not valid and does not have any effect. Try 'resetchannels' "
+                               b"to start with an empty list of channels")
+ACL_RULE_NO_SUCH_PASSWORD = b"The password you are trying to remove from the user does not exist"
+ACL_RULE_BAD_HASH = (b"The password hash must be exactly 64 characters and contain only "
+                     b"lowercase hexadecimal characters")
+ACL_RULE_DUPLICATE_USER = (b"Duplicate user found. A user can only be defined once in config "
+                           b"files")
+ACL_RULE_SUBCOMMAND_FIRSTARG = b"Allowing first-arg of a subcommand is not supported"
+ACL_USERNAME_SPACES = b"ERR Usernames can't contain spaces or null characters"
+ACL_DELETE_DEFAULT = b"ERR The 'default' user cannot be removed"
+ACL_NO_FILE = (b"ERR This Redis instance is not configured to use an ACL file. You may want to "
+               b"specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+               b"(assuming you have a Redis configuration file set) in order to store users in "
+               b"the Redis configuration.")
+ACL_SAVE_FAILED = (b"ERR There was an error trying to save the ACLs. Please check the server "
+                   b"logs for more information")
+ACL_GENPASS_BITS = (b"ERR ACL GENPASS argument must be the number of bits for the output "
+                    b"password, a positive number up to 4096")
+ACL_FILE_AND_USERS = ("Configuring Redis with users defined in redis.conf and at the same setting "
+                      "an ACL file path is invalid. This setup is very likely to lead to "
+                      "configuration errors and security holes, please define either an ACL "
+                      "file or declare users directly in your redis.conf, but not both.")
+# EXEC finding a queued command no longer allowed (%s: why).
+ACL_EXEC_CHANGED = (b"NOPERM ACLs rules changed between the moment the transaction was "
+                    b"accumulated and the EXEC call. This command is no longer allowed for the "
+                    b"following reason: %s")
+ACL_EXEC_REASONS = {1: b"no permission to execute the command or subcommand",
+                    2: b"no permission to touch the specified keys",
+                    4: b"no permission to access one of the channels used as arguments"}
+ACL_SCRIPT_PREFIX = b"ERR ACL failure in script: "
+SORT_BY_DENIED = b"ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_GET_DENIED = b"ERR GET option of SORT denied due to insufficient ACL permissions."
+
+
+def acl_setuser_error(rule: bytes, reason: bytes) -> CommandError:
+    return CommandError(b"ERR Error in ACL SETUSER modifier '%s': %s" % (rule, reason))
+
+
+def acl_unmatched_parenthesis(arg: bytes) -> CommandError:
+    return CommandError(b"ERR Unmatched parenthesis in acl selector starting at '%s'." % arg)
+
+
+def acl_unknown_category(name: bytes) -> CommandError:
+    return CommandError(b"ERR Unknown category '%s'" % name[:128])
+
+
+def acl_no_such_user(name: bytes) -> CommandError:
+    """ACL DRYRUN's unknown user."""
+    return CommandError(b"ERR User '%s' not found" % name)
+
+
+def acl_no_such_command(name: bytes) -> CommandError:
+    """ACL DRYRUN's unknown command."""
+    return CommandError(b"ERR Command '%s' not found" % name)
+
 
 def exec_aborted(reason: bytes) -> bytes:
     """EXEC refused before it ran (Redis: the refusal becomes an EXECABORT)."""

@@ -4,6 +4,7 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 :mod:`tidelog.persistence.commands`, from the layer above the engine."""
 
 from . import (  # noqa: F401
+    acl,
     command_docs,
     config,
     connection,

@@ -23,7 +23,7 @@ from ..glob import glob_match
 from ..resp.replies import Map, SetReply, SimpleString
 from .args import ArgReader
 from .contract import Ctx
-from .key_specs import COMMAND_EXTRAS, KeySpec, command_key_positions, key_specs
+from .key_specs import COMMAND_EXTRAS, KeySpec, call_flags, command_key_positions, key_specs
 from .replies import help_reply
 from .table import COMMANDS, CommandSpec, command
 
@@ -217,8 +217,9 @@ def _target_command(argv: list[bytes]) -> list[bytes]:
     return target
 
 
-def _getkeys(target: list[bytes]) -> list[tuple[bytes, KeySpec]]:
-    """(key, key spec) of every key in a full command, or Redis's GETKEYS errors."""
+def _getkeys(target: list[bytes]) -> list[tuple[bytes, tuple[str, ...]]]:
+    """(key, its flags in this call) of every key in a full command, or
+    Redis's GETKEYS errors."""
     spec = COMMANDS.get(target[0].decode("latin-1").lower())
     if spec is not None and spec.subcommands and len(target) > 1:
         spec = spec.subcommands.get(target[1].decode("latin-1").lower())
@@ -230,7 +231,8 @@ def _getkeys(target: list[bytes]) -> list[tuple[bytes, KeySpec]]:
     argc = len(target)
     if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
         raise CommandError(GETKEYS_BAD_ARITY)
-    keys = [(target[i], ks) for i, ks in command_key_positions(spec, target)]
+    keys = [(target[i], call_flags(spec, ks, target))
+            for i, ks in command_key_positions(spec, target)]
     if not keys and "no_mandatory_keys" not in spec.flags:  # EVAL script 0: none, no error
         raise CommandError(GETKEYS_INVALID_ARGUMENTS)
     return keys
@@ -251,15 +253,8 @@ def command_getkeys(ctx: Ctx, argv: list[bytes]) -> object:
 def command_getkeysandflags(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]"""
     target = _target_command(argv)
-    out = []
-    for key, ks in _getkeys(target):
-        flags = ks.flags
-        if target[0].lower() == b"set" and "variable_flags" in flags:
-            # SET only reads the old value with GET (an option after key and value).
-            get = any(a.upper() == b"GET" for a in target[3:])
-            flags = ("RW", "access", "update") if get else ("OW", "update")
-        out.append([key, SetReply([SimpleString(f.encode()) for f in flags])])
-    return out
+    return [[key, SetReply([SimpleString(f.encode()) for f in flags])]
+            for key, flags in _getkeys(target)]
 
 
 _COMMAND_HELP = [

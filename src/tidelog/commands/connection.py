@@ -1,10 +1,10 @@
 """Connection commands: PING, ECHO, HELLO, AUTH, SELECT, CLIENT *, QUIT, RESET.
 
-These act on the calling connection (its protocol, database, name) or on
-other connections (CLIENT KILL, CLIENT UNBLOCK), never on keys.  Users and
-passwords do not exist yet: every connection is the ``default`` user, which
-like Redis's default user has no password, so ``AUTH default <anything>``
-succeeds and any other user name is refused.
+These act on the calling connection (its protocol, database, name, ACL
+user) or on other connections (CLIENT KILL, CLIENT UNBLOCK), never on keys.
+A connection starts as the ``default`` ACL user (:mod:`.acl_users`),
+authenticated when that user needs no password; AUTH and HELLO ... AUTH
+switch it to the user whose password they give.
 
 ``CLIENT LIST`` / ``CLIENT INFO`` lines use the Redis 7.2 layout (7.0's
 fields plus ``lib-name`` and ``lib-ver``).  Fields about buffers we do not
@@ -14,7 +14,6 @@ transport) are reported as 0 rather than invented.
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING
 
 from .. import REDIS_VERSION
@@ -45,6 +44,7 @@ from ..errors import (
     wrong_arity,
 )
 from ..resp.replies import OK, PONG, ErrorReply, Map, Push, SimpleString, Verbatim
+from .acl_users import DENIED_AUTH
 from .args import ArgReader, parse_int
 from .replies import help_reply
 from .table import command
@@ -88,15 +88,15 @@ def select(ctx: Ctx, argv: list[bytes]) -> object:
 
 # -- HELLO, AUTH -------------------------------------------------------------------
 def _check_credentials(ctx: Ctx, username: bytes, password: bytes) -> None:
-    """Only the ``default`` user exists: without requirepass it takes any
-    password (Redis's nopass), with it that password.  A success
-    authenticates the client; a failure counts in INFO stats
-    (acl_access_denied_auth)."""
-    required = ctx.config["requirepass"].encode("utf-8", "surrogateescape")
-    if username != DEFAULT_USER or (required and not hmac.compare_digest(password, required)):
-        ctx.engine.stats["acl_access_denied_auth"] += 1
+    """Log the client in as ``username``: the user must exist, be on, and
+    take this password (any, with nopass).  A failure is -WRONGPASS, logged
+    in ACL LOG (reason auth) and counted in INFO stats."""
+    user = ctx.engine.acl.users.get(username)
+    if user is None or not user.password_ok(password):
+        context = b"multi" if ctx.engine.in_transaction() else b"toplevel"
+        ctx.engine.acl_denied(ctx.client, DENIED_AUTH, ctx.argv, 0, context, username=username)
         raise CommandError(WRONGPASS)
-    ctx.client.authenticated = True
+    ctx.engine.set_client_user(ctx.client, user)
 
 
 @command("hello", arity=-1, flags="noscript loading stale fast no_auth allow_busy",
@@ -149,7 +149,7 @@ def auth(ctx: Ctx, argv: list[bytes]) -> object:
     r = ArgReader(argv)
     username = r.next_bytes()
     if not r.more():  # AUTH password: the default user's
-        if not ctx.config["requirepass"]:
+        if ctx.engine.acl.default.nopass:
             raise CommandError(NOAUTH_HELLO)
         username, password = DEFAULT_USER, username
     else:
@@ -184,7 +184,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.name = b""
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
-    client.authenticated = not ctx.config["requirepass"]  # the default user, as at connect
+    ctx.engine.set_client_user(client, None)  # the default user, as at connect
     return SimpleString(b"RESET")
 
 
@@ -290,7 +290,8 @@ def client_info_line(engine: EngineAPI, client: ClientState,
         f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
         f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem} events=r"
         f" cmd={client.last_command}"
-        f" user=default redir=-1 resp={client.protocol}"
+    ).encode() + b" user=" + (client.user.name if client.user is not None else b"(superuser)") + (
+        f" redir=-1 resp={client.protocol}"
     ).encode() + b" lib-name=" + client.lib_name + b" lib-ver=" + client.lib_ver
 
 
@@ -352,7 +353,7 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT KILL <ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] | [MAXAGE maxage]> [...]>"""  # noqa: E501 (the syntax line, whole)
     r = ArgReader(argv, 2)
     old_style = r.remaining() == 1  # CLIENT KILL ip:port
-    addr = laddr = kind = None
+    addr = laddr = kind = user = None
     client_id = max_age = None
     skipme = not old_style
     if old_style:
@@ -371,8 +372,9 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
                 addr = value
             elif option == b"LADDR":
                 laddr = value
-            elif option == b"USER":  # every connection is the default user
-                if value != DEFAULT_USER:
+            elif option == b"USER":
+                user = ctx.engine.acl.users.get(value)
+                if user is None:
                     raise no_such_user(value)
             elif option == b"MAXAGE":  # Redis 7.4: connections older than this (seconds)
                 max_age = parse_int(value, SYNTAX)
@@ -396,6 +398,8 @@ def client_kill(ctx: Ctx, argv: list[bytes]) -> object:
         if kind is not None and _kind_of(client) != kind:
             continue
         if client_id is not None and client.id != client_id:
+            continue
+        if user is not None and client.user is not user:
             continue
         if max_age is not None and now - client.created <= max_age:
             continue

@@ -19,8 +19,9 @@ command table and this contract, and no command module imports the engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..resp.replies import NULL_ARRAY
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
 
 Reply = Any
 Effect = list[bytes]
+
+# The dispatch of a client whose every command is checked first (not yet
+# authenticated, or restricted by ACL): empty, and read-only.
+NO_DISPATCH: Mapping[bytes, Any] = MappingProxyType({})
 
 
 @dataclass
@@ -93,8 +98,15 @@ class ClientState:
     # Pub/Sub: the client's subscriptions (a types.pubsub.Subscriptions),
     # None while it has none; kept by the Pub/Sub commands, RESET and close.
     pubsub: Any = None
-    # AUTH: False while requirepass is set and the client has not given it.
+    # AUTH: False until the client authenticates, when the default user
+    # needs a password; the ACL user it runs as (None: the server's own
+    # clients, which may run anything).
     authenticated: bool = True
+    user: Any = None
+    # The engine's dispatch cache when the client may run anything without
+    # a check, else an empty one (Engine.refresh_access): the command path's
+    # one lookup also decides whether a command is checked.
+    dispatch: Mapping[bytes, Any] = field(default_factory=lambda: NO_DISPATCH)
     # WAIT: the replication offset right after this client's last write.
     woff: int = 0
     # CLIENT KILL: the server sets this to close the connection (None: cannot).
@@ -249,6 +261,14 @@ class EngineAPI(Protocol):
     # Lua scripting: the script cache, the function libraries, the runner
     # (a tidelog.scripting.scripts.Scripts).
     scripts: Any
+    # ACL: the users and the log (a tidelog.commands.acl_users.Acl).
+    acl: Any
+
+    def set_client_user(self, client: ClientState, user: Any) -> None: ...
+    def users_changed(self, current: ClientState | None, deleted: list[Any] = ...,
+                      changed: list[Any] = ...) -> None: ...
+    def acl_denied(self, client: ClientState, result: int, argv: list[bytes], at: int,
+                   context: bytes, username: bytes | None = None) -> None: ...
 
     def signal_ready(self, db_index: int, key: bytes) -> None: ...
     def signal_all_waited(self, db_index: int | None = None) -> None: ...

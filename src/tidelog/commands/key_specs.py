@@ -274,3 +274,67 @@ def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[in
         found += [(i, ks) for i in range(first, min(last, len(argv) - 1) + 1, ks.keystep)]
     return found
 
+
+
+def call_flags(spec: CommandSpec, ks: KeySpec, argv: list[bytes]) -> tuple[str, ...]:
+    """The flags of a key in this call: the key spec's, unless it says
+    ``variable_flags`` (SET only reads the old value with GET, an option
+    after key and value)."""
+    if "variable_flags" in ks.flags and spec.name == "set":
+        get = any(a.upper() == b"GET" for a in argv[3:])
+        return ("RW", "access", "update") if get else ("OW", "update")
+    return ks.flags
+
+
+# -- ACL ----------------------------------------------------------------------------
+# What a key asks of a user's key patterns: %R~ (read), %W~ (write), ~ (both).
+KEY_READ, KEY_WRITE = 1, 2
+
+# XREAD/XREADGROUP options before STREAMS, and how many arguments each takes.
+_XREAD_OPTIONS = {b"COUNT": 1, b"BLOCK": 1, b"MAXCOUNT": 1, b"MAXSIZE": 1, b"CLAIM": 1,
+                  b"GROUP": 2, b"NOACK": 0}
+
+
+def _permission(flags: tuple[str, ...]) -> int:
+    """A key spec's flags as ACL reads them: ``access`` needs read, ``insert``,
+    ``update`` and ``delete`` need write; a key with none of them (EXISTS,
+    TYPE: metadata only) needs just to match some pattern."""
+    perm = KEY_READ if "access" in flags else 0
+    if "insert" in flags or "update" in flags or "delete" in flags:
+        perm |= KEY_WRITE
+    return perm
+
+
+def _xread_keys(argv: list[bytes]) -> list[int]:
+    """XREAD/XREADGROUP's keys as Redis 8's ACL finds them: the options are
+    skipped with their arguments to reach the STREAMS keyword, so a group,
+    consumer or option value spelled ``STREAMS`` is never taken for it
+    (redis/redis#15478, in 7.2.16, 7.4.11, 8.4.6, 8.6.6, 8.8.2); then the
+    first half of what follows."""
+    i = 1
+    while i < len(argv):
+        word = argv[i].upper()
+        if word == b"STREAMS":
+            rest = len(argv) - i - 1
+            if rest == 0 or rest % 2:
+                return []
+            return list(range(i + 1, i + 1 + rest // 2))
+        skip = _XREAD_OPTIONS.get(word)
+        if skip is None:
+            return []
+        i += 1 + skip
+    return []
+
+
+def acl_keys(spec: CommandSpec, argv: list[bytes]) -> list[tuple[int, int]]:
+    """``(argv index, KEY_READ | KEY_WRITE)`` of every key ``argv`` names,
+    as ACL checks them: the key specs (shard channels, ``not_key``, are not
+    keys), with SET's flags by whether it has GET, and XREAD/XREADGROUP's
+    keys found by parsing their options.  O(len(argv))."""
+    if spec.name in ("xread", "xreadgroup"):
+        return [(i, KEY_READ) for i in _xread_keys(argv)]
+    found = []
+    for i, ks in command_key_positions(spec, argv):
+        if "not_key" not in ks.flags:
+            found.append((i, _permission(call_flags(spec, ks, argv))))
+    return found

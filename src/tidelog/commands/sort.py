@@ -29,14 +29,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import NOTIFY_GENERIC, NOTIFY_LIST
-from ..errors import SORT_NOT_DOUBLE, SYNTAX, WRONGTYPE, CommandError
+from ..errors import (
+    SORT_BY_DENIED,
+    SORT_GET_DENIED,
+    SORT_NOT_DOUBLE,
+    SYNTAX,
+    WRONGTYPE,
+    CommandError,
+)
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
 from ..types.zset import ZSet
 from .args import parse_int
+from .key_specs import KEY_READ
 from .keys import lookup_read
-from .table import command
+from .table import COMMANDS, command
 
 if TYPE_CHECKING:
     from .contract import Ctx
@@ -88,6 +96,17 @@ def strtod_whole(text: bytes) -> float | None:
     return value
 
 
+def _reads_every_key(ctx: Ctx, readonly: bool) -> bool:
+    """BY (with a pattern) and GET read keys the command names only
+    through the sorted values, so ACL lets a user use them only when a
+    selector that allows this SORT may read every key."""
+    user = ctx.client.user
+    if user is None or user.unrestricted:
+        return True
+    spec = COMMANDS["sort_ro" if readonly else "sort"]
+    return user.full_key_access(spec, ctx.argv, KEY_READ)
+
+
 def lookup_pattern(ctx: Ctx, pattern: bytes, element: bytes) -> bytes | None:
     """Redis's ``lookupKeyByPattern``: the string (or hash field) that
     ``pattern`` names for ``element``, None if there is none."""
@@ -134,8 +153,12 @@ def _sort(ctx: Ctx, argv: list[bytes], readonly: bool) -> object:
         elif option == b"BY" and left >= 1:
             sortby = argv[i + 1]
             dontsort = b"*" not in sortby
+            if not dontsort and not _reads_every_key(ctx, readonly):
+                raise CommandError(SORT_BY_DENIED)
             i += 1
         elif option == b"GET" and left >= 1:
+            if not _reads_every_key(ctx, readonly):
+                raise CommandError(SORT_GET_DENIED)
             gets.append(argv[i + 1])
             i += 1
         else:

@@ -415,11 +415,14 @@ return compile, run, fields, array, load_library, run_function
 
 class LuaRuntime:
     """The interpreter, sandboxed, with the ``redis`` library wired to
-    ``executor(argv, raise_errors) -> (ok, value)``."""
+    ``executor(argv, raise_errors) -> (ok, value)``; ``acl_checker(argv)``
+    answers redis.acl_check_cmd (None: no such command)."""
 
     def __init__(self, executor: Callable[[list[bytes], bool], Any],
                  kill_check: Callable[[], bytes | None] = lambda: None,
-                 logger: Callable[[int, bytes], None] = lambda level, msg: None) -> None:
+                 logger: Callable[[int, bytes], None] = lambda level, msg: None,
+                 acl_checker: Callable[[list[bytes]], bool | None] =
+                 lambda argv: None if table.lookup(argv) is None else True) -> None:
         # No attribute of a Python object is reachable from Lua: the only
         # Python objects a script sees are the redis.* callables.
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
@@ -427,6 +430,7 @@ class LuaRuntime:
         self.executor = executor
         self.kill_check = kill_check
         self.logger = logger
+        self.acl_checker = acl_checker
         self.resp = 2  # the script's protocol (redis.setresp)
         for install in LIBRARY_INSTALLERS:
             install(self.lua)
@@ -474,15 +478,15 @@ class LuaRuntime:
                 return False, errors.SCRIPT_BAD_ARG
         return self.executor(argv, raise_errors)
 
-    @staticmethod
-    def _acl_check(*args: Any) -> bool:
-        """redis.acl_check_cmd: with no ACL users, every known command is allowed."""
+    def _acl_check(self, *args: Any) -> bool:
+        """redis.acl_check_cmd: may the script's caller run this command?"""
         if not args:
             raise ScriptCallError(errors.SCRIPT_NO_ARGS)
         argv = [a if isinstance(a, bytes) else _lua_tostring(a) for a in args]
-        if not isinstance(args[0], bytes) or table.lookup(argv) is None:
+        allowed = self.acl_checker(argv) if isinstance(args[0], bytes) else None
+        if allowed is None:
             raise ScriptCallError(b"ERR Invalid command passed to redis.acl_check_cmd()")
-        return True
+        return allowed
 
     @staticmethod
     def _errmsg(err: Any) -> bytes | None:

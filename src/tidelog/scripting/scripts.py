@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..commands import table
+from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
 from ..errors import CommandError
 from ..resp.replies import ErrorReply, RawReply
@@ -153,8 +155,18 @@ class Scripts:
     @property
     def runtime(self) -> LuaRuntime:
         if self._runtime is None:
-            self._runtime = LuaRuntime(self._execute_command, self._kill_check, self._log)
+            self._runtime = LuaRuntime(self._execute_command, self._kill_check, self._log,
+                                       self._acl_check)
         return self._runtime
+
+    def _acl_check(self, argv: list[bytes]) -> bool | None:
+        """redis.acl_check_cmd: whether the client running the script may run
+        ``argv`` (None: no such command)."""
+        spec = table.lookup(argv)
+        if spec is None or (spec.subcommands and spec.handler is None and len(argv) > 1):
+            return None
+        user = self.current.client.user if self.current is not None else None
+        return user is None or user.check(spec, argv)[0] == ACL_OK
 
     def _log(self, level: int, text: bytes) -> None:
         log.log((logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)[max(0, min(level, 3))],
@@ -321,6 +333,7 @@ class Scripts:
         rt = self.runtime
         client = self.client
         client.db = job.client.db
+        client.user = job.client.user  # its commands are checked as the caller's
         if job.script.function:
             ok, value = rt.run_function(job.script.fn, job.keys, job.args)
         else:

@@ -110,7 +110,7 @@ class Connection(asyncio.Protocol):
                 _keepalive(sock, config["tcp-keepalive"])
                 peer, local = sock.getpeername(), sock.getsockname()
                 addr, laddr = f"{peer[0]}:{peer[1]}", f"{local[0]}:{local[1]}"
-                if config["protected-mode"] and not config["requirepass"] and \
+                if config["protected-mode"] and self.engine.acl.default.nopass and \
                         not _is_loopback(peer[0]):
                     # No password for the default user: only loopback
                     # clients, as Redis in protected mode.
@@ -172,10 +172,7 @@ class Connection(asyncio.Protocol):
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
-        if client.authenticated:
-            runnable, execute = engine.runnable, engine.execute
-        else:  # only AUTH, HELLO ... until it authenticates
-            runnable, execute = frozenset(), engine.execute_unauthenticated
+        runnable, execute = engine.runnable, engine.execute
         out = bytearray()
         replies: list[Any] = []
         self._batch = replies
