@@ -475,7 +475,7 @@ class Engine:
         client = ClientState(id=self._next_client_id, created=now, last_interaction=now, **attrs)
         if client.kind == "normal":
             client.user = self.acl.default
-            client.authenticated = not self.acl.auth_required()
+            client.authenticated = client.ever_authenticated = not self.acl.auth_required()
         self._next_client_id += 1
         self.clients[client.id] = client
         self.stats["total_connections_received"] += 1
@@ -501,7 +501,8 @@ class Engine:
             client.user = self.acl.default
             client.authenticated = not self.acl.auth_required()
         else:
-            client.user, client.authenticated = user, True
+            client.user = user
+            client.authenticated = client.ever_authenticated = True
         self.refresh_access(client)
 
     def users_changed(self, current: ClientState | None, deleted: list[User] = (),  # type: ignore[assignment]

@@ -100,3 +100,33 @@ def test_auth_without_a_password(differ) -> None:
     differ.check("AUTH", "anything")
     differ.check("AUTH", "default", "anything")
     differ.check("AUTH", "someone", "anything")
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"*11\r\n" + b"$1\r\na\r\n" * 11,                      # 11 arguments
+    b"*2\r\n$4\r\nECHO\r\n$16385\r\n" + b"x" * 16385 + b"\r\n",  # a 16 KiB + 1 argument
+    b"*3\r\n$4\r\nAUTH\r\n$1\r\nx\r\n$20000\r\n",          # refused at its header
+])
+def test_unauthenticated_requests_are_limited(locked, request_bytes) -> None:
+    """Before AUTH: at most 10 arguments of 16 KiB (Redis's fix of
+    CVE-2021-32675, in 7.0.15 too); the error closes the connection."""
+    pair = locked()
+    for client in pair:
+        client.send_raw(request_bytes)
+    assert pair[0].read_reply() == pair[1].read_reply() in (
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n",
+        b"-ERR Protocol error: unauthenticated bulk length\r\n")
+
+
+def test_the_limits_go_with_auth(locked) -> None:
+    """The command after AUTH, in the same write, is read with the limits
+    of an authenticated client."""
+    pair = locked()
+    big = b"x" * 20000
+    for client in pair:
+        client.send_raw(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(PASSWORD), PASSWORD.encode()) +
+                        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$20000\r\n" + big + b"\r\n" +
+                        b"*12\r\n" + b"$4\r\nECHO\r\n" + b"$1\r\na\r\n" * 11)
+    for _ in range(3):
+        assert pair[0].read_reply() == pair[1].read_reply()
+    same(pair, "STRLEN", "k")

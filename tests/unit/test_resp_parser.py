@@ -39,7 +39,9 @@ def run(chunks, batch: bool = False, **limits) -> tuple[list[list[bytes]], str |
     """Feed ``chunks``, draining commands after each (one at a time with
     ``next_command``, or with ``batch`` all at once with ``next_commands``,
     as a connection does); stop at an error."""
+    unauth = limits.pop("unauth", False)
     parser = RequestParser(**limits)
+    parser.limit_unauthenticated(unauth)
     commands: list[list[bytes]] = []
     try:
         for chunk in chunks:
@@ -574,3 +576,37 @@ def quote(arg: bytes) -> bytes:
 def test_inline_quoted_roundtrip(argv, cuts):
     line = b" ".join(quote(a) for a in argv) + b"\r\n"
     assert run(chunked(line, cuts)) == ([argv], None)
+
+
+# -- a client that must still authenticate -------------------------------------------
+def test_unauthenticated_limits():
+    """Redis's limits before AUTH (CVE-2021-32675): 10 arguments of 16 KiB."""
+    big = b"x" * 16384
+    tr(multibulk(*[b"a"] * 10) + multibulk(b"ECHO", big), [[b"a"] * 10, [b"ECHO", big]],
+       unauth=True)
+    tr_error(multibulk(*[b"a"] * 11), "unauthenticated multibulk length", unauth=True)
+    tr_error(multibulk(b"ECHO", big + b"x"), "unauthenticated bulk length", unauth=True)
+    tr_error(multibulk(b"a") + b"*2\r\n$4\r\nECHO\r\n$16385\r\n", "unauthenticated bulk length",
+             [[b"a"]], unauth=True)
+    tr(b"a " * 20 + b"\r\n", [[b"a"] * 20], unauth=True)  # inline requests: no such limit
+    tr(multibulk(*[b"a"] * 11) + multibulk(b"ECHO", big + b"x"),
+       [[b"a"] * 11, [b"ECHO", big + b"x"]])
+
+
+def test_unauthenticated_commands_come_one_at_a_time():
+    """So that the limits can be lifted between AUTH and what follows it."""
+    parser = RequestParser()
+    parser.limit_unauthenticated(True)
+    big = b"x" * 20000
+    parser.feed(multibulk(b"AUTH", b"pw") + multibulk(b"ECHO", big) + TRAILER)
+    assert parser.next_commands() == [[b"AUTH", b"pw"]]
+    parser.limit_unauthenticated(False)
+    assert parser.next_commands() == [[b"ECHO", big], [b"PING"]]
+    assert parser.max_query_buffer == 1024**3
+
+
+def test_unauthenticated_query_buffer():
+    parser = RequestParser(max_query_buffer=10 * 1024 * 1024)
+    parser.limit_unauthenticated(True)
+    with pytest.raises(QueryBufferLimit):
+        parser.feed(b"*1\r\n$2000000\r\n" + b"x" * (1024 * 1024))

@@ -102,6 +102,7 @@ class ClientState:
     # needs a password; the ACL user it runs as (None: the server's own
     # clients, which may run anything).
     authenticated: bool = True
+    ever_authenticated: bool = True  # False until it first authenticates, when it must
     user: Any = None
     # The engine's dispatch cache when the client may run anything without
     # a check, else an empty one (Engine.refresh_access): the command path's

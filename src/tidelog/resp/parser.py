@@ -30,6 +30,12 @@ The grammar is Redis 7.0.15's ``processMultibulkBuffer`` and
   (``client-query-buffer-limit``, checked in :meth:`RequestParser.feed`; it
   counts the unparsed bytes plus the arguments already read of an
   incomplete command).
+* A client that must still authenticate gets Redis's tighter limits
+  (:meth:`RequestParser.limit_unauthenticated`): at most 10 arguments of
+  16 KiB each ("unauthenticated multibulk/bulk length", Redis's fix of
+  CVE-2021-32675) and 1 MiB buffered; its commands are handed over one at
+  a time, so that the command after an AUTH is read with the limits of a
+  client that has authenticated, as Redis reads it.
 
 Deliberate differences from Redis 7.0.15, all in requests no client sends:
 
@@ -124,6 +130,10 @@ INLINE_MAX_SIZE = 64 * 1024  # Redis's PROTO_INLINE_MAX_SIZE
 MAX_MULTIBULK_COUNT = 2**31 - 1  # INT_MAX
 DEFAULT_MAX_BULK_LEN = 512 * 1024 * 1024  # proto-max-bulk-len
 DEFAULT_MAX_QUERY_BUFFER = 1024**3  # client-query-buffer-limit
+# What a client that must still authenticate may send (Redis's limits).
+UNAUTH_MAX_ARGS = 10
+UNAUTH_MAX_BULK = 16 * 1024
+UNAUTH_MAX_QUERY_BUFFER = 1024 * 1024
 
 _BIG_ARG = 32 * 1024  # bulks this long are assembled straight from the fed pieces
 _SCAN_ALWAYS = 4096  # below this much unread tail, joining is cheaper than scanning
@@ -208,6 +218,8 @@ class RequestParser:
     ) -> None:
         self.max_bulk_len = max_bulk_len
         self.max_query_buffer = max_query_buffer
+        self._max_query_buffer = max_query_buffer  # while authenticated
+        self.unauth = False  # the limits of a client that must authenticate
         # The bytes being parsed and the read offset into them.
         self._buf = b""
         self._pos = 0
@@ -238,6 +250,12 @@ class RequestParser:
         self._split_from = 0  # no new window starts before this offset
 
     # -- public API ---------------------------------------------------------
+    def limit_unauthenticated(self, on: bool) -> None:
+        """Apply (or lift) the limits of a client that has not authenticated
+        yet.  O(1)."""
+        self.unauth = on
+        self.max_query_buffer = UNAUTH_MAX_QUERY_BUFFER if on else self._max_query_buffer
+
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes received from the client.  O(1) (plus a copy if
         ``data`` is not ``bytes``).  Raises :class:`QueryBufferLimit`."""
@@ -308,7 +326,7 @@ class RequestParser:
                     if argv is None:  # stalled, or an empty line skipped
                         continue
                     return argv
-                if cython.compiled:
+                if cython.compiled and not self.unauth:
                     # The compiled twin's fast path: the typed walk.
                     commands: list = []
                     stop = _walk(buf, pos, end, min(self.max_bulk_len, _WALK_MAX_BULK), commands)
@@ -329,7 +347,7 @@ class RequestParser:
                         if queue:
                             return queue.pop()
                         continue
-                elif pos >= self._split_from and self.max_bulk_len >= 1023:
+                elif pos >= self._split_from and self.max_bulk_len >= 1023 and not self.unauth:
                     self._start_split(buf, pos, end)
                     queue = self._queue
                     if queue:
@@ -349,6 +367,8 @@ class RequestParser:
                     count = string2ll(buf[pos + 1 : nl])
                     if count is None or count > MAX_MULTIBULK_COUNT:
                         self._fail(ProtocolError(errors.PROTOCOL_MBULK_INVALID))
+                if count > UNAUTH_MAX_ARGS and self.unauth:
+                    self._fail(ProtocolError(errors.PROTOCOL_UNAUTH_MBULK))
                 pos = nl + 2
                 if count <= 0:  # *0, *-1: an empty request, skipped
                     self._pos = pos
@@ -380,6 +400,8 @@ class RequestParser:
                             bulk = -1
                     if bulk < 0 or bulk > max_bulk:
                         self._fail(ProtocolError(errors.PROTOCOL_BULK_INVALID))
+                    if bulk > UNAUTH_MAX_BULK and self.unauth:
+                        self._fail(ProtocolError(errors.PROTOCOL_UNAUTH_BULK))
                     pos = nl + 2
                 stop = pos + bulk
                 if stop + 2 > end:
@@ -413,7 +435,11 @@ class RequestParser:
 
         A protocol error after some complete commands is raised by the next
         call, so those commands are answered first; one before any is raised
-        now.  The parser is then dead.  O(bytes parsed)."""
+        now.  The parser is then dead.  O(bytes parsed).  While the client
+        must authenticate, one command at a time (see the module docstring)."""
+        if self.unauth:
+            argv = self.next_command()
+            return [] if argv is None else [argv]
         queue = self._queue
         if queue:  # decoded ahead by the fast path, kept last first
             commands = queue[::-1]

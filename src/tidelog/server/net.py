@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import errors, tls
 from ..commands.connection import client_info_line
+from ..commands.contract import NO_DISPATCH
 from ..config import Config
 from ..engine import BLOCKED, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
@@ -41,6 +42,10 @@ from ..resp.replies import Push, RawReply, Replies
 log = logging.getLogger("tidelog")
 
 _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
+
+# Reply bytes a client that never authenticated (and must) may leave unread
+# before it is closed (Redis's REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
+UNAUTH_MAX_OUTPUT = 1024
 
 # Most commands one run gathers (Engine.execute_run): bounds what one
 # handler call holds at once (its replies, the entries of one append).
@@ -137,6 +142,8 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
+        if self.client.dispatch is NO_DISPATCH:  # type: ignore[union-attr]
+            self._auth_limits()
         try:
             self.parser.feed(data)  # type: ignore[union-attr]
         except ProtocolError as exc:
@@ -184,6 +191,8 @@ class Connection(asyncio.Protocol):
                 if commands:
                     self.pending = []
                 else:
+                    if parser.unauth:  # after an AUTH, the next command has the usual limits
+                        self._auth_limits()
                     try:
                         commands = parser.next_commands()
                     except ProtocolError as exc:
@@ -363,12 +372,26 @@ class Connection(asyncio.Protocol):
             return self._held
         return self._held + transport.get_write_buffer_size()
 
+    def _auth_limits(self) -> None:
+        """The parser's limits for a client that must still authenticate
+        (Redis's: RequestParser.limit_unauthenticated), on or off."""
+        client, parser = self.client, self.parser
+        assert client is not None and parser is not None
+        on = not client.authenticated and self.engine.acl.auth_required()
+        if on != parser.unauth:
+            parser.limit_unauthenticated(on)
+
     def _check_output_limit(self) -> None:
         """Close the client if its pending output passes its class's limit
         (Redis's rules: at or above the hard limit, or at or above the soft
-        limit for more than the soft seconds)."""
+        limit for more than the soft seconds), or passes 1 KiB while it has
+        never authenticated and must (Redis 7.4.3+, CVE-2025-21605)."""
         client = self.client
         if client is None or self.closing:
+            return
+        if not client.ever_authenticated and self.engine.acl.auth_required() and \
+                self.output_bytes() > UNAUTH_MAX_OUTPUT:
+            self._output_limit_reached(client)
             return
         limits = self.engine.config["client-output-buffer-limit"]
         kind = "slave" if client.kind == "replica" else \
@@ -387,13 +410,16 @@ class Connection(asyncio.Protocol):
         elif not over:
             self._soft_since = 0.0
         if over:
-            log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
-                        "buffer limits.",
-                        client_info_line(self.engine, client).decode("utf-8", "replace"))
-            self.engine.stats["client_output_buffer_limit_disconnections"] += 1
-            self.closing = True
-            if self.transport is not None:
-                self.transport.abort()  # what is pending is dropped, not sent
+            self._output_limit_reached(client)
+
+    def _output_limit_reached(self, client: ClientState) -> None:
+        log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
+                    "buffer limits.",
+                    client_info_line(self.engine, client).decode("utf-8", "replace"))
+        self.engine.stats["client_output_buffer_limit_disconnections"] += 1
+        self.closing = True
+        if self.transport is not None:
+            self.transport.abort()  # what is pending is dropped, not sent
 
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
