@@ -548,8 +548,8 @@ class Engine:
         result, at = user.check(entry.spec, argv)
         if result == ACL_OK:
             return None
-        self.acl_denied(client, result, argv, at, b"multi" if client.multi is not None
-                        else b"toplevel")
+        self.acl_denied(client, result, entry.spec, argv, at,
+                        b"multi" if client.multi is not None else b"toplevel")
         return self._reject(client, entry, b"NOPERM " + denial_message(
             result, user, entry.spec, argv[at], False))
 
@@ -563,18 +563,18 @@ class Engine:
         result, at = user.check(entry.spec, argv)
         if result == ACL_OK:
             return None
-        self.acl_denied(client, result, argv, at, b"multi")
+        self.acl_denied(client, result, entry.spec, argv, at, b"multi")
         return self._error(errors.ACL_EXEC_CHANGED % errors.ACL_EXEC_REASONS[result])
 
-    def acl_denied(self, client: ClientState, result: int, argv: list[bytes], at: int,
-                   context: bytes, username: bytes | None = None) -> None:
+    def acl_denied(self, client: ClientState, result: int, spec: table.CommandSpec | None,
+                   argv: list[bytes], at: int, context: bytes,
+                   username: bytes | None = None) -> None:
         """Log a refusal in ACL LOG (and count it in INFO stats): the
         command's name, or the key or channel at ``at``; an AUTH failure
-        logs the command's name and the user name tried."""
+        logs the command's name as sent and the user name tried."""
         user = client.user
-        if result == DENIED_CMD:
-            spec = table.lookup(argv)
-            obj = spec.name.encode() if spec is not None else argv[0].lower()
+        if result == DENIED_CMD and spec is not None:
+            obj = spec.name.encode()
         elif result == DENIED_AUTH:
             obj = argv[0]
         else:
@@ -1170,8 +1170,8 @@ class Engine:
             result, at = user.check(spec, argv)
             if result != ACL_OK:
                 job = self.scripts.current  # ACL LOG describes the client running the script
-                self.acl_denied(job.client if job is not None else client, result, argv, at,
-                                b"lua")
+                self.acl_denied(job.client if job is not None else client, result, spec, argv,
+                                at, b"lua")
                 return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
                     result, user, spec, argv[at], False)), False
         if read_only and spec.is_write:

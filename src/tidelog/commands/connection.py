@@ -94,7 +94,8 @@ def _check_credentials(ctx: Ctx, username: bytes, password: bytes) -> None:
     user = ctx.engine.acl.users.get(username)
     if user is None or not user.password_ok(password):
         context = b"multi" if ctx.engine.in_transaction() else b"toplevel"
-        ctx.engine.acl_denied(ctx.client, DENIED_AUTH, ctx.argv, 0, context, username=username)
+        ctx.engine.acl_denied(ctx.client, DENIED_AUTH, None, ctx.argv, 0, context,
+                              username=username)
         raise CommandError(WRONGPASS)
     ctx.engine.set_client_user(ctx.client, user)
 
