@@ -649,6 +649,42 @@ def test_multi_exec_checks_commands_when_queued_and_again_at_exec(srv, admin):
     raw.close()
 
 
+def test_blocked_command_checked_again_when_served(srv, admin):
+    """A blocked command runs again when its key is ready, and is checked
+    again: rules changed meanwhile refuse it (Redis 7.2+, redis/redis
+    tests/unit/acl.tcl "blocked command gets rejected when reprocessed
+    after permission change"; 7.0.15 served it)."""
+    setuser(admin, "consumer", "on", f">{PW}", "~s:*", "-@all", "+@stream", "+@list")
+    admin.xgroup_create("s:g", "g", id="$", mkstream=True)
+    reader = raw_as(srv, "consumer")
+    reader.send_raw(encode_command(["XREAD", "BLOCK", "0", "STREAMS", "s:1", "$"]))
+    wait_blocked(srv, 1)
+    setuser(admin, "consumer", "resetkeys", "~other:*")
+    admin.xadd("s:1", {"f": "v"}, id="1-1")
+    assert reader.read_reply(TIMEOUT) == b"-NOPERM " + NOPERM_KEY.encode() + b"\r\n"
+    setuser(admin, "consumer", "resetkeys", "~s:*")
+    reader.send_raw(encode_command(["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS",
+                                    "s:g", ">"]))
+    wait_blocked(srv, 1)
+    setuser(admin, "consumer", "-xreadgroup")
+    admin.xadd("s:g", {"f": "v"}, id="2-1")
+    assert reader.read_reply(TIMEOUT) == \
+        f"-NOPERM {noperm_cmd('consumer', 'xreadgroup')}\r\n".encode()
+    assert admin.xpending("s:g", "g")["pending"] == 0  # nothing delivered
+    assert admin.xinfo_consumers("s:g", "g") == []
+    reader.send_raw(encode_command(["BLPOP", "s:l", "0"]))
+    wait_blocked(srv, 1)
+    setuser(admin, "consumer", "resetkeys")
+    admin.rpush("s:l", "a")
+    assert reader.read_reply(TIMEOUT).startswith(b"-NOPERM")
+    assert admin.llen("s:l") == 1
+    assert [(e["reason"], e["context"], e["object"]) for e in acl_log(admin)] == [
+        ("key", "toplevel", "s:l"), ("command", "toplevel", "xreadgroup"),
+        ("key", "toplevel", "s:1")]
+    assert reader.call("PING").startswith(b"-NOPERM")  # still connected, still checked
+    reader.close()
+
+
 # -- scripts ---------------------------------------------------------------------------------
 
 LIBRARY = """#!lua name=acllib
