@@ -287,6 +287,26 @@ def test_denied_commands_change_nothing(srv, admin, protocol):
     assert info_stats(admin)["acl_access_denied_cmd"] == 7
 
 
+def test_a_restricted_default_user_restricts_every_connection(srv, admin):
+    """Connections start as the default user: restricted, each is checked
+    (those connected already included), with no AUTH needed."""
+    setuser(admin, "root", "on", f">{PW}", "~*", "&*", "+@all")
+    with connect(srv, "root", PW) as root:
+        setuser(root, "default", "resetkeys", "~public:*", "-@all", "+get", "+ping")
+        with connect(srv) as anonymous:
+            assert anonymous.ping() is True
+            assert anonymous.get("public:1") is None
+            with pytest.raises(NoPermissionError, match=f"^{NOPERM_KEY}$"):
+                anonymous.get("private")
+            with pytest.raises(NoPermissionError, match=re.escape(noperm_cmd("default", "set"))):
+                anonymous.set("public:1", "x")
+        with pytest.raises(NoPermissionError, match=re.escape(noperm_cmd("default", "set"))):
+            admin.set("public:1", "x")  # connected before, as the default user too
+        setuser(root, "default", "allkeys", "+@all")
+        assert admin.set("public:1", "x") is True
+        assert root.get("public:1") == "x"
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 def test_key_patterns_for_reading_writing_and_selectors(srv, admin, protocol):
     """%R~ reads, %W~ writes, ~ both; a selector allows what it allows on
