@@ -1445,7 +1445,8 @@ class Engine:
 
     def serve_ready(self) -> None:
         """Serve clients blocked on ready keys, FIFO per key, until none is
-        ready (serving one client may make other keys ready)."""
+        ready (serving one client may make other keys ready).  A client
+        that is checked (:meth:`refresh_access`) is checked again first."""
         while self._ready:
             ready, self._ready = self._ready, {}
             for db_key in ready:
@@ -1456,8 +1457,18 @@ class Engine:
                     if request.client.blocked is not request:
                         continue
                     client = request.client
+                    entry = self._resolve(request.argv)
+                    if client.dispatch is not self._dispatch:
+                        # Redis (7.2+) runs a blocked command again when its
+                        # key is ready, checks included: a user whose rules
+                        # changed meanwhile is refused (and logged).
+                        refusal = self._access(client, entry, request.argv)
+                        if refusal is not None:
+                            self._unblock(request)
+                            client.send(refusal)
+                            continue
                     saved_db, client.db = client.db, request.db
-                    ctx = Ctx(self, client, request.argv, self._resolve(request.argv), False)
+                    ctx = Ctx(self, client, request.argv, entry, False)
                     ctx.ready_key = db_key[1]
                     try:
                         reply = request.wait.retry(ctx)

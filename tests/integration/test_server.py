@@ -60,24 +60,6 @@ def is_closed(sock: socket.socket) -> bool:
         return True
 
 
-@pytest.fixture
-def embedded(tmp_path):
-    """Start extra servers with their own options; all stopped afterwards,
-    and none may have logged an internal error."""
-    started: list[EmbeddedServer] = []
-
-    def start(**options) -> EmbeddedServer:
-        options.setdefault("dir", str(tmp_path))
-        srv = EmbeddedServer(**options).start()
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()
-        assert srv.engine.internal_errors == 0, "the server logged internal errors"
-
-
 # -- PING and ECHO, RESP2 and RESP3 ----------------------------------------------------
 
 def test_ping_echo_resp2(r):
