@@ -542,27 +542,34 @@ class Engine:
         on these keys and channels (logged in ACL LOG); None to go on."""
         if not client.authenticated and not entry.no_auth and self.acl.auth_required():
             return self._reject(client, entry, errors.NOAUTH)
-        user = client.user
-        if user is None or user.unrestricted:
+        denial = self._acl_refusal(client, entry.spec, argv)
+        if denial is None:
             return None
-        result, at = user.check(entry.spec, argv)
-        if result == ACL_OK:
-            return None
+        result, at = denial
         self.acl_denied(client, result, entry.spec, argv, at,
                         b"multi" if client.multi is not None else b"toplevel")
         return self._reject(client, entry, b"NOPERM " + denial_message(
-            result, user, entry.spec, argv[at], False))
+            result, client.user, entry.spec, argv[at], False))
+
+    @staticmethod
+    def _acl_refusal(client: ClientState, spec: table.CommandSpec,
+                     argv: list[bytes]) -> tuple[int, int] | None:
+        """Why the client's user may not run ``argv`` (the reason and the
+        argument at fault), or None when it may."""
+        user = client.user
+        if user is None or user.unrestricted:
+            return None
+        result, at = user.check(spec, argv)
+        return None if result == ACL_OK else (result, at)
 
     def _recheck(self, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply | None:
         """EXEC: a queued command is checked again, as the user's rules may
         have changed since it was queued; refused, it is logged and answered
         in EXEC's array, and the others run."""
-        user = client.user
-        if user is None or user.unrestricted:
+        denial = self._acl_refusal(client, entry.spec, argv)
+        if denial is None:
             return None
-        result, at = user.check(entry.spec, argv)
-        if result == ACL_OK:
-            return None
+        result, at = denial
         self.acl_denied(client, result, entry.spec, argv, at, b"multi")
         return self._error(errors.ACL_EXEC_CHANGED % errors.ACL_EXEC_REASONS[result])
 
@@ -1165,15 +1172,14 @@ class Engine:
             return self._error(errors.SCRIPT_WRONG_ARITY), False
         if "noscript" in spec.flags:
             return self._error(errors.SCRIPT_NOT_ALLOWED), False
-        user = client.user
-        if user is not None and not user.unrestricted:
-            result, at = user.check(spec, argv)
-            if result != ACL_OK:
-                job = self.scripts.current  # ACL LOG describes the client running the script
-                self.acl_denied(job.client if job is not None else client, result, spec, argv,
-                                at, b"lua")
-                return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
-                    result, user, spec, argv[at], False)), False
+        denial = self._acl_refusal(client, spec, argv)
+        if denial is not None:
+            result, at = denial
+            job = self.scripts.current  # ACL LOG describes the client running the script
+            self.acl_denied(job.client if job is not None else client, result, spec, argv,
+                            at, b"lua")
+            return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
+                result, client.user, spec, argv[at], False)), False
         if read_only and spec.is_write:
             return self._error(errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):

@@ -207,14 +207,20 @@ def acl_log(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 # -- the ACL file --------------------------------------------------------------------
+def _acl_file(ctx: Ctx) -> str:
+    """``aclfile``, or Redis's error when there is none."""
+    path: str = ctx.config["aclfile"]
+    if not path:
+        raise CommandError(ACL_NO_FILE)
+    return path
+
+
 @command("acl|load", arity=2, flags="admin noscript loading stale", group="server",
          since="6.0.0", complexity="O(N). Where N is the number of configured users.",
          summary="Reload the ACLs from the configured ACL file")
 def acl_load(ctx: Ctx, argv: list[bytes]) -> object:
     """ACL LOAD"""
-    path = ctx.config["aclfile"]
-    if not path:
-        raise CommandError(ACL_NO_FILE)
+    path = _acl_file(ctx)
     acl = ctx.engine.acl
     try:
         with open(path, "rb") as f:
@@ -233,9 +239,7 @@ def acl_load(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Save the current ACL rules in the configured ACL file")
 def acl_save(ctx: Ctx, argv: list[bytes]) -> object:
     """ACL SAVE"""
-    path = ctx.config["aclfile"]
-    if not path:
-        raise CommandError(ACL_NO_FILE)
+    path = _acl_file(ctx)
     try:
         ctx.engine.acl.save_file(path)
     except OSError as exc:
