@@ -162,7 +162,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
         if serve:
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
-                ctx.changed()
+                ctx.changed(key=target.key)
                 ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
                 if args.noack:
                     ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
@@ -298,7 +298,7 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
             group.deliver_new(ids, consumer, now)
     if moved:
         ctx.effect(setid_effect(key, group))
-    ctx.changed()
+    ctx.changed(key=key)
     return out
 
 
