@@ -55,7 +55,7 @@ from .group_ops import (
     setid_effect,
     xclaim_effect,
 )
-from .keys import lookup_read_typed
+from .keys import lookup_read, lookup_read_typed
 from .replies import (
     SizeBudget,
     capped_count,
@@ -152,6 +152,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
     for target in targets:
         if args.maxcount and budget <= 0:
             break
+        lookup_read(ctx, target.key)  # looked up again to read it, as in Redis (hits, LFU)
         limit = capped_count(count, args.maxcount, budget)
         group = target.group
         serve = target.after is not None or _servable(target, args, now)
