@@ -160,3 +160,17 @@ def test_lrm_policies_are_newer(differ):
              b"allkeys-random, allkeys-lrm, noeviction\r\n")
     assert differ.ours.call("CONFIG", "GET", "maxmemory-policy").endswith(b"allkeys-lrm\r\n")
     assert differ.ours.call("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK\r\n"
+
+
+def test_stream_reads_look_their_key_up_twice(differ):
+    """The second lookup shows in keyspace_hits as well as in the counter."""
+    differ.check_all([["XADD", "s", "1-1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"]])
+    for argv in (["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+                 ["XREAD", "STREAMS", "s", "0"], ["SET", "s2", "v", "GET"]):
+        hits = []
+        for client in (differ.ours, differ.theirs):
+            assert client.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+            client.call(*argv)
+            info = client.call("INFO", "stats")
+            hits.append(re.search(rb"keyspace_hits:(\d+)\r\nkeyspace_misses:(\d+)", info).groups())
+        assert hits[0] == hits[1], argv
