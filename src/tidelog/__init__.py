@@ -20,6 +20,8 @@ Layout (imports point down only):
     ids, errors, clock, config     leaves used by everything above
     tls           the TLS contexts of tls-port and of a replica's link (Python's ssl)
     heap          the bytes the process has allocated (maxmemory, INFO used_memory)
+    lfu           Redis's LFU counter and the 24-bit per-key field it shares with the
+                  LRU clock (maxmemory-policy; the keyspace keeps the field)
     kernels       picks the compiled twin of resp, listpack and ids, or the pure one
 
     spark/        the PySpark data source and archive job: a client of the server

@@ -123,19 +123,9 @@ def _parse_tls_protocols(text: str) -> str:
     return " ".join(words)
 
 
-_POLICIES = ("volatile-lru", "allkeys-lru", "volatile-random", "allkeys-random",
-             "volatile-ttl", "noeviction")
-_POLICIES_NOT_YET = ("volatile-lfu", "allkeys-lfu", "volatile-lrm", "allkeys-lrm")
-
-
-def _parse_policy(text: str) -> str:
-    """``maxmemory-policy``: Redis's names; the LFU and LRM ones not yet."""
-    policy = text.lower()
-    if policy in _POLICIES_NOT_YET:
-        raise ConfigError(errors.policy_not_supported(policy))
-    if policy not in _POLICIES:
-        raise ConfigError(errors.config_not_one_of(_POLICIES + _POLICIES_NOT_YET))
-    return policy
+# Redis 8.6's names, in its order (7.0's, with each family's LRM one added last).
+_POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+             "allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction")
 
 
 def _parse_replicaof(text: str) -> str:
@@ -391,8 +381,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # evicted (eviction.py) or, with noeviction or nothing to evict, the
     # commands that grow the data set get -OOM.
     Option("maxmemory", _parse_memory_bounded(0, LONG_MAX), "0"),
-    Option("maxmemory-policy", _parse_policy, "noeviction"),
+    Option("maxmemory-policy", _parse_enum(*_POLICIES), "noeviction"),
     Option("maxmemory-samples", _parse_int(1, 64), "5"),
+    # The LFU policies' counter (lfu.py): how slowly it grows, and the
+    # minutes per decrement while a key is not used (0: never).
+    Option("lfu-log-factor", _parse_int(0, INT32_MAX), "10"),
+    Option("lfu-decay-time", _parse_int(0, INT32_MAX), "1"),
     Option("masterauth", _parse_string, ""),
     Option("masteruser", _parse_string, ""),
     Option("pidfile", _parse_string, "", mutable=False),

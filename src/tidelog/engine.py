@@ -83,6 +83,7 @@ from .config import (
 from .errors import CommandError
 from .glob import glob_match
 from .keyspace import Database
+from .lfu import Lfu
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
 from .scripting.scripts import Scripts
@@ -440,6 +441,10 @@ class Engine:
         self.apply_renames(self.config.renames)
         self.refresh_thresholds()
         self.ops.maxmemory = self.config["maxmemory"]
+        # The LFU options, shared by every database while an LFU policy is
+        # in force (set_policy).
+        self.lfu = Lfu()
+        self.set_policy()
 
     def _load_users(self) -> None:
         """The users a server starts with: requirepass, the config file's
@@ -836,6 +841,17 @@ class Engine:
         self.emit([(db.index, [b"DEL", key])])
         if self.notify_flags & NOTIFY_EVICTED:
             self.notify_keyspace(NOTIFY_EVICTED, b"evicted", key, db.index)
+
+    def set_policy(self) -> None:
+        """maxmemory-policy, lfu-log-factor or lfu-decay-time changed: what
+        lookups and writes mark on keys from now on (Database.track).  O(1)
+        per database: keys keep their marks, read the new way."""
+        policy = self.config["maxmemory-policy"]
+        self.lfu.log_factor = self.config["lfu-log-factor"]
+        self.lfu.decay_time = self.config["lfu-decay-time"]
+        lfu = self.lfu if policy.endswith("-lfu") else None
+        for db in self.dbs:
+            db.track(lfu, policy.endswith("-lrm"))
 
     def set_maxmemory(self, limit: int) -> None:
         """maxmemory (bytes, 0: none): while set, the commands that grow the

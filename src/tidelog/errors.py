@@ -184,6 +184,9 @@ DECR_OVERFLOW = b"ERR decrement would overflow"
 LFU_NOT_SELECTED = (b"ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
                     b"Please note that when switching between policies at runtime LRU and LFU "
                     b"data will take some time to adjust.")
+LFU_SELECTED = (b"ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                b"Please note that when switching between policies at runtime LRU and LFU "
+                b"data will take some time to adjust.")
 NO_CONFIG_FILE = b"ERR The server is running without a config file"
 CONFIG_IMMUTABLE = b"can't set immutable config"      # the why of config_set_failed
 CONFIG_DUPLICATE = b"duplicate parameter"
@@ -273,11 +276,6 @@ CONFIG_BUFFER_LIMIT_VALUE = "Error in hard, soft or soft_seconds setting in buff
 
 def config_out_of_range(low: int, high: int) -> str:
     return f"argument must be between {low} and {high} inclusive"
-
-
-def policy_not_supported(policy: str) -> str:
-    """CONFIG SET maxmemory-policy of an evicting policy (Tidelog's own text)."""
-    return f"{policy} is not supported yet (no LFU or LRM counters): use an LRU, random or TTL policy"
 
 
 def config_not_one_of(choices: tuple[str, ...]) -> str:

@@ -3,10 +3,12 @@ sampled at random (``maxmemory-samples``), the best victim among them.
 
 Policies: ``allkeys-*`` sample every key, ``volatile-*`` only keys with a
 time to live; ``-random`` takes the first sampled, ``-lru`` the one idle the
-longest (the access time OBJECT IDLETIME shows), ``volatile-ttl`` the one
-expiring soonest.  (The LFU and LRM policies need counters the keyspace
-does not keep yet.)  Sampling is O(samples) expected: a random bucket of the
-key index holds 1 to 8 keys on average.
+longest (the access time OBJECT IDLETIME shows), ``-lrm`` (Redis 8.6) the
+one written the longest ago (the same marks, stamped by writes only),
+``-lfu`` the one with the lowest decayed LFU counter (OBJECT FREQ), and
+``volatile-ttl`` the one expiring soonest (the marks are the keyspace's:
+:meth:`~tidelog.keyspace.Database.track`).  Sampling is O(samples)
+expected: a random bucket of the key index holds 1 to 8 keys on average.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-POLICIES = ("allkeys-random", "allkeys-lru", "volatile-random", "volatile-lru", "volatile-ttl")
 _TRIES = 16  # random buckets looked at per wanted sample before giving up
 
 
@@ -41,19 +42,26 @@ def sample(db: Any, count: int, volatile: bool) -> list[bytes]:
     return found
 
 
+def _score(db: Any, key: bytes, kind: str) -> int:
+    """How good a victim the key is: higher is evicted first."""
+    if kind == "ttl":
+        return -db.expires[key]              # the soonest deadline
+    if kind == "lfu":
+        return -db.frequency(key)            # the lowest counter
+    return db.idle_ms(key)                   # lru, lrm: the oldest mark
+
+
 def choose(dbs: list[Any], policy: str, samples: int) -> tuple[Any, bytes] | None:
     """The (database, key) to evict next, or None when nothing can be."""
     volatile = policy.startswith("volatile-")
+    kind = policy.partition("-")[2]
     best: tuple[Any, bytes] | None = None
     best_score = None
     for db in dbs:
         for key in sample(db, samples, volatile):
-            if policy.endswith("-random"):
+            if kind == "random":
                 return db, key
-            if policy == "volatile-ttl":
-                score = db.expires[key]              # the soonest deadline wins
-            else:
-                score = db.access.get(key, 0)        # the oldest access wins
-            if best_score is None or score < best_score:
+            score = _score(db, key, kind)
+            if best_score is None or score > best_score:
                 best, best_score = (db, key), score
     return best

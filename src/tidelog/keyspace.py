@@ -18,9 +18,21 @@ dirty.  Every write to a key must call it (the command context does, through
 ``Ctx.modified``).
 
 SCAN support: every key is also filed in a :class:`KeyIndex` (buckets by
-hash, Redis's reverse-binary cursor), and its last access time is kept for
-``OBJECT IDLETIME``.  Both are maintained by the methods below, so values
-must be stored and removed through them, never through ``data`` directly.
+hash, Redis's reverse-binary cursor).  It is maintained by the methods
+below, so values must be stored and removed through them, never through
+``data`` directly.
+
+Eviction marks: ``access`` holds, per key, what Redis keeps in a value's
+24-bit ``lru`` field for ``maxmemory-policy`` (:mod:`tidelog.lfu`), in one
+of two forms: a Unix ms time (>= 0), the last lookup or write (under LRU,
+random, TTL and noeviction) or the last write only (LRM); or, under an LFU
+policy, an LFU word stored bit-inverted (``~word``, so < 0).  The engine
+sets the policy's kind with :meth:`Database.track`; a key keeps the form it
+was last marked in, and is read the other way when the policy changed since,
+exactly as Redis reinterprets the field (no conversion, nothing to walk).
+Under LRU and the others, a lookup stamps the time (one dict store); the
+LFU counter and the write-only stamps of LRM cost nothing while their
+policies are not in force.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from .errors import WRONGTYPE, CommandError
+from .lfu import Lfu, clock_idle_ms, lru_clock, new_word, word_of
 from .types.hash import Hash
 from .types.stream import Stream
 
@@ -64,8 +77,14 @@ class Database:
         self.expired_count = 0
         self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
         self.key_index = KeyIndex()        # buckets for SCAN
-        self.access: dict[bytes, int] = {}  # key -> last access (Unix ms), OBJECT IDLETIME
+        self.access: dict[bytes, int] = {}  # key -> eviction marks (see the module's text)
         self.no_touch = False              # set while a CLIENT NO-TOUCH client runs a command
+        # The policy's kind (track): a lookup stamps the time (stamp_reads),
+        # counts (lfu: an LFU policy) or leaves nothing (lrm: an LRM policy,
+        # where writes stamp it).
+        self.stamp_reads = True
+        self.lfu: Lfu | None = None
+        self.lrm = False
         # Hash field expiry (Redis 7.4): key -> the earliest field deadline
         # registered for the hash there, and a heap of (deadline, key); an
         # entry whose deadline no longer matches is stale.  Fields are also
@@ -88,7 +107,10 @@ class Database:
         if type(value) is Hash and value.ttl:
             value = self._expire_fields(key, value, None)
         if value is not None and not self.no_touch:
-            self.access[key] = self._now_ms()
+            if self.stamp_reads:
+                self.access[key] = self._now_ms()
+            elif self.lfu is not None:
+                self.access[key] = ~self.lfu.accessed(self._lfu_word(key), self._now_ms())
         return value
 
     def peek(self, key: bytes) -> Any:
@@ -127,14 +149,19 @@ class Database:
 
     # -- writes -------------------------------------------------------------------
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
-        """Store a value; a plain SET clears the key's TTL unless keep_ttl."""
+        """Store a value; a plain SET clears the key's TTL unless keep_ttl.
+        Under LFU a replaced value's counter stays with the key (the lookup
+        before the write counted), as in Redis; a new key starts at 5."""
         if key not in self.data:
             self.key_index.add(key)
             if self.on_new is not None:
                 self.data[key] = value
                 self.on_new(self, key)
         self.data[key] = value
-        self.access[key] = self._now_ms()
+        if self.lfu is None:
+            self.access[key] = self._now_ms()
+        elif key not in self.access:
+            self.access[key] = ~new_word(self._now_ms())
         if not keep_ttl:
             self.expires.pop(key, None)
         if type(value) is Hash and value.ttl:
@@ -192,8 +219,8 @@ class Database:
         value = self.data.pop(src)
         when = self.expires.pop(src, None)
         self.key_index.discard(src)
-        self.access.pop(src, None)
-        self.access[dst] = self._now_ms()
+        marks = self.access.pop(src, None)  # an LFU counter moves with the value
+        self.access[dst] = marks if self.lfu is not None and marks is not None else self._now_ms()
         if dst not in self.data:
             self.key_index.add(dst)
         self.data[dst] = value
@@ -229,11 +256,73 @@ class Database:
                 del self.watchers[key]
 
     def touch(self, key: bytes) -> None:
-        """A key changed: transactions watching it will fail at EXEC."""
+        """A key changed: transactions watching it will fail at EXEC (and
+        under LRM its modification time moves: :meth:`written`)."""
         watching = self.watchers.get(key)
         if watching:
             for watcher in watching:
                 watcher.dirty_cas = True
+        if self.lrm and key in self.data:
+            self.access[key] = self._now_ms()
+
+    # -- eviction marks (the module's text) ---------------------------------------------
+    def track(self, lfu: Lfu | None, lrm: bool) -> None:
+        """The policy's kind from now on: ``lfu`` (the options in force)
+        for an LFU policy, ``lrm`` for an LRM one, neither for the others.
+        O(1): every key keeps its marks, read the new way."""
+        self.lfu = lfu
+        self.lrm = lrm
+        self.stamp_reads = lfu is None and not lrm
+
+    def accessed(self, key: bytes) -> None:
+        """Mark an access as a lookup does (TOUCH by a CLIENT NO-TOUCH client)."""
+        if self.stamp_reads:
+            self.access[key] = self._now_ms()
+        elif self.lfu is not None:
+            self.access[key] = ~self.lfu.accessed(self._lfu_word(key), self._now_ms())
+
+    def written(self, key: bytes) -> None:
+        """The value at key changed without a WATCH signal (a stream's
+        consumer groups): under LRM its modification time moves, as Redis
+        8.6 moves it for every change of a key."""
+        if self.lrm and key in self.data:
+            self.access[key] = self._now_ms()
+
+    def _lfu_word(self, key: bytes) -> int:
+        """The key's field read as an LFU word (a time is read as its LRU
+        clock, as Redis reads it after a switch to LFU)."""
+        marks = self.access.get(key)
+        if marks is None:
+            return new_word(self._now_ms())
+        return ~marks if marks < 0 else lru_clock(marks)
+
+    def lru_field(self, key: bytes) -> int:
+        """The 24 bits Redis would hold for the key (DEBUG OBJECT's lru)."""
+        marks = self.access.get(key, self._now_ms())
+        return ~marks if marks < 0 else lru_clock(marks)
+
+    def idle_ms(self, key: bytes) -> int:
+        """Time since the key's last access (under LRM: last write), which
+        LRU and LRM eviction and OBJECT IDLETIME read; an LFU word left by
+        an earlier policy is read as an LRU clock, as Redis reads it."""
+        now = self._now_ms()
+        marks = self.access.get(key, now)
+        return max(0, now - marks) if marks >= 0 else clock_idle_ms(~marks, now)
+
+    def frequency(self, key: bytes) -> int:
+        """The key's decayed LFU counter (OBJECT FREQ, LFU eviction); only
+        while an LFU policy is in force."""
+        assert self.lfu is not None
+        return self.lfu.counter(self._lfu_word(key), self._now_ms())
+
+    def restore_marks(self, key: bytes, idle_s: int, freq: int) -> None:
+        """RESTORE's IDLETIME (seconds, -1: none) or FREQ (-1: none): each
+        applies only under the policies that keep it, as in Redis."""
+        if self.lfu is not None:
+            if freq >= 0:
+                self.access[key] = ~word_of(freq, self._now_ms())
+        elif idle_s >= 0:
+            self.access[key] = self._now_ms() - idle_s * 1000
 
     # -- expiry ---------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:

@@ -1,8 +1,11 @@
-"""maxmemory with noeviction (Redis's default policy), against a running
-server: past the limit, commands that grow the data set (XADD, XGROUP
+"""maxmemory against a running server.  With noeviction (Redis's default
+policy), past the limit, commands that grow the data set (XADD, XGROUP
 CREATE, SET ...) get Redis's -OOM, and so does a transaction holding one,
 while reads, XACK, XDEL, XTRIM and DEL still run; freeing memory lets
-writes in again; nothing acknowledged is lost."""
+writes in again; nothing acknowledged is lost.  With the evicting policies
+the keys each one favours survive (read lately: LRU; read often: LFU;
+written lately: LRM; no TTL: volatile-*), by margins that leave nothing to
+chance in practice."""
 
 from __future__ import annotations
 
@@ -63,26 +66,28 @@ def test_noeviction_refuses_growth_and_keeps_what_it_acknowledged(server) -> Non
     assert c.strlen("big") == 8_000_000
 
 
-def test_the_lfu_and_lrm_policies_are_not_there_yet(server) -> None:
+def test_every_policy_of_redis_8_6(server) -> None:
     c = server.client()
-    with pytest.raises(redis.ResponseError, match="not supported yet"):
-        c.config_set("maxmemory-policy", "allkeys-lfu")
+    for policy in ("allkeys-lfu", "volatile-lfu", "allkeys-lrm", "volatile-lrm", "NoEviction"):
+        c.config_set("maxmemory-policy", policy)
+    assert c.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
     with pytest.raises(redis.ResponseError, match="must be one of"):
         c.config_set("maxmemory-policy", "nonsense")
-    c.config_set("maxmemory-policy", "NoEviction")
-    assert c.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+    assert c.config_get("lfu-*") == {"lfu-log-factor": "10", "lfu-decay-time": "1"}
 
 
-def fill(c, limit_mb: int, count: int, prefix: str, ttl: bool = False, hot=()) -> None:
-    """Write ``count`` values of 4 kB, touching the ``hot`` keys between batches."""
+def fill(c, limit_mb: int, count: int, prefix: str, ttl: bool = False, hot=(),
+         batch: int = 100, between=None) -> None:
+    """Write ``count`` values of 4 kB, ``batch`` at a time; between batches
+    call ``between(key)`` on each ``hot`` key (a read by default)."""
     value = "v" * 4000
-    for first in range(0, count, 100):
+    for first in range(0, count, batch):
         pipe = c.pipeline(transaction=False)
-        for i in range(first, min(first + 100, count)):
+        for i in range(first, min(first + batch, count)):
             pipe.set(f"{prefix}{i}", value, ex=3600 if ttl else None)
         pipe.execute()
         for key in hot:
-            c.get(key)
+            (between or c.get)(key)
 
 
 def test_allkeys_lru_evicts_the_idle_keys_and_never_refuses(server) -> None:
@@ -100,6 +105,48 @@ def test_allkeys_lru_evicts_the_idle_keys_and_never_refuses(server) -> None:
     evicted = c.info("stats")["evicted_keys"]
     assert evicted > 1000 and c.dbsize() < 5010
     assert all(c.get(key) == "keep me" for key in hot)
+
+
+def test_allkeys_lfu_keeps_the_keys_read_often(server) -> None:
+    """A new key's counter is 5 and its first read takes it to 6 for sure
+    (the chance of an increment is 1 up to 5): the keys read between batches
+    always count more than the ones written once, so only a sample made of
+    hot keys alone (10 of about 1,000, 10 drawn) could evict one.  Nothing
+    decays (lfu-decay-time 0): a minute turning mid-test changes nothing."""
+    c = server.client()
+    hot = [f"hot{i}" for i in range(10)]
+    for key in hot:
+        c.set(key, "keep me")
+    c.config_set("maxmemory-samples", 10)
+    c.config_set("lfu-decay-time", 0)
+    c.config_set("maxmemory-policy", "allkeys-lfu")
+    limit = c.info("memory")["used_memory"] + 4 * 1024 * 1024
+    c.config_set("maxmemory", limit)
+    fill(c, 4, 5000, "cold", hot=hot)
+    assert c.info("stats")["evicted_keys"] > 1000
+    assert all(c.object("freq", key) >= 6 for key in hot)
+    assert all(c.get(key) == "keep me" for key in hot)
+    assert c.object("freq", "cold4999") == 5
+
+
+def test_allkeys_lrm_keeps_the_keys_written_recently(server) -> None:
+    """Under LRM only writes count: keys rewritten every 50 writes survive,
+    keys read just as often but written first go (a rewritten key is older
+    than a sampled key only when that one came in the current batch of 50)."""
+    c = server.client()
+    read = [f"read{i}" for i in range(10)]
+    written = [f"written{i}" for i in range(10)]
+    for key in read + written:
+        c.set(key, "keep me")
+    c.config_set("maxmemory-samples", 10)
+    c.config_set("maxmemory-policy", "allkeys-lrm")
+    limit = c.info("memory")["used_memory"] + 4 * 1024 * 1024
+    c.config_set("maxmemory", limit)
+    fill(c, 4, 5000, "cold", hot=read + written, batch=50,
+         between=lambda key: c.set(key, "keep me") if key in written else c.get(key))
+    assert c.info("stats")["evicted_keys"] > 1000
+    assert all(c.get(key) == "keep me" for key in written)
+    assert not any(c.exists(key) for key in read)
 
 
 def test_volatile_policies_evict_only_keys_with_a_ttl(server) -> None:

@@ -1,5 +1,6 @@
 """The choice of the key maxmemory evicts (eviction.py): volatile policies
-sample only keys with a TTL, LRU the longest idle, TTL the soonest deadline."""
+sample only keys with a TTL, LRU the longest idle, LRM the longest
+unwritten, LFU the lowest counter, TTL the soonest deadline."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import random
 
 from tidelog import eviction
 from tidelog.keyspace import Database
+from tidelog.lfu import Lfu
 
 
 def database(keys: int, ttl_every: int = 0) -> Database:
@@ -54,3 +56,34 @@ def test_lru_and_ttl_take_the_best_of_the_sample() -> None:
         random.seed(seed)
         _, key = eviction.choose([db], "volatile-ttl", 8)
         assert key == min(sample, key=lambda k: db.expires[k])
+
+
+def test_lfu_takes_the_least_counted_and_lrm_the_least_written() -> None:
+    now = [1_000_000]
+    db = Database(0, lambda: now[0])
+    db.track(Lfu(log_factor=0, decay_time=0), lrm=False)
+    for i in range(64):
+        db.set(b"k%d" % i, b"v")
+        for _ in range(i % 7):  # key i counted 5 + i % 7
+            db.get(b"k%d" % i)
+    for seed in range(20):
+        random.seed(seed)
+        sample = eviction.sample(db, 8, False)
+        random.seed(seed)
+        _, key = eviction.choose([db], "allkeys-lfu", 8)
+        assert db.frequency(key) == min(db.frequency(k) for k in sample)
+    db = Database(0, lambda: now[0])
+    db.track(None, lrm=True)
+    for i in range(64):
+        now[0] = 1_000_000 + i * 1000          # key i written at second i ...
+        db.set(b"k%d" % i, b"v")
+    now[0] += 1000
+    for i in range(64):
+        db.get(b"k%d" % (63 - i))               # ... whatever was read since
+    now[0] += 1000
+    for seed in range(20):
+        random.seed(seed)
+        sample = eviction.sample(db, 8, False)
+        random.seed(seed)
+        _, key = eviction.choose([db], "allkeys-lrm", 8)
+        assert key == min(sample, key=lambda k: int(k[1:]))

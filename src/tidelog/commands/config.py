@@ -62,6 +62,8 @@ def _apply_config(ctx: Ctx, name: str) -> None:
         ctx.engine.replication.refresh_write_guard()
     elif name == "maxmemory":
         ctx.engine.set_maxmemory(ctx.config["maxmemory"])
+    elif name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
+        ctx.engine.set_policy()
     elif name == "repl-backlog-size":
         ctx.engine.replication.resize_backlog(ctx.config["repl-backlog-size"])
     elif name == "requirepass":  # the default user's password

@@ -354,11 +354,15 @@ class Ctx:
         self.db.touch(key)
         self.changes += count
 
-    def changed(self, count: int = 1) -> None:
+    def changed(self, count: int = 1, key: bytes | None = None) -> None:
         """Data changed without touching a key's WATCH (consumer-group
         state, PELs, a flush that touches keys itself): the change counts
-        toward save points and the propagation check."""
+        toward save points and the propagation check.  With ``key`` (the
+        stream whose groups changed), a change also counts as a write of
+        the key for an LRM policy (Database.written), as in Redis 8.6."""
         self.changes += count
+        if key is not None and count:
+            self.db.written(key)
 
     def notify(self, cls: int, event: bytes, key: bytes) -> None:
         """A keyspace event of class ``cls`` (``config.NOTIFY_*``) happened to

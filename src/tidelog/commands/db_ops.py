@@ -105,6 +105,8 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
     if replaced and not replace:
         return 0
     duplicate = copy_value(value)
+    if replaced:  # a new value: under LFU its counter starts afresh
+        target.access.pop(dst, None)
     target.set(dst, duplicate)
     if replaced:  # Redis deletes the old value and adds the copy: a new key
         ctx.engine.notify_keyspace(NOTIFY_NEW, b"new", dst, target.index)
@@ -136,7 +138,10 @@ def move(ctx: Ctx, argv: list[bytes]) -> object:
     when = source.expires.get(key)
     if target.get(key) is not None:
         return 0
+    marks = source.access.get(key)
     target.set(key, value)
+    if target.lfu is not None and marks is not None:
+        target.access[key] = marks  # the LFU counter moves with the value, as in Redis
     if when is not None:
         target.set_expire(key, when)
     source.delete(key)
@@ -193,7 +198,8 @@ def touch(ctx: Ctx, argv: list[bytes]) -> object:
     found = 0
     for key in argv[1:]:
         if lookup_read(ctx, key) is not None:
-            ctx.db.access[key] = ctx.now_ms()
+            if ctx.db.no_touch:
+                ctx.db.accessed(key)
             found += 1
     return found
 

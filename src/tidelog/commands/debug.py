@@ -160,11 +160,10 @@ def debug_object(ctx: Ctx, argv: list[bytes]) -> Reply:
     value = ctx.db.peek(key)
     if value is None:
         raise CommandError(NO_SUCH_KEY)
-    access = ctx.db.access.get(key, ctx.now_ms())
     encoding = object_encoding(value).decode()
-    return SimpleString((
+    return SimpleString((  # lru: the raw field (an LFU word under LFU), as Redis shows it
         f"Value at:{id(value):#x} refcount:{refcount(value)} encoding:{encoding} "
-        f"serializedlength:{_serialized_length(value)} lru:{(access // 1000) & ((1 << 24) - 1)} "
+        f"serializedlength:{_serialized_length(value)} lru:{ctx.db.lru_field(key)} "
         f"lru_seconds_idle:{idle_seconds(ctx, key)}").encode())
 
 

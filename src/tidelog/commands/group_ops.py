@@ -85,7 +85,7 @@ def claiming_consumer(group: ConsumerGroup, name: bytes, now: int) -> Consumer |
 def new_consumer(ctx: Ctx, group: ConsumerGroup, name: bytes, now: int) -> Consumer:
     """Create the claiming consumer, now that it claims something."""
     consumer, _ = group.create_consumer(name, now)
-    ctx.changed()
+    ctx.changed(key=ctx.argv[1])
     ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", ctx.argv[1])  # XCLAIM's, XAUTOCLAIM's key
     return consumer
 
@@ -96,7 +96,7 @@ def drop_gone(ctx: Ctx, key: bytes, group: ConsumerGroup, id_arg: bytes,
     tell replicas (:func:`gone_effect`)."""
     ctx.effect(gone_effect(key, group, id_arg, entry))
     group.ack(entry.id)
-    ctx.changed()
+    ctx.changed(key=key)
 
 
 def claim(ctx: Ctx, key: bytes, group: ConsumerGroup, consumer: Consumer, id: StreamID,
@@ -106,5 +106,5 @@ def claim(ctx: Ctx, key: bytes, group: ConsumerGroup, consumer: Consumer, id: St
     entry = group.claim(id, consumer, delivery_time, count)
     consumer.active_time = now
     ctx.effect(xclaim_effect(key, group, id_arg, entry))
-    ctx.changed()
+    ctx.changed(key=key)
     return entry

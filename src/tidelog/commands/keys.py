@@ -22,6 +22,7 @@ from ..errors import (
     EXPIRE_NX_XX_GT_LT,
     INVALID_CURSOR,
     LFU_NOT_SELECTED,
+    LFU_SELECTED,
     NO_SUCH_KEY,
     SYNTAX,
     WRONGTYPE,
@@ -474,8 +475,7 @@ def refcount(value: Any) -> int:
 
 
 def idle_seconds(ctx: Ctx, key: bytes) -> int:
-    last = ctx.db.access.get(key, ctx.now_ms())
-    return max(0, ctx.now_ms() - last) // 1000
+    return ctx.db.idle_ms(key) // 1000
 
 
 @command("object", arity=-2, group="generic", since="2.2.3", complexity="Depends on subcommand.",
@@ -510,8 +510,11 @@ def object_refcount(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Get the time since a Redis object was last accessed")
 def object_idletime(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT IDLETIME key"""
-    value = _object_lookup(ctx, argv[2])
-    return None if value is None else idle_seconds(ctx, argv[2])
+    if _object_lookup(ctx, argv[2]) is None:
+        return None
+    if ctx.db.lfu is not None:
+        raise CommandError(LFU_SELECTED)
+    return idle_seconds(ctx, argv[2])
 
 
 @command("object|freq", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
@@ -521,7 +524,9 @@ def object_freq(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT FREQ key"""
     if _object_lookup(ctx, argv[2]) is None:
         return None
-    raise CommandError(LFU_NOT_SELECTED)  # there is no maxmemory-policy, so never LFU
+    if ctx.db.lfu is None:
+        raise CommandError(LFU_NOT_SELECTED)
+    return ctx.db.frequency(argv[2])
 
 
 _OBJECT_HELP = [

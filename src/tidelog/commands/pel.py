@@ -79,7 +79,7 @@ def xack(ctx: Ctx, argv: list[bytes]) -> Any:
         r.finish()
     acked = group.ack_all(ids)
     if acked:
-        ctx.changed(acked)
+        ctx.changed(acked, argv[1])
         ctx.propagate_argv()
     return acked
 
@@ -112,14 +112,14 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
         if not group.ack(id):
             out.append(-1)
             continue
-        ctx.changed()
+        ctx.changed(key=key)
         if needed is not None and needed(id):
             out.append(2)
             continue
         if stream.delete(id):
             deleted += 1
         if policy == DELREF:
-            ctx.changed(drop_references(stream, id))
+            ctx.changed(drop_references(stream, id), key)
         out.append(1)
     if deleted:
         ctx.modified(key, deleted)
@@ -204,7 +204,7 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
         ctx.effect([b"XNACK", key, name, mode, b"IDS", b"1", bytes(id),
                        b"RETRYCOUNT", b"%d" % count, b"FORCE"])
     if released:
-        ctx.changed(released)
+        ctx.changed(released, key)
         ctx.ready(key)  # blocked XREADGROUP ... CLAIM readers can take them now
     return released
 
@@ -372,7 +372,7 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
         setid_pending = False
     if setid_pending:  # LASTID moved the group and no XCLAIM carried it
         ctx.effect(setid_effect(key, group))
-        ctx.changed()
+        ctx.changed(key=key)
     return out
 
 

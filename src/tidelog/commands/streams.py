@@ -555,7 +555,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)
         ctx.notify(NOTIFY_STREAM, b"xdel", key)
-    ctx.changed(dropped)  # PEL changes alone do not touch WATCH, as XACK
+    ctx.changed(dropped, key)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
         ctx.propagate_argv()
     return out

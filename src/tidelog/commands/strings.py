@@ -175,9 +175,7 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
         return reply
     if b"GET" in given:
         reply = _read_string(ctx, key)
-        found = reply is not None
-    else:
-        found = ctx.db.get(key) is not None
+    found = ctx.db.get(key) is not None  # with GET a second lookup, as in Redis (LFU counts it)
     if (b"NX" in given and found) or (b"XX" in given and not found):
         return reply if b"GET" in given else None
     _store(ctx, key, value, when, keep_ttl=b"KEEPTTL" in given)

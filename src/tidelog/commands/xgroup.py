@@ -135,7 +135,7 @@ def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
         raise CommandError(errors.BUSYGROUP)
     stream.groups[name] = ConsumerGroup(name, last_id,
                                         clamp_entries_read(target.entries_read, stream))
-    ctx.changed()
+    ctx.changed(key=target.key)
     ctx.propagate_argv()
     ctx.notify(NOTIFY_STREAM, b"xgroup-create", target.key)
     return OK
@@ -154,7 +154,7 @@ def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
     new_id = stream.last_id if target.arg == b"$" else parse_id_arg(target.arg)
     entries_read = None if target.entries_read == UNKNOWN else target.entries_read
     group.set_id(new_id, entries_read, stream)
-    ctx.changed()
+    ctx.changed(key=target.key)
     ctx.propagate_argv()
     ctx.notify(NOTIFY_STREAM, b"xgroup-setid", target.key)
     return OK
@@ -171,7 +171,7 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     assert target.stream is not None
     del target.stream.groups[target.name]
-    ctx.changed()
+    ctx.changed(key=target.key)
     ctx.propagate_argv()
     ctx.notify(NOTIFY_STREAM, b"xgroup-destroy", target.key)
     ctx.ready(target.key)  # blocked XREADGROUP clients of the group fail now
@@ -189,7 +189,7 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     _, created = group.create_consumer(target.arg, ctx.now_ms())
     if not created:
         return 0
-    ctx.changed()
+    ctx.changed(key=target.key)
     ctx.propagate_argv()
     ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
     return 1
@@ -207,7 +207,7 @@ def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     if group.consumer(target.arg) is None:
         return 0
     pending = group.delete_consumer(target.arg)
-    ctx.changed()
+    ctx.changed(key=target.key)
     ctx.propagate_argv()
     ctx.notify(NOTIFY_STREAM, b"xgroup-delconsumer", target.key)
     return pending

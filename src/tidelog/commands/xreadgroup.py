@@ -55,7 +55,7 @@ from .group_ops import (
     setid_effect,
     xclaim_effect,
 )
-from .keys import lookup_read_typed
+from .keys import lookup_read, lookup_read_typed
 from .replies import (
     SizeBudget,
     capped_count,
@@ -152,6 +152,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
     for target in targets:
         if args.maxcount and budget <= 0:
             break
+        lookup_read(ctx, target.key)  # looked up again to read it, as in Redis (hits, LFU)
         limit = capped_count(count, args.maxcount, budget)
         group = target.group
         serve = target.after is not None or _servable(target, args, now)
@@ -162,7 +163,7 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
         if serve:
             consumer, created = group.create_consumer(args.consumer, now)
             if created:
-                ctx.changed()
+                ctx.changed(key=target.key)
                 ctx.notify(NOTIFY_STREAM, b"xgroup-createconsumer", target.key)
                 if args.noack:
                     ctx.effect([b"XGROUP", b"CREATECONSUMER", target.key, group.name,
@@ -298,7 +299,7 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
             group.deliver_new(ids, consumer, now)
     if moved:
         ctx.effect(setid_effect(key, group))
-    ctx.changed()
+    ctx.changed(key=key)
     return out
 
 

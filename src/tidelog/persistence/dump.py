@@ -113,9 +113,8 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     db.set(key, value)
     if ttl:
         db.set_expire(key, ttl)
-    if idle >= 0:
-        db.access[key] = now - idle * 1000
     ctx.modified(key)
+    db.restore_marks(key, idle, freq)
     ctx.ready(key)
     if ttl and not absttl:
         ctx.effect([argv[0], key, b"%d" % ttl, *argv[3:], b"ABSTTL"])
