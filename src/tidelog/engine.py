@@ -235,6 +235,7 @@ class Waiter:
     db: int
     wait: Wait
     argv: list[bytes]
+    entry: Entry  # the command, as resolved when it blocked
     deadline: float = 0.0  # monotonic seconds; 0 = no timeout
     timer: Any = None  # the scheduler's handle, cancelled when served
 
@@ -1387,7 +1388,7 @@ class Engine:
     def _block(self, ctx: Ctx, wait: Wait) -> Reply:
         if not ctx.may_block:
             return wait.reply_at_timeout()
-        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv)
+        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv, ctx.spec)
         ctx.client.blocked = request
         for key in dict.fromkeys(wait.keys):
             self.waiters.setdefault((ctx.db.index, key), deque()).append(request)
@@ -1479,7 +1480,7 @@ class Engine:
                     if request.client.blocked is not request:
                         continue
                     client = request.client
-                    entry = self._resolve(request.argv)
+                    entry = request.entry
                     if client.dispatch is not self._dispatch:
                         # Redis (7.2+) runs a blocked command again when its
                         # key is ready, checks included: a user whose rules
