@@ -452,6 +452,11 @@ class RequestParser:
                 if argv is None:
                     return commands
                 commands.append(argv)
+                queue = self._queue
+                if queue:  # the rest of what the typed walk decoded: all at once
+                    queue.reverse()  # (it is kept last first, for next_command's pop)
+                    commands += queue
+                    queue.clear()
         except ProtocolError:
             if not commands:
                 raise
