@@ -907,7 +907,7 @@ class Engine:
         client.last_command = entry.name
         entry.calls += len(run)
         started = perf_counter_ns()
-        ctx = Ctx(self, client, run[0], entry, False)
+        ctx = Ctx.new(self, client, run[0], entry, False)
         no_touch = client.no_touch
         if no_touch:
             ctx.db.no_touch = True
@@ -1065,7 +1065,7 @@ class Engine:
         """Run a resolved command; errors become error replies.  (Monitors
         are shown it by the callers: :meth:`_call_monitored`.)"""
         started = perf_counter_ns()
-        ctx = Ctx(self, client, argv, entry, may_block)
+        ctx = Ctx.new(self, client, argv, entry, may_block)
         no_touch = client.no_touch
         if no_touch:
             ctx.db.no_touch = True
@@ -1491,7 +1491,7 @@ class Engine:
                             client.send(refusal)
                             continue
                     saved_db, client.db = client.db, request.db
-                    ctx = Ctx(self, client, request.argv, entry, False)
+                    ctx = Ctx.new(self, client, request.argv, entry, False)
                     ctx.ready_key = db_key[1]
                     try:
                         reply = request.wait.retry(ctx)
