@@ -41,10 +41,10 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from time import perf_counter_ns
 from typing import Any
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
+from .callstats import HIST_BUCKETS, CallStats, now_ns
 from .clock import Clock
 from .commands import table
 from .commands.acl_users import (
@@ -87,7 +87,7 @@ from .lfu import Lfu
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
 from .scripting.scripts import Scripts
-from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
+from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
 __all__ = ["BLOCKED", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
@@ -182,21 +182,25 @@ DISPATCH_CACHE_MAX = 1024
 EVICTIONS_PER_CHECK = 1000
 
 
-class Entry:
+class Entry(CallStats):
     """One command as this engine runs it: what it needs of the table's spec
     (name, handler, arity, flags) read once, and its statistics (INFO
-    commandstats): calls, the time they took, and the calls that answered
-    an error (failed) or were refused before running (rejected: arity,
-    MULTI).  The dispatch maps raw name bytes to entries; each update is an
-    attribute add."""
+    commandstats, from :class:`~tidelog.callstats.CallStats`): calls, the
+    time they took, and the calls that answered an error (failed) or were
+    refused before running (rejected: arity, MULTI).  The dispatch maps raw
+    name bytes to entries; each update is an attribute add, a call's is
+    ``stop``."""
 
     __slots__ = ("spec", "name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
-                 "queued_in_multi",
-                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
-                 "monitor", "keyspace", "fast", "hist", "skip_slowlog",
-                 "may_write")
+                 "queued_in_multi", "refused_in_multi", "run",
+                 "monitor", "keyspace", "fast", "skip_slowlog", "may_write")
 
     def __init__(self, spec: table.CommandSpec) -> None:
+        # The statistics at zero.  INFO latencystats, LATENCY HISTOGRAM:
+        # calls by the bit length of their duration in ns (types.latency);
+        # counted even while latency-tracking is off (cheaper than a test),
+        # shown only while on.
+        CallStats.__init__(self)
         self.spec = spec
         self.name = spec.name
         self.handler = spec.handler
@@ -217,14 +221,6 @@ class Entry:
         # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
         self.may_write = spec.is_write or base in _MAY_REPLICATE
         self.skip_slowlog = "skip_slowlog" in spec.flags
-        # INFO latencystats, LATENCY HISTOGRAM: calls by the bit length of
-        # their duration in ns (types.latency); counted even while
-        # latency-tracking is off (cheaper than a test), shown only while on.
-        self.hist = [0] * HIST_BUCKETS
-        self.calls = 0
-        self.ns = 0          # time spent in the handler, nanoseconds
-        self.failed = 0
-        self.rejected = 0
 
 
 @dataclass(eq=False)
@@ -906,7 +902,7 @@ class Engine:
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
         entry.calls += len(run)
-        started = perf_counter_ns()
+        started = now_ns()
         ctx = Ctx.new(self, client, run[0], entry, False)
         no_touch = client.no_touch
         if no_touch:
@@ -927,7 +923,7 @@ class Engine:
                 entry.failed += 1
                 r = self._error(r.message)
             replies.append(r)
-        elapsed = perf_counter_ns() - started
+        elapsed = now_ns() - started
         entry.ns += elapsed
         each = elapsed // len(run)  # what one call took, on average
         entry.hist[each.bit_length()] += len(run)
@@ -1064,7 +1060,7 @@ class Engine:
               may_block: bool) -> Reply:
         """Run a resolved command; errors become error replies.  (Monitors
         are shown it by the callers: :meth:`_call_monitored`.)"""
-        started = perf_counter_ns()
+        started = now_ns()
         ctx = Ctx.new(self, client, argv, entry, may_block)
         no_touch = client.no_touch
         if no_touch:
@@ -1084,11 +1080,9 @@ class Engine:
             if no_touch:
                 ctx.db.no_touch = False
             # Counted once it ran, as Redis does: INFO does not count itself,
-            # and CONFIG RESETSTAT's own call survives the reset.
-            entry.calls += 1
-            elapsed = perf_counter_ns() - started
-            entry.ns += elapsed
-            entry.hist[elapsed.bit_length()] += 1
+            # and CONFIG RESETSTAT's own call survives the reset.  (The call,
+            # its time and its histogram bucket, in C when compiled.)
+            elapsed = entry.stop(started)
         if elapsed >= self._watch_ns:
             self._slow_call(client, entry, argv, elapsed, reply)
         if reply.__class__ is Wait:
