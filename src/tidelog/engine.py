@@ -122,6 +122,17 @@ class _Postponed:
 
 POSTPONED = _Postponed()
 
+
+class _NotRun:
+    """What execute_many() answers for the command it stopped at without
+    running it: the caller runs that one through execute() (or a run)."""
+
+    def __repr__(self) -> str:
+        return "NOT_RUN"
+
+
+NOT_RUN = _NotRun()
+
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
 IDMP_EXPIRE_BUDGET = 1000
@@ -799,6 +810,65 @@ class Engine:
                 return reply
         return self._execute_checked(client, argv)
 
+    def execute_many(self, client: ClientState, batch: list[list[bytes]], i: int,
+                     replies: list[Reply]) -> tuple[int, Reply]:
+        """Run ``batch[i:]`` in order, each as :meth:`execute` would, while
+        each takes the fast dispatch and its reply needs nothing of the
+        network layer; their replies are appended to ``replies``.
+
+        Returns ``(j, reply)``: with ``reply`` NOT_RUN, ``batch[j]`` was
+        not run (``j == len(batch)``: all were) because it takes the
+        checked path or a run (it has a run handler); else ``batch[j-1]``
+        ran and ``reply`` is its reply, not appended, for the caller to look
+        at as at what execute() returns: BLOCKED, or a reply after which the
+        client is muted (CLIENT REPLY), speaks another protocol (HELLO),
+        closes (QUIT, its own CLIENT KILL), is blocked, or that is several
+        (``Replies``).  A connection closes during a command only that way,
+        through ``close_after_reply``.
+
+        Why not execute() per command: the loop is the per-command floor
+        (PING), and two Python calls per command (execute, _call) were a
+        sixth of it; so the body of :meth:`_call` is written out here.  The
+        two must stay alike (the exceptions go through :meth:`_failed`).
+        Cost: O(1) per command, with the handler's."""
+        n = len(batch)
+        proto = client.protocol
+        while i < n:
+            argv = batch[i]
+            entry = client.dispatch.get(argv[0])
+            if entry is None or entry.run is not None or client.multi is not None or \
+                    client.pubsub is not None or client.no_touch:
+                return i, NOT_RUN
+            arity = entry.arity
+            argc = len(argv)
+            if argc != arity and (arity > 0 or argc < -arity):
+                return i, NOT_RUN
+            i += 1
+            client.last_command = entry.name
+            # _call, written out (see above).
+            started = now_ns()
+            ctx = Ctx.new(self, client, argv, entry, True)
+            try:
+                reply = entry.handler(ctx, argv)  # type: ignore[misc]
+            except Exception as exc:
+                reply = self._failed(entry, argv, exc)
+            finally:
+                elapsed = entry.stop(started)
+            if elapsed >= self._watch_ns:
+                self._slow_call(client, entry, argv, elapsed, reply)
+            if reply.__class__ is Wait:
+                reply = self._block(ctx, reply)
+            if ctx.changes or ctx.effects:
+                self._finish(ctx)
+            if self._ready and not self._executing:
+                self.serve_ready()
+            if reply is BLOCKED or client.mute or client.protocol != proto or \
+                    reply.__class__ is Replies or client.close_after_reply or \
+                    client.blocked is not None:
+                return i, reply
+            replies.append(reply)
+        return i, NOT_RUN
+
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing a write command now, or None
         (a read-only replica's -READONLY, min-replicas-to-write's
@@ -1067,15 +1137,8 @@ class Engine:
             ctx.db.no_touch = True
         try:
             reply = entry.handler(ctx, argv)  # type: ignore[misc]
-        except CommandError as exc:
-            entry.failed += 1
-            reply = self._error(exc.message)
-        except Exception:
-            log.exception("internal error running %r", argv[:8])
-            self.internal_errors += 1
-            self.stats["unexpected_error_replies"] += 1
-            entry.failed += 1
-            reply = self._error(errors.INTERNAL)
+        except Exception as exc:
+            reply = self._failed(entry, argv, exc)
         finally:
             if no_touch:
                 ctx.db.no_touch = False
@@ -1090,6 +1153,18 @@ class Engine:
         if ctx.changes or ctx.effects:
             self._finish(ctx)
         return reply
+
+    def _failed(self, entry: Entry, argv: list[bytes], exc: Exception) -> ErrorReply:
+        """A handler raised: a CommandError is its error reply; anything else
+        is a bug, logged and answered ``-ERR internal error``.  Either way the
+        call counts as failed."""
+        entry.failed += 1
+        if isinstance(exc, CommandError):
+            return self._error(exc.message)
+        log.error("internal error running %r", argv[:8], exc_info=exc)
+        self.internal_errors += 1
+        self.stats["unexpected_error_replies"] += 1
+        return self._error(errors.INTERNAL)
 
     def _call_monitored(self, client: ClientState, entry: Entry, argv: list[bytes],
                         may_block: bool) -> Reply:
