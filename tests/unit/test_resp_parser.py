@@ -117,6 +117,14 @@ def test_pipeline():
     tr(b"".join(multibulk(*c) for c in cmds), cmds)
 
 
+def test_names_repeated_or_alike_in_a_pipeline():
+    # The compiled walk hands the same name object to consecutive requests
+    # with equal names: each must still get its own name.
+    cmds = [[b"PING"], [b"PING"], [b"PONG"], [b"PING", b"x"], [b"PIN"], [b"PINGS"],
+            [b"ping"], [b"PING"], [b"GET", b"PING"], [b"PING"], [b""], [b""], [b"PING"]]
+    tr(b"".join(multibulk(*c) for c in cmds), cmds)
+
+
 def test_empty_and_binary_arguments():
     tr(multibulk(b"ECHO", b""), [[b"ECHO", b""]])
     tricky = b"a\r\nb\r\n*1\r\n$4\r\nPING\r\n\x00\xff\r"

@@ -761,6 +761,10 @@ def _walk(
     count: cython.longlong
     n: cython.longlong
     c: cython.uchar
+    # The command name of the request before: a pipeline repeats it, and the
+    # same bytes object then serves again (its hash is computed once, for the
+    # dispatch lookup, and nothing is allocated for it).
+    name: bytes = None
     while pos < end and pos < limit and p[pos] == 0x2A:  # '*'
         q = pos + 1
         if q >= end:
@@ -801,8 +805,15 @@ def _walk(
             q += 2
             if q + n + 2 > end:
                 break
-            # One copy of the argument, with no slice object made for it.
-            argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
+            if argv:
+                # One copy of the argument, with no slice object made for it.
+                argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
+            elif name is not None and PyBytes_GET_SIZE(name) == n and \
+                    memcmp(PyBytes_AS_STRING(name), cython.cast(cython.p_char, p) + q, n) == 0:
+                argv.append(name)  # the name of the request before, again
+            else:
+                name = PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n)
+                argv.append(name)
             q += n + 2
             count -= 1
         if count:
