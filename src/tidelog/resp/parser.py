@@ -291,6 +291,13 @@ class RequestParser:
         fast path: at most one 64 KiB window's worth)."""
         return len(self._buf) - self._pos + self._pending_len + self._args_bytes
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to hand over or to report: no byte held, no command decoded
+        ahead, no protocol error waiting (so next_commands() answers ``[]``).
+        O(1)."""
+        return self._error is None and not self._queue and self.buffered == 0
+
     def next_command(self) -> list[bytes] | None:
         """The next complete command's arguments, or ``None`` (need more data).
 

@@ -449,8 +449,11 @@ class Connection(asyncio.Protocol):
         else:
             encode_into(out, reply, self.client.protocol)
         self._write(out)
-        # Commands pipelined behind the blocked one can run now.
-        asyncio.get_running_loop().call_soon(self._process)
+        if self.pending or not self.parser.empty:  # type: ignore[union-attr]
+            # Commands pipelined behind the blocked one can run now.
+            asyncio.get_running_loop().call_soon(self._process)
+        else:  # nothing behind it: only what _process would note, the interaction
+            self.client.last_interaction = self.engine.clock.monotonic()
 
     def _queue_push(self, push: Push | RawReply) -> None:
         """A Pub/Sub message, or a piece of the replication stream.  PUBLISH
