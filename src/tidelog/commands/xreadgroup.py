@@ -335,6 +335,13 @@ def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     def retry(woken: Ctx) -> Any:
         # Redis 7.2+ runs the command again: a key or group gone is an error now.
         again = _resolve_targets(woken, args, None)
+        if args.claim < 0:
+            # The usual wake of a reader of a busy group: another consumer
+            # took what came, so nothing here has news (no clock, no timer).
+            for target in again:
+                if _has_news(target):
+                    return streams_reply(woken, _serve(woken, args, again, served_count))
+            return None
         now = woken.now_ms()
         if not any(_servable(target, args, now) for target in again):
             _arm_claim_wakeup(woken, args, again, timer)
