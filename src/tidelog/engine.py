@@ -852,8 +852,8 @@ class Engine:
             # One Ctx serves the loop's commands in turn, as long as nothing
             # kept it: a reference count of 3 (spare, ctx, getrefcount's
             # argument) says nobody else holds it; else a new one is made.
-            # Making one is a fifth of a PING; resetting what a command
-            # changes is a third of that.
+            # Making and freeing one were a fifth of a PING's instructions;
+            # resetting what a command changes costs a third of that.
             ctx = spare
             if ctx is None or getrefcount(ctx) != 3:
                 ctx = spare = Ctx.new(self, client, argv, entry, True)
