@@ -91,7 +91,7 @@ from .scripting.scripts import Scripts
 from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 

@@ -349,8 +349,8 @@ class Ctx:
 
         Why not ``__init__``: on Python 3.11 calling a class enters its
         ``__init__`` from C in a frame of its own, while this function is
-        called inline by the interpreter; one Ctx is made per command, and
-        this way costs about 90 ns less (a third of making it)."""
+        called inline by the interpreter; a Ctx is made per command (but in
+        Engine.execute_many's loop), and this way costs about 30 ns of 235."""
         ctx = _new_object(Ctx)
         ctx.engine = engine
         ctx.client = client
