@@ -29,6 +29,7 @@ STAMP  := $(VENV)/.tidelog-installed
 KSTAMP := $(VENV)/.tidelog-kernels
 KERNEL_SOURCES := src/tidelog/ids.py src/tidelog/types/listpack.py \
                   src/tidelog/resp/parser.py src/tidelog/resp/encoder.py \
+                  src/tidelog/callstats.py \
                   $(wildcard src/tidelog/*.pxd src/tidelog/*/*.pxd)
 
 HOST ?= 127.0.0.1

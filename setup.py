@@ -33,6 +33,7 @@ KERNELS = {
     "tidelog.types.listpack": "src/tidelog/types/listpack.py",
     "tidelog.resp.parser": "src/tidelog/resp/parser.py",
     "tidelog.resp.encoder": "src/tidelog/resp/encoder.py",
+    "tidelog.callstats": "src/tidelog/callstats.py",
 }
 MANIFEST = "kernels-built.json"
 

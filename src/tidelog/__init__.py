@@ -22,7 +22,8 @@ Layout (imports point down only):
     heap          the bytes the process has allocated (maxmemory, INFO used_memory)
     lfu           Redis's LFU counter and the 24-bit per-key field it shares with the
                   LRU clock (maxmemory-policy; the keyspace keeps the field)
-    kernels       picks the compiled twin of resp, listpack and ids, or the pure one
+    callstats     a command's counters and the clock that times it (INFO commandstats)
+    kernels       picks the compiled twin of resp, listpack, ids and callstats, or the pure one
 
     spark/        the PySpark data source and archive job: a client of the server
                   (redis-py only), importing nothing of the above
@@ -35,7 +36,7 @@ __version__ = "0.1.0"
 # newest whose behaviour we follow (docs/compatibility.md lists what differs).
 REDIS_VERSION = "8.10.0"
 
-# The typed kernels (parser, encoder, listpack, IDs): compiled or pure twin.
+# The typed kernels (parser, encoder, listpack, IDs, call statistics): compiled or pure twin.
 from . import kernels as _kernels  # noqa: E402
 
 _kernels.install()

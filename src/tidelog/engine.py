@@ -41,10 +41,11 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from time import perf_counter_ns
+from sys import getrefcount
 from typing import Any
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
+from .callstats import HIST_BUCKETS, CallStats, now_ns
 from .clock import Clock
 from .commands import table
 from .commands.acl_users import (
@@ -87,10 +88,10 @@ from .lfu import Lfu
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
 from .scripting.scripts import Scripts
-from .types.latency import HIST_BUCKETS, LatencyEvent, SlowlogEntry, slowlog_args
+from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -121,6 +122,17 @@ class _Postponed:
 
 
 POSTPONED = _Postponed()
+
+
+class _NotRun:
+    """What execute_many() answers for the command it stopped at without
+    running it: the caller runs that one through execute() (or a run)."""
+
+    def __repr__(self) -> str:
+        return "NOT_RUN"
+
+
+NOT_RUN = _NotRun()
 
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
@@ -182,21 +194,25 @@ DISPATCH_CACHE_MAX = 1024
 EVICTIONS_PER_CHECK = 1000
 
 
-class Entry:
+class Entry(CallStats):
     """One command as this engine runs it: what it needs of the table's spec
     (name, handler, arity, flags) read once, and its statistics (INFO
-    commandstats): calls, the time they took, and the calls that answered
-    an error (failed) or were refused before running (rejected: arity,
-    MULTI).  The dispatch maps raw name bytes to entries; each update is an
-    attribute add."""
+    commandstats, from :class:`~tidelog.callstats.CallStats`): calls, the
+    time they took, and the calls that answered an error (failed) or were
+    refused before running (rejected: arity, MULTI).  The dispatch maps raw
+    name bytes to entries; each update is an attribute add, a call's is
+    ``stop``."""
 
     __slots__ = ("spec", "name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
-                 "queued_in_multi",
-                 "refused_in_multi", "run", "calls", "ns", "failed", "rejected",
-                 "monitor", "keyspace", "fast", "hist", "skip_slowlog",
-                 "may_write")
+                 "queued_in_multi", "refused_in_multi", "run",
+                 "monitor", "keyspace", "fast", "skip_slowlog", "may_write")
 
     def __init__(self, spec: table.CommandSpec) -> None:
+        # The statistics at zero.  INFO latencystats, LATENCY HISTOGRAM:
+        # calls by the bit length of their duration in ns (types.latency);
+        # counted even while latency-tracking is off (cheaper than a test),
+        # shown only while on.
+        CallStats.__init__(self)
         self.spec = spec
         self.name = spec.name
         self.handler = spec.handler
@@ -217,14 +233,6 @@ class Entry:
         # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
         self.may_write = spec.is_write or base in _MAY_REPLICATE
         self.skip_slowlog = "skip_slowlog" in spec.flags
-        # INFO latencystats, LATENCY HISTOGRAM: calls by the bit length of
-        # their duration in ns (types.latency); counted even while
-        # latency-tracking is off (cheaper than a test), shown only while on.
-        self.hist = [0] * HIST_BUCKETS
-        self.calls = 0
-        self.ns = 0          # time spent in the handler, nanoseconds
-        self.failed = 0
-        self.rejected = 0
 
 
 @dataclass(eq=False)
@@ -235,6 +243,7 @@ class Waiter:
     db: int
     wait: Wait
     argv: list[bytes]
+    entry: Entry  # the command, as resolved when it blocked
     deadline: float = 0.0  # monotonic seconds; 0 = no timeout
     timer: Any = None  # the scheduler's handle, cancelled when served
 
@@ -802,6 +811,79 @@ class Engine:
                 return reply
         return self._execute_checked(client, argv)
 
+    def execute_many(self, client: ClientState, batch: list[list[bytes]], i: int,
+                     replies: list[Reply]) -> tuple[int, Reply]:
+        """Run ``batch[i:]`` in order, each as :meth:`execute` would, while
+        each takes the fast dispatch and its reply needs nothing of the
+        network layer; their replies are appended to ``replies``.
+
+        Returns ``(j, reply)``: with ``reply`` NOT_RUN, ``batch[j]`` was
+        not run (``j == len(batch)``: all were) because it takes the
+        checked path or a run (it has a run handler); else ``batch[j-1]``
+        ran and ``reply`` is its reply, not appended, for the caller to look
+        at as at what execute() returns: BLOCKED, or a reply after which the
+        client is muted (CLIENT REPLY), speaks another protocol (HELLO),
+        closes (QUIT, its own CLIENT KILL), is blocked, or that is several
+        (``Replies``).  A connection closes during a command only that way,
+        through ``close_after_reply``.
+
+        Why not execute() per command: the loop is the per-command floor
+        (PING), and two Python calls per command (execute, _call) were a
+        sixth of it; so the body of :meth:`_call` is written out here.  The
+        two must stay alike (the exceptions go through :meth:`_failed`).
+        Cost: O(1) per command, with the handler's."""
+        n = len(batch)
+        proto = client.protocol
+        spare: Ctx | None = None  # the context the loop's commands share (below)
+        while i < n:
+            argv = batch[i]
+            entry = client.dispatch.get(argv[0])
+            if entry is None or entry.run is not None or client.multi is not None or \
+                    client.pubsub is not None or client.no_touch:
+                return i, NOT_RUN
+            arity = entry.arity
+            argc = len(argv)
+            if argc != arity and (arity > 0 or argc < -arity):
+                return i, NOT_RUN
+            i += 1
+            client.last_command = entry.name
+            # _call, written out (see above).
+            started = now_ns()
+            # One Ctx serves the loop's commands in turn, as long as nothing
+            # kept it: a reference count of 3 (spare, ctx, getrefcount's
+            # argument) says nobody else holds it; else a new one is made.
+            # Making and freeing one were a fifth of a PING's instructions;
+            # resetting what a command changes costs a third of that.
+            ctx = spare
+            if ctx is None or getrefcount(ctx) != 3:
+                ctx = spare = Ctx.new(self, client, argv, entry, True)
+            else:
+                ctx.db = self.dbs[client.db]
+                ctx.argv = argv
+                ctx.spec = entry
+                ctx.effects = None
+                ctx.changes = 0
+            try:
+                reply = entry.handler(ctx, argv)  # type: ignore[misc]
+            except Exception as exc:
+                reply = self._failed(entry, argv, exc)
+            finally:
+                elapsed = entry.stop(started)
+            if elapsed >= self._watch_ns:
+                self._slow_call(client, entry, argv, elapsed, reply)
+            if reply.__class__ is Wait:
+                reply = self._block(ctx, reply)
+            if ctx.changes or ctx.effects:
+                self._finish(ctx)
+            if self._ready and not self._executing:
+                self.serve_ready()
+            if reply is BLOCKED or client.mute or client.protocol != proto or \
+                    reply.__class__ is Replies or client.close_after_reply or \
+                    client.blocked is not None:
+                return i, reply
+            replies.append(reply)
+        return i, NOT_RUN
+
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing a write command now, or None
         (a read-only replica's -READONLY, min-replicas-to-write's
@@ -905,8 +987,8 @@ class Engine:
         entry = self._dispatch[run[0][0]]
         client.last_command = entry.name
         entry.calls += len(run)
-        started = perf_counter_ns()
-        ctx = Ctx(self, client, run[0], entry, False)
+        started = now_ns()
+        ctx = Ctx.new(self, client, run[0], entry, False)
         no_touch = client.no_touch
         if no_touch:
             ctx.db.no_touch = True
@@ -926,7 +1008,7 @@ class Engine:
                 entry.failed += 1
                 r = self._error(r.message)
             replies.append(r)
-        elapsed = perf_counter_ns() - started
+        elapsed = now_ns() - started
         entry.ns += elapsed
         each = elapsed // len(run)  # what one call took, on average
         entry.hist[each.bit_length()] += len(run)
@@ -1063,31 +1145,22 @@ class Engine:
               may_block: bool) -> Reply:
         """Run a resolved command; errors become error replies.  (Monitors
         are shown it by the callers: :meth:`_call_monitored`.)"""
-        started = perf_counter_ns()
-        ctx = Ctx(self, client, argv, entry, may_block)
+        started = now_ns()
+        ctx = Ctx.new(self, client, argv, entry, may_block)
         no_touch = client.no_touch
         if no_touch:
             ctx.db.no_touch = True
         try:
             reply = entry.handler(ctx, argv)  # type: ignore[misc]
-        except CommandError as exc:
-            entry.failed += 1
-            reply = self._error(exc.message)
-        except Exception:
-            log.exception("internal error running %r", argv[:8])
-            self.internal_errors += 1
-            self.stats["unexpected_error_replies"] += 1
-            entry.failed += 1
-            reply = self._error(errors.INTERNAL)
+        except Exception as exc:
+            reply = self._failed(entry, argv, exc)
         finally:
             if no_touch:
                 ctx.db.no_touch = False
             # Counted once it ran, as Redis does: INFO does not count itself,
-            # and CONFIG RESETSTAT's own call survives the reset.
-            entry.calls += 1
-            elapsed = perf_counter_ns() - started
-            entry.ns += elapsed
-            entry.hist[elapsed.bit_length()] += 1
+            # and CONFIG RESETSTAT's own call survives the reset.  (The call,
+            # its time and its histogram bucket, in C when compiled.)
+            elapsed = entry.stop(started)
         if elapsed >= self._watch_ns:
             self._slow_call(client, entry, argv, elapsed, reply)
         if reply.__class__ is Wait:
@@ -1095,6 +1168,18 @@ class Engine:
         if ctx.changes or ctx.effects:
             self._finish(ctx)
         return reply
+
+    def _failed(self, entry: Entry, argv: list[bytes], exc: Exception) -> ErrorReply:
+        """A handler raised: a CommandError is its error reply; anything else
+        is a bug, logged and answered ``-ERR internal error``.  Either way the
+        call counts as failed."""
+        entry.failed += 1
+        if isinstance(exc, CommandError):
+            return self._error(exc.message)
+        log.error("internal error running %r", argv[:8], exc_info=exc)
+        self.internal_errors += 1
+        self.stats["unexpected_error_replies"] += 1
+        return self._error(errors.INTERNAL)
 
     def _call_monitored(self, client: ClientState, entry: Entry, argv: list[bytes],
                         may_block: bool) -> Reply:
@@ -1387,7 +1472,7 @@ class Engine:
     def _block(self, ctx: Ctx, wait: Wait) -> Reply:
         if not ctx.may_block:
             return wait.reply_at_timeout()
-        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv)
+        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv, ctx.spec)
         ctx.client.blocked = request
         for key in dict.fromkeys(wait.keys):
             self.waiters.setdefault((ctx.db.index, key), deque()).append(request)
@@ -1479,7 +1564,7 @@ class Engine:
                     if request.client.blocked is not request:
                         continue
                     client = request.client
-                    entry = self._resolve(request.argv)
+                    entry = request.entry
                     if client.dispatch is not self._dispatch:
                         # Redis (7.2+) runs a blocked command again when its
                         # key is ready, checks included: a user whose rules
@@ -1490,7 +1575,7 @@ class Engine:
                             client.send(refusal)
                             continue
                     saved_db, client.db = client.db, request.db
-                    ctx = Ctx(self, client, request.argv, entry, False)
+                    ctx = Ctx.new(self, client, request.argv, entry, False)
                     ctx.ready_key = db_key[1]
                     try:
                         reply = request.wait.retry(ctx)

@@ -1,8 +1,9 @@
 """The typed kernels and which twin of them runs.
 
-Four modules are *kernels*: the request parser (``resp/parser.py``), the
-reply encoder (``resp/encoder.py``), listpacks (``types/listpack.py``) and
-stream IDs (``ids.py``).  Each is one ``.py`` file in Cython's pure-Python
+Five modules are *kernels*: the request parser (``resp/parser.py``), the
+reply encoder (``resp/encoder.py``), listpacks (``types/listpack.py``),
+stream IDs (``ids.py``) and the commands' call statistics
+(``callstats.py``).  Each is one ``.py`` file in Cython's pure-Python
 mode, so it exists twice:
 
 * the **pure** twin: the ``.py`` run by the interpreter, as any module;
@@ -17,7 +18,7 @@ names), so no other module knows which twin runs.
 Which twin is imported is decided here, not by Python's default order
 (which would take any ``.so`` lying beside the ``.py``).  ``install()``
 (run by ``tidelog/__init__.py``) puts a finder first on ``sys.meta_path``
-that, for the four kernel names only:
+that, for the kernel names only:
 
 1. loads the ``.py`` when ``TIDELOG_PURE`` is set (to anything but ``0``);
 2. else loads the extension listed for that module in ``kernels-built.json``
@@ -54,6 +55,7 @@ KERNELS = (
     "tidelog.types.listpack",
     "tidelog.resp.parser",
     "tidelog.resp.encoder",
+    "tidelog.callstats",
 )
 MANIFEST = "kernels-built.json"  # in the tidelog package directory
 

@@ -21,6 +21,7 @@ import redis
 
 from tests.support.processes import ProcessGroup, ServerProcess
 from tests.support.redis_oracle import free_port
+from tests.support.waits import wait_until
 
 MESSAGE = b"x" * (64 * 1024)
 MAX_MESSAGES = 400  # 25 MiB at most: far above the limits set below
@@ -129,6 +130,9 @@ def test_normal_client_not_reading_a_large_reply(processes):
     sock.close()
     assert r.config_set("client-output-buffer-limit", "normal 1mb 0 0")
     sock = slow_reader(port, b"XRANGE", b"s", b"-", b"+")
+    # It reads nothing until the server has closed it: a reader draining the
+    # socket meanwhile could take the whole reply as fast as it is written.
+    wait_until(lambda: disconnections(r) == 1)
     wait_closed(sock)
     sock.close()
     assert disconnections(r) == 1

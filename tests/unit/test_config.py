@@ -302,7 +302,7 @@ DEFAULT_USER_LINE = "user default on nopass sanitize-payload ~* &* +@all\n"
 
 def _ctx(engine: Engine) -> Ctx:
     client = engine.new_client()
-    return Ctx(engine, client, [b"CONFIG", b"REWRITE"], None, False)
+    return Ctx.new(engine, client, [b"CONFIG", b"REWRITE"], None, False)
 
 
 def test_rewrite_keeps_comments_and_order(engine):

@@ -100,3 +100,79 @@ def test_the_clock_holds_one_reading_through_a_turn():
     assert clock.now_ms() == held
     clock.end_turn()
     assert clock.now_ms() >= held + 3
+
+
+# -- execute_many: the commands of one read in one loop ------------------------------
+
+def _argvs(*commands: str) -> list[list[bytes]]:
+    return [command.encode().split() for command in commands]
+
+
+def test_a_batch_answers_as_execute_one_by_one():
+    batch = _argvs("PING", "SET k 1", "INCR k", "GET k", "XADD s 1-1 f v", "PING hello",
+                   "GET nosuch", "INCR s", "SELECT 1", "SET k 2", "GET k")
+    one = Engine()
+    alone = one.new_client()
+    expected = [one.execute(alone, argv) for argv in batch]
+    many = Engine()
+    client = many.new_client()
+    replies: list = []
+    i = 0
+    while i < len(batch):  # as the network layer does
+        i, reply = many.execute_many(client, batch, i, replies)
+        if reply is engine_module.NOT_RUN:
+            if i == len(batch):
+                break
+            reply = many.execute(client, batch[i])
+            i += 1
+        replies.append(reply)
+    assert replies == expected
+    assert many.command_calls == one.command_calls
+    assert [(n, c, r, f) for n, c, _, r, f in many.command_stats()] == \
+        [(n, c, r, f) for n, c, _, r, f in one.command_stats()]
+    assert many.stats["total_error_replies"] == one.stats["total_error_replies"] == 1
+
+
+def test_a_batch_stops_where_the_network_layer_must_look():
+    engine = Engine()
+    client = engine.new_client()
+    engine.execute(client, [b"HELLO", b"2"])  # HELLO and the rest are known to the fast path
+    engine.execute(client, [b"PING"])
+    engine.execute(client, [b"MULTI"])
+    engine.execute(client, [b"DISCARD"])
+    replies: list = []
+    batch = _argvs("PING", "HELLO 3", "PING")
+    i, reply = engine.execute_many(client, batch, 0, replies)
+    assert (i, replies) == (2, [PONG])  # HELLO ran; its reply is for the caller
+    assert client.protocol == 3 and reply is not engine_module.NOT_RUN
+    replies = []
+    batch = _argvs("PING", "MULTI", "PING", "EXEC")
+    i, reply = engine.execute_many(client, batch, 0, replies)
+    assert (i, reply, replies) == (2, engine_module.NOT_RUN, [PONG, OK])  # queued by execute
+    assert engine.execute(client, batch[2]) == QUEUED
+    replies = []
+    i, reply = engine.execute_many(client, _argvs("PING"), 0, replies)
+    assert (i, reply, replies) == (0, engine_module.NOT_RUN, [])  # still in MULTI
+    assert engine.execute(client, [b"DISCARD"]) == OK
+    i, reply = engine.execute_many(client, _argvs("PING", "NOSUCH", "PING"), 0, replies)
+    assert (i, reply, replies) == (1, engine_module.NOT_RUN, [PONG])  # for the checked path
+
+
+def test_a_context_kept_by_a_handler_is_not_shared_with_the_next_command():
+    engine = Engine()
+    client = engine.new_client()
+    engine.execute(client, [b"ECHO", b"x"])
+    entry = client.dispatch[b"ECHO"]
+    kept = []
+
+    def echo(ctx, argv):  # keeps every context it is given
+        kept.append(ctx)
+        return argv[1]
+
+    entry.handler = echo
+    replies: list = []
+    batch = [[b"ECHO", b"%d" % n] for n in range(5)]
+    assert engine.execute_many(client, batch, 0, replies) == (5, engine_module.NOT_RUN)
+    assert replies == [b"0", b"1", b"2", b"3", b"4"]
+    assert len({id(ctx) for ctx in kept}) == 5
+    assert [ctx.argv[1] for ctx in kept] == replies  # each still holds its own command

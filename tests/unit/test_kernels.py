@@ -66,12 +66,14 @@ sys.meta_path.insert(0, NoCython())
 from tidelog.resp import RequestParser, encode
 from tidelog.ids import parse_id
 from tidelog.types import listpack
+from tidelog.callstats import CallStats, now_ns
 import tidelog.kernels as k
 p = RequestParser(); p.feed(b"*2\\r\\n$4\\r\\nECHO\\r\\n$2\\r\\nhi\\r\\n")
 assert p.next_command() == [b"ECHO", b"hi"]
 assert encode([b"a", 1], 2) == b"*2\\r\\n$1\\r\\na\\r\\n:1\\r\\n"
 assert parse_id(b"5") == (5, 0)
 assert listpack.unpack(listpack.pack([b"x", 7])) == [b"x", 7]
+stats = CallStats(); stats.stop(now_ns()); assert stats.calls == 1
 print(k.status(), "cython" in sys.modules)
 """
     assert _run(code, TIDELOG_PURE="1") == "pure False"

@@ -117,6 +117,31 @@ def test_pipeline():
     tr(b"".join(multibulk(*c) for c in cmds), cmds)
 
 
+def test_empty_says_whether_anything_is_left_to_hand_over():
+    parser = RequestParser()
+    assert parser.empty
+    parser.feed(b"*1\r\n$4\r\nPI")
+    assert not parser.empty and parser.next_commands() == []
+    parser.feed(b"NG\r\n" + multibulk(b"PING") * 3)
+    assert not parser.empty
+    assert parser.next_command() == [b"PING"]
+    assert not parser.empty  # the rest may be decoded ahead, or still bytes
+    assert parser.next_commands() == [[b"PING"]] * 3
+    assert parser.empty
+    parser.feed(b"*1\r\n$x\r\n")
+    with pytest.raises(ProtocolError):
+        parser.next_commands()
+    assert not parser.empty  # dead: the error is what it has to say
+
+
+def test_names_repeated_or_alike_in_a_pipeline():
+    # The compiled walk hands the same name object to consecutive requests
+    # with equal names: each must still get its own name.
+    cmds = [[b"PING"], [b"PING"], [b"PONG"], [b"PING", b"x"], [b"PIN"], [b"PINGS"],
+            [b"ping"], [b"PING"], [b"GET", b"PING"], [b"PING"], [b""], [b""], [b"PING"]]
+    tr(b"".join(multibulk(*c) for c in cmds), cmds)
+
+
 def test_empty_and_binary_arguments():
     tr(multibulk(b"ECHO", b""), [[b"ECHO", b""]])
     tricky = b"a\r\nb\r\n*1\r\n$4\r\nPING\r\n\x00\xff\r"

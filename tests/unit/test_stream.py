@@ -800,6 +800,24 @@ def test_memory_usage_grows_with_the_stream() -> None:
     assert large > sum(len(b) for _, b in build(1000).nodes())
 
 
+def test_nodes_with_the_same_fields_share_one_list() -> None:
+    # A node keeps its master fields; a stream of same-shaped entries keeps
+    # one list of them, not one per node (nor the first command's argument
+    # objects of each node alive).
+    s = build(10, max_entries=2)
+    s.append(I(20, 0), [b"g", b"v"], 2, 0)  # another shape: a node of its own
+    s.append(I(21, 0), [b"g", b"w"], 2, 0)
+    s.check()
+    fields = [node.fields for node in s._nodes]
+    assert fields[0] == [b"f"] and all(f is fields[0] for f in fields[:5])
+    assert fields[5] == [b"g"] and fields[5] is not fields[0]
+    shared = s.memory_usage()
+    for node in s._nodes:  # what it would count with a list per node
+        node.fields = list(node.fields)
+    assert s.memory_usage() > shared
+    assert entries(s)[-2:] == [(I(20, 0), [b"g", b"v"]), (I(21, 0), [b"g", b"w"])]
+
+
 def test_range_survives_trims_and_node_removal_while_suspended() -> None:
     s = build(12, max_entries=4)  # nodes 1-4, 5-8, 9-12
     it = s.range(MIN_ID, MAX_ID)

@@ -60,6 +60,8 @@ DEFAULT_USER = b"default"
          complexity="O(1)", summary="Ping the server")
 def ping(ctx: Ctx, argv: list[bytes]) -> object:
     """PING [message]"""
+    if len(argv) == 1 and ctx.client.pubsub is None:  # the common form first
+        return PONG
     if len(argv) > 2:
         raise wrong_arity(argv[0])
     if ctx.client.pubsub is not None and ctx.client.protocol == 2:

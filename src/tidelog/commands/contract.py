@@ -39,6 +39,8 @@ Effect = list[bytes]
 # authenticated, or restricted by ACL): empty, and read-only.
 NO_DISPATCH: Mapping[bytes, Any] = MappingProxyType({})
 
+_new_object = object.__new__  # Ctx.new's allocation, without running an __init__
+
 
 @dataclass
 class Wait:
@@ -328,19 +330,38 @@ class Ctx:
     __slots__ = ("engine", "client", "db", "argv", "spec", "effects", "changes", "may_block",
                  "ready_key")
 
-    def __init__(self, engine: EngineAPI, client: ClientState, argv: list[bytes],
-                 spec: CommandInfo | None, may_block: bool) -> None:
-        self.engine = engine
-        self.client = client
-        self.db: Database = engine.dbs[client.db]
-        self.argv = argv
-        self.spec = spec
-        self.effects: list[Effect] | None = None  # None: nothing declared yet
-        self.changes = 0
-        self.may_block = may_block
-        # When a blocked command is retried: the key whose readiness woke it
-        # (Redis serves a blocked XREAD with that key only).
-        self.ready_key: bytes | None = None
+    engine: EngineAPI
+    client: ClientState
+    db: Database
+    argv: list[bytes]
+    spec: CommandInfo | None
+    effects: list[Effect] | None  # None: nothing declared yet
+    changes: int
+    may_block: bool
+    # When a blocked command is retried: the key whose readiness woke it
+    # (Redis serves a blocked XREAD with that key only).
+    ready_key: bytes | None
+
+    @staticmethod
+    def new(engine: EngineAPI, client: ClientState, argv: list[bytes],
+            spec: CommandInfo | None, may_block: bool) -> Ctx:
+        """The context of one command (made with this, not ``Ctx(...)``).
+
+        Why not ``__init__``: on Python 3.11 calling a class enters its
+        ``__init__`` from C in a frame of its own, while this function is
+        called inline by the interpreter; a Ctx is made per command (but in
+        Engine.execute_many's loop), and this way costs about 30 ns of 235."""
+        ctx = _new_object(Ctx)
+        ctx.engine = engine
+        ctx.client = client
+        ctx.db = engine.dbs[client.db]
+        ctx.argv = argv
+        ctx.spec = spec
+        ctx.effects = None
+        ctx.changes = 0
+        ctx.may_block = may_block
+        ctx.ready_key = None
+        return ctx
 
     @property
     def config(self) -> Config:

@@ -52,6 +52,8 @@ except ImportError:  # the pure twin, without Cython installed
 
 from .doubles import format_double
 from .replies import (
+    OK,
+    PONG,
     ErrorReply,
     Map,
     Push,
@@ -137,10 +139,17 @@ def _encode_one(out: bytearray, reply: Any, proto: int) -> object:
             out += reply
             out += CRLF
     elif t is SimpleString:
-        status: dict = _STATUS
-        line = status.get(reply.text)
-        if line is None:
-            line = _status_line(reply.text)
+        # The shared OK and PONG first, by identity: the lookup by text
+        # reads an attribute and a dict (about a third of encoding PONG).
+        if reply is OK:
+            line = OK_REPLY
+        elif reply is PONG:
+            line = PONG_REPLY
+        else:
+            status: dict = _STATUS
+            line = status.get(reply.text)
+            if line is None:
+                line = _status_line(reply.text)
         if cython.compiled:
             _put_raw(out, line)
         else:

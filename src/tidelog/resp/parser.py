@@ -291,6 +291,13 @@ class RequestParser:
         fast path: at most one 64 KiB window's worth)."""
         return len(self._buf) - self._pos + self._pending_len + self._args_bytes
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to hand over or to report: no byte held, no command decoded
+        ahead, no protocol error waiting (so next_commands() answers ``[]``).
+        O(1)."""
+        return self._error is None and not self._queue and self.buffered == 0
+
     def next_command(self) -> list[bytes] | None:
         """The next complete command's arguments, or ``None`` (need more data).
 
@@ -452,6 +459,11 @@ class RequestParser:
                 if argv is None:
                     return commands
                 commands.append(argv)
+                queue = self._queue
+                if queue:  # the rest of what the typed walk decoded: all at once
+                    queue.reverse()  # (it is kept last first, for next_command's pop)
+                    commands += queue
+                    queue.clear()
         except ProtocolError:
             if not commands:
                 raise
@@ -756,6 +768,10 @@ def _walk(
     count: cython.longlong
     n: cython.longlong
     c: cython.uchar
+    # The command name of the request before: a pipeline repeats it, and the
+    # same bytes object then serves again (its hash is computed once, for the
+    # dispatch lookup, and nothing is allocated for it).
+    name: bytes = None
     while pos < end and pos < limit and p[pos] == 0x2A:  # '*'
         q = pos + 1
         if q >= end:
@@ -796,8 +812,15 @@ def _walk(
             q += 2
             if q + n + 2 > end:
                 break
-            # One copy of the argument, with no slice object made for it.
-            argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
+            if argv:
+                # One copy of the argument, with no slice object made for it.
+                argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
+            elif name is not None and PyBytes_GET_SIZE(name) == n and \
+                    memcmp(PyBytes_AS_STRING(name), cython.cast(cython.p_char, p) + q, n) == 0:
+                argv.append(name)  # the name of the request before, again
+            else:
+                name = PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n)
+                argv.append(name)
             q += n + 2
             count -= 1
         if count:

@@ -1,8 +1,10 @@
 """The network shell: asyncio (uvloop) connections around the engine.
 
 One :class:`Connection` per client.  Bytes in go to the sans-IO parser;
-each complete command goes to ``Engine.execute`` (consecutive ones that can
-run as one, a producer's ``XADD key * ...`` burst, to ``Engine.execute_run``);
+the complete commands of a read go to ``Engine.execute_many``, which runs
+them in order until one needs more (then that one goes to
+``Engine.execute``; consecutive ones that can run as one, a producer's
+``XADD key * ...`` burst, to ``Engine.execute_run``);
 every reply produced from one read is encoded into one buffer, in one call,
 and written once.  Nothing else happens here: no command knows about sockets.
 
@@ -34,7 +36,7 @@ from .. import errors, tls
 from ..commands.connection import client_info_line
 from ..commands.contract import NO_DISPATCH
 from ..config import Config
-from ..engine import BLOCKED, POSTPONED, ClientState, Engine
+from ..engine import BLOCKED, NOT_RUN, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
@@ -179,7 +181,7 @@ class Connection(asyncio.Protocol):
         assert client is not None and parser is not None and self.transport is not None
         clock = engine.clock
         client.last_interaction = clock.monotonic()
-        runnable, execute = engine.runnable, engine.execute
+        runnable, execute, execute_many = engine.runnable, engine.execute, engine.execute_many
         out = bytearray()
         replies: list[Any] = []
         self._batch = replies
@@ -203,18 +205,24 @@ class Connection(asyncio.Protocol):
                         break
                 i, n = 0, len(commands)
                 while i < n:
-                    argv = commands[i]
-                    i += 1
-                    if argv[0] in runnable:
-                        j = self._run_end(commands, i - 1)
-                        if j > i:
-                            run_replies = engine.execute_run(client, commands[i - 1:j])
-                            if client.mute:
-                                run_replies = self._muted(run_replies)
-                            replies += run_replies
-                            i = j
-                            continue
-                    reply = execute(client, argv)
+                    # Plain commands run in the engine's loop; it stops at one
+                    # it did not run, or after one whose reply is looked at below.
+                    i, reply = execute_many(client, commands, i, replies)
+                    if reply is NOT_RUN:
+                        if i == n:
+                            break
+                        argv = commands[i]
+                        i += 1
+                        if argv[0] in runnable:
+                            j = self._run_end(commands, i - 1)
+                            if j > i:
+                                run_replies = engine.execute_run(client, commands[i - 1:j])
+                                if client.mute:
+                                    run_replies = self._muted(run_replies)
+                                replies += run_replies
+                                i = j
+                                continue
+                        reply = execute(client, argv)
                     if reply is BLOCKED:
                         self.pending = commands[i:]
                         break
@@ -441,8 +449,11 @@ class Connection(asyncio.Protocol):
         else:
             encode_into(out, reply, self.client.protocol)
         self._write(out)
-        # Commands pipelined behind the blocked one can run now.
-        asyncio.get_running_loop().call_soon(self._process)
+        if self.pending or not self.parser.empty:  # type: ignore[union-attr]
+            # Commands pipelined behind the blocked one can run now.
+            asyncio.get_running_loop().call_soon(self._process)
+        else:  # nothing behind it: only what _process would note, the interaction
+            self.client.last_interaction = self.engine.clock.monotonic()
 
     def _queue_push(self, push: Push | RawReply) -> None:
         """A Pub/Sub message, or a piece of the replication stream.  PUBLISH

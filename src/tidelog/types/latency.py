@@ -2,11 +2,11 @@
 LATENCY events, and the per-command latency histogram.
 
 Pure data, no clock of its own: the engine measures each command once
-(``perf_counter_ns`` around the handler, also INFO commandstats' figure)
-and hands the duration here.
+(:mod:`tidelog.callstats` around the handler, also INFO commandstats'
+figure) and hands the duration here.
 
 The histogram is deliberately cheap: one list of counters per command,
-bucket ``ns.bit_length()`` (one int method call on the command path):
+bucket ``ns.bit_length()`` (counted by ``CallStats.stop``, in C when compiled):
 bucket ``b`` holds calls of ``2**(b-1)`` to ``2**b - 1`` ns.  Reports merge
 the buckets up to 1023 ns into one "step", and step ``i`` is then bucket
 ``i + 10``: the steps at which Redis's LATENCY HISTOGRAM reports (its
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Buckets: the bit lengths of durations below 2**64 ns.
-HIST_BUCKETS = 65
+from ..callstats import HIST_BUCKETS as HIST_BUCKETS  # the histogram's length
+
 # Buckets merged into the first reported step (durations under 1024 ns).
 _FIRST_STEP = 10
 

@@ -38,9 +38,15 @@ inside the first remaining node, as Redis 7 does.
 Python-side representation (none of it is saved; all of it is rebuilt from the
 bytes): only the tail node may be a ``bytearray``, appended to in place with
 its header and counters patched in place; every other node is compact
-``bytes``.  Each node caches its live/deleted counters, and, once indexed, its
-master fields, the offset of its first entry (``base``) and an
-``array`` of entry offsets relative to ``base`` (2 bytes an entry).  The
+``bytes``.  Each node caches its live/deleted counters, its master ID as two
+ints (no tuple per node), and, once indexed, its master fields, the offset
+of its first entry (``base``) and an ``array`` of entry offsets relative to
+``base`` (2 bytes an entry).  A node appended with the same fields as the
+one before shares that node's list: a stream of same-shaped entries keeps
+one, instead of a list and the first entry's field objects alive per node
+(measured at 1,000,000 entries: 2.9 bytes an entry of resident memory, twice
+their own size, as small long-lived objects scattered among the freed
+arguments of the commands that made the nodes).  The
 index is built as entries are appended, or on first use for nodes adopted by
 :meth:`Stream.from_nodes`; seeks inside a node bisect that array, decoding
 only the IDs they probe, and a range decodes only the entries it yields.
@@ -120,12 +126,13 @@ def _delta(a: int, b: int) -> int:
 
 
 class _Node:
-    """One macro node: its key, its listpack, and caches rebuilt from the bytes."""
+    """One macro node: its key (``kms``, ``kseq``; ``ikey`` as one int), its
+    listpack, and caches rebuilt from the bytes."""
 
-    __slots__ = ("key", "ikey", "lp", "live", "dead", "fields", "base", "offs")
+    __slots__ = ("kms", "kseq", "ikey", "lp", "live", "dead", "fields", "base", "offs")
 
     def __init__(self, key: StreamID, lp: bytes | bytearray, live: int, dead: int) -> None:
-        self.key = key
+        self.kms, self.kseq = key
         self.ikey = _as_int(key)
         self.lp = lp
         self.live = live  # master "count"
@@ -133,6 +140,11 @@ class _Node:
         self.fields: list[bytes] | None = None  # master fields, once indexed
         self.base = 0  # offset of the first entry, once indexed
         self.offs: array[int] | None = None  # entry offsets minus base, once indexed
+
+    @property
+    def key(self) -> StreamID:
+        """The master ID as a StreamID (built on each use: snapshots, errors, checks)."""
+        return _new_id(StreamID, (self.kms, self.kseq))
 
 
 class Stream:
@@ -305,6 +317,9 @@ class Stream:
     def _append_node(self, id: StreamID, fv: list[bytes]) -> None:
         nf = len(fv) >> 1
         fields = fv[0::2]
+        nodes = self._nodes
+        if nodes and nodes[-1].fields == fields:
+            fields = nodes[-1].fields  # one list for a run of nodes with the same fields
         master = [_SMALL[1], _SMALL[0], encode_int(nf)]
         master += map(encode_string, fields)
         master.append(_SMALL[0])
@@ -327,13 +342,12 @@ class Stream:
 
     @staticmethod
     def _append_to_tail(tail: _Node, lp: bytearray, id: StreamID, fv: list[bytes]) -> None:
-        key = tail.key
-        msd = id[0] - key[0]  # >= 0: the tail's key is an ID of the stream
+        msd = id[0] - tail.kms  # >= 0: the tail's key is an ID of the stream
         if msd > _INT64_MAX:
             msd -= _TWO64
-        seqd = id[1] - key[1]
+        seqd = id[1] - tail.kseq
         if not -_INT64_MAX <= seqd <= _INT64_MAX:
-            seqd = _delta(id[1], key[1])
+            seqd = _delta(id[1], tail.kseq)
         rel = append_stream_entry(lp, msd, seqd, fv, fv[0::2] == tail.fields) - tail.base
         offs = tail.offs
         if rel > 65535 and offs.typecode == "H":
@@ -394,7 +408,7 @@ class Stream:
             if node.offs is None:
                 self._index(node)
             k = 0 if node.ikey >= lo else self._seek(node, lo)
-            kms, kseq = node.key
+            kms, kseq = node.kms, node.kseq
             left = count - len(ids) if count else 0
             got = stream_live_entries(node.lp, node.base, node.offs, k, kms, kseq,
                                       node.fields, left, StreamID, ids, entries)
@@ -420,7 +434,7 @@ class Stream:
             if node.offs is None:
                 self._index(node)
             k = 0 if node.ikey >= lo else self._seek(node, lo)
-            kms, kseq = node.key
+            kms, kseq = node.kms, node.kseq
             lp = node.lp
             base = node.base
             offs = node.offs
@@ -448,7 +462,7 @@ class Stream:
             if node.offs is None:
                 self._index(node)
             k = self._seek(node, hi + 1) - 1
-            kms, kseq = node.key
+            kms, kseq = node.kms, node.kseq
             lp = node.lp
             base = node.base
             offs = node.offs
@@ -506,7 +520,7 @@ class Stream:
         if offs:
             p = node.base + offs[-1]
             if not node.lp[p] & FLAG_DELETED:
-                kms, kseq = node.key
+                kms, kseq = node.kms, node.kseq
                 return _new_id(StreamID, stream_entry_id(node.lp, p, kms, kseq))
         last = self.last_entry()
         return None if last is None else last[0]
@@ -643,7 +657,7 @@ class Stream:
             self._index(node)
         lp = node.lp
         base = node.base
-        kms, kseq = node.key
+        kms, kseq = node.kms, node.kseq
         for k, off in enumerate(node.offs):
             p = base + off
             if lp[p] & FLAG_DELETED:
@@ -662,7 +676,7 @@ class Stream:
         lp = node.lp
         buf = lp if type(lp) is bytearray else bytearray(lp)
         base = node.base
-        kms, kseq = node.key
+        kms, kseq = node.kms, node.kseq
         flagged = 0
         for k, off in enumerate(node.offs):
             if k == stop:
@@ -770,12 +784,14 @@ class Stream:
         """
         total = sys.getsizeof(self) + sys.getsizeof(self._nodes) + sys.getsizeof(self._keys)
         node_size = sys.getsizeof(_Node.__new__(_Node))
+        fields = None
         for node in self._nodes:
             total += node_size + sys.getsizeof(node.lp) + sys.getsizeof(node.ikey)
             if node.offs is not None:
                 total += sys.getsizeof(node.offs)
-            if node.fields is not None:
-                total += sys.getsizeof(node.fields)
+            if node.fields is not None and node.fields is not fields:
+                fields = node.fields  # counted once for the nodes sharing it
+                total += sys.getsizeof(fields)
         if self.idmp is not None:
             total += self.idmp.memory_usage()
         return total
@@ -841,7 +857,7 @@ class Stream:
         lp = node.lp
         ms, p = read_int(lp, node.base + node.offs[k] + 2)
         seq, _ = read_int(lp, p)
-        return ((node.key[0] + ms) & _M64) << 64 | ((node.key[1] + seq) & _M64)
+        return ((node.kms + ms) & _M64) << 64 | ((node.kseq + seq) & _M64)
 
     @staticmethod
     def _seek(node: _Node, target: int) -> int:
@@ -849,7 +865,7 @@ class Stream:
         lp = node.lp
         offs = node.offs
         base = node.base + 2  # skip the flags element
-        kms, kseq = node.key
+        kms, kseq = node.kms, node.kseq
         lo = 0
         hi = len(offs)
         while lo < hi:
@@ -900,7 +916,7 @@ class Stream:
             p = listpack.prev(lp, p)
         ms, p = read_int(lp, p + 2)
         seq, _ = read_int(lp, p)
-        return ((node.key[0] + ms) & _M64) << 64 | ((node.key[1] + seq) & _M64)
+        return ((node.kms + ms) & _M64) << 64 | ((node.kseq + seq) & _M64)
 
     def _first_live_id(self) -> StreamID:
         first = self.first_entry()
