@@ -12,14 +12,17 @@ Layout (imports point down only):
                   effects to the AOF and to replicas
     commands/     ``contract`` (Ctx, Wait: what a handler gets and returns), ``table``,
                   ``args`` (ArgReader); shared pieces ``stream_args``, ``replies``,
-                  ``group_ops``; then one module per command family (XREADGROUP is
-                  in ``xreadgroup``, XAUTOCLAIM in ``pel``, CONFIG in ``config``...)
+                  ``group_ops``, ``key_specs`` (where a command's keys are and whether
+                  it reads or writes them); ``acl_users`` (ACL users, their rules and
+                  checks); then one module per command family (XREADGROUP is in
+                  ``xreadgroup``, XAUTOCLAIM in ``pel``, ACL in ``acl``...)
     keyspace      databases: key -> value, expiry, watched keys, keys made ready
     types/        pure data types (the stream: listpack macro nodes + node index)
     resp/         sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config     leaves used by everything above
     tls           the TLS contexts of tls-port and of a replica's link (Python's ssl)
     heap          the bytes the process has allocated (maxmemory, INFO used_memory)
+    glob          Redis's glob patterns (KEYS, SCAN, PSUBSCRIBE, ACL patterns)
     lfu           Redis's LFU counter and the 24-bit per-key field it shares with the
                   LRU clock (maxmemory-policy; the keyspace keeps the field)
     callstats     a command's counters and the clock that times it (INFO commandstats)

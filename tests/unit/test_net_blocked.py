@@ -7,42 +7,11 @@ from __future__ import annotations
 import asyncio
 
 import tidelog.commands  # noqa: F401  (registers the commands)
+from tests.support.fake_transport import cmd, connect
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.server.net import Connection, Server
-
-
-class Transport:
-    """What the connection writes, one entry per transport.write()."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-
-    def get_extra_info(self, name: str) -> None:
-        return None
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
-def cmd(*argv: bytes) -> bytes:
-    return b"*%d\r\n" % len(argv) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in argv)
-
-
-def connect(server: Server) -> tuple[Connection, Transport]:
-    conn, transport = Connection(server), Transport()
-    conn.connection_made(transport)  # type: ignore[arg-type]
-    return conn, transport
+from tidelog.server.net import Server
 
 XREAD = cmd(b"XREAD", b"BLOCK", b"0", b"STREAMS", b"s", b"$")
 SERVED = b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"

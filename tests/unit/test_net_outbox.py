@@ -6,35 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import tidelog.commands  # noqa: F401  (registers the commands)
+from tests.support.fake_transport import Transport, cmd, connect
 from tidelog.config import Config
 from tidelog.engine import Engine
 from tidelog.server.net import Connection, Server
-
-
-class Transport:
-    """What the connection writes, one entry per transport.write()."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-
-    def get_extra_info(self, name: str) -> None:
-        return None
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_write_buffer_size(self) -> int:
-        return 0  # everything written went out at once
-
-    def close(self) -> None:
-        pass
-
-
-def cmd(*argv: bytes) -> bytes:
-    return b"*%d\r\n" % len(argv) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in argv)
 
 
 def message(channel: bytes, text: bytes) -> bytes:
@@ -42,10 +17,6 @@ def message(channel: bytes, text: bytes) -> bytes:
             % (len(channel), channel, len(text), text))
 
 
-def connect(server: Server) -> tuple[Connection, Transport]:
-    conn, transport = Connection(server), Transport()
-    conn.connection_made(transport)  # type: ignore[arg-type]
-    return conn, transport
 
 
 async def pair() -> tuple[Transport, Connection, Connection, Transport]:

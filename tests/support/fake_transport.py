@@ -1,0 +1,40 @@
+"""A connection without a socket, for unit tests of the network layer:
+``connect(server)`` makes a :class:`~tidelog.server.net.Connection` whose
+transport keeps what is written (one entry per ``transport.write()``);
+``cmd(...)`` is a request's bytes."""
+
+from __future__ import annotations
+
+from tidelog.server.net import Connection, Server
+
+
+class Transport:
+    """What the connection writes, one entry per transport.write()."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def get_extra_info(self, name: str) -> None:
+        return None
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0  # everything written went out at once
+
+    def close(self) -> None:
+        pass
+
+
+def cmd(*argv: bytes) -> bytes:
+    return b"*%d\r\n" % len(argv) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in argv)
+
+
+def connect(server: Server) -> tuple[Connection, Transport]:
+    conn, transport = Connection(server), Transport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    return conn, transport
