@@ -26,8 +26,8 @@ patterns)) glob matches, and only for clients whose user is restricted
 category rule is O(commands in the table).
 
 Nothing here knows clients or sockets: the engine asks :meth:`User.check`
-before it runs a command, and is told (:attr:`Acl.on_change`) when users
-change so it can re-check its clients.
+before it runs a command; the ACL commands tell it which users changed or
+went (``Engine.users_changed``), so it can re-check or close their clients.
 """
 
 from __future__ import annotations
@@ -533,17 +533,8 @@ class User:
                 worst, at = result, index
         return worst, at
 
-    def key_allowed(self, key: bytes, perm: int) -> bool:
-        return any(s.key_allowed(key, perm) for s in self.selectors)
-
     def channel_allowed(self, channel: bytes, is_pattern: bool) -> bool:
         return any(s.channel_allowed(channel, is_pattern) for s in self.selectors)
-
-    def channel_patterns(self) -> list[bytes] | None:
-        """Every channel pattern of every selector; None when one allows all."""
-        if any(s.allchannels for s in self.selectors):
-            return None
-        return [c for s in self.selectors for c in s.channels]
 
     def full_key_access(self, spec: CommandSpec, argv: list[bytes], perm: int) -> bool:
         """Does a selector that allows this command also allow every key?"""
