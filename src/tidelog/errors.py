@@ -296,6 +296,11 @@ def config_file_error(version: str, number: int, line: str, why: str) -> str:
             f"Reading the configuration file, at line {number}\n>>> '{line}'\n{why}")
 
 
+def config_fatal(version: str, why: str) -> str:
+    """Redis's report of a config error found after the lines were read."""
+    return f"\n*** FATAL CONFIG FILE ERROR (Redis {version}) ***\n{why}"
+
+
 def command_line_unexpected(arg: str) -> str:
     """tidelog-server's own text: a word before the first ``--name``."""
     return (f"tidelog-server: unexpected argument '{arg}' "
