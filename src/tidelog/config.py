@@ -569,6 +569,22 @@ def _parse_proc_title(text: str) -> str:
     return text
 
 
+def _parse_hostname(text: str) -> str:
+    """``cluster-announce-hostname``: letters, digits, '-' and '.', under 256."""
+    if len(text.encode("utf-8", "surrogateescape")) >= 256:
+        raise ConfigError(errors.CONFIG_HOSTNAME_LENGTH)
+    if any(not (c.isascii() and (c.isalnum() or c in "-.")) for c in text):
+        raise ConfigError(errors.CONFIG_HOSTNAME_CHARS)
+    return text
+
+
+def _parse_nodename(text: str) -> str:
+    """``cluster-announce-human-nodename``: none of ``!#$%&()*+:;<>?@[]^{|}~``."""
+    if any(c in "!#$%&()*+:;<>?@[]^{|}~" for c in text):
+        raise ConfigError(errors.CONFIG_NODENAME_CHARS)
+    return text
+
+
 def _show_oom_adj(value: str) -> str:
     return "yes" if value == "relative" else value  # Redis shows the first name of a value
 
@@ -698,8 +714,8 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("cluster-allow-pubsubshard-when-down", "yes"),
     _bool_nx("cluster-allow-replica-migration", "yes"),
     _nx("cluster-announce-ip", _parse_string, ""),
-    _nx("cluster-announce-hostname", _parse_string, ""),
-    _nx("cluster-announce-human-nodename", _parse_string, ""),
+    _nx("cluster-announce-hostname", _parse_hostname, ""),
+    _nx("cluster-announce-human-nodename", _parse_nodename, ""),
     _nx("cluster-announce-port", _parse_int(0, 65535), "0"),
     _nx("cluster-announce-bus-port", _parse_int(0, 65535), "0"),
     _nx("cluster-announce-tls-port", _parse_int(0, 65535), "0"),

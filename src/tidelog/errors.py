@@ -276,6 +276,9 @@ CONFIG_NOT_MEMORY_OR_PERCENT = "argument must be a memory or percent value"
 CONFIG_OOM_VALUES = "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
 CONFIG_SHUTDOWN_SAVE_NOSAVE = "shutdown options SAVE and NOSAVE can't be used simultaneously"
 CONFIG_PROC_TITLE = "template format is invalid or contains unknown variables"
+CONFIG_HOSTNAME_CHARS = "Hostnames may only contain alphanumeric characters, hyphens or dots"
+CONFIG_HOSTNAME_LENGTH = "Hostnames must be less than 256 characters"
+CONFIG_NODENAME_CHARS = "Announced human node name contained invalid character"
 
 
 def config_out_of_range(low: int, high: int) -> str:

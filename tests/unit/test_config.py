@@ -179,7 +179,8 @@ def test_config_file_syntax():
     ("port 7788 7789\n", 1, "wrong number of arguments"),
     ("# c\nhz x\n", 2, "argument couldn't be parsed into an integer"),
     ('port "7788\n', 1, "Unbalanced quotes in configuration line"),
-    ("loglevel loud\n", 1, "argument(s) must be one of the following: debug, verbose, notice, warning, nothing"),
+    ("loglevel loud\n", 1,
+     "argument(s) must be one of the following: debug, verbose, notice, warning, nothing"),
     ("databases 0\n", 1, "argument must be between 1 and 2147483647 inclusive"),
     ("proto-max-bulk-len 1x\n", 1, "argument must be a memory value"),
 ])

@@ -174,7 +174,8 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     pidfile = config["pidfile"]
     if pidfile and not daemon.write_pidfile(pidfile):
         pidfile = ""
-    where = ", ".join(f"{h.lstrip('-')}:{config['port']}" for h in config["bind"].split()) if config["port"] else ""
+    where = ", ".join(f"{h.lstrip('-')}:{config['port']}"
+                      for h in config["bind"].split()) if config["port"] else ""
     log.info("Tidelog %s (Redis %s protocol) pid=%d, listening on %s%s%s", __version__,
              REDIS_VERSION, os.getpid(), where,
              f", TLS on port {config['tls-port']}" if config["tls-port"] else "",
