@@ -321,3 +321,25 @@ def test_log_line_format(level, char):
     match = LINE.match(line)
     assert match, line
     assert match.group(2) == "S" and match.group(4) == char and match.group(5) == "hello there"
+
+
+def test_log_line_in_a_forked_child_says_c(monkeypatch):
+    monkeypatch.setattr(daemon, "_main_pid", -1)  # as in a child: another pid than the server's
+    record = logging.LogRecord("tidelog", logging.INFO, __file__, 1, "saving", (), None)
+    match = LINE.match(daemon.RedisFormatter().format(record))
+    assert match and match.group(2) == "C" and match.group(4) == "*"
+
+
+def test_loglevels_filter_as_redis():
+    config = Config()
+    logger = logging.getLogger("tidelog")
+    saved = logger.handlers[:], logger.level
+    try:
+        for level, shown in (("verbose", {15, 20, 30}), ("notice", {20, 30}), ("warning", {30}),
+                             ("nothing", set()), ("debug", {10, 15, 20, 30})):
+            config.set("loglevel", level)
+            daemon.setup_logging(config)
+            assert {n for n in (10, 15, 20, 30) if logger.isEnabledFor(n)} == shown
+    finally:
+        logger.handlers[:], level = saved
+        logger.setLevel(level)

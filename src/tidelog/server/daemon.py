@@ -116,7 +116,6 @@ def setup_logging(config: Config) -> None:
     root = logging.getLogger("tidelog")
     root.handlers[:] = handlers
     root.setLevel(LOG_LEVELS[config["loglevel"]])
-    root.propagate = False
     logging.addLevelName(LOG_VERBOSE, "VERBOSE")
 
 
