@@ -644,7 +644,9 @@ OPTIONS.update({o.name: o for o in [
     _nx("tls-dh-params-file", _parse_string, ""),
     _nx("tls-ciphersuites", _parse_string, ""),
     _bool_nx("tls-cluster", "no"),
-    _nx("tls-auth-clients-user", _parse_enum("off", "cn"), "off"),
+    # Redis 8.6: a client certificate's CN names its ACL user.
+    _nx("tls-auth-clients-user", _parse_enum("off", "cn"), "off",
+        show=lambda v: "CN" if v == "cn" else v),
     # Snapshots and the AOF.
     _bool_nx("stop-writes-on-bgsave-error", "yes"),
     _bool_nx("rdb-del-sync-files", "no"),
@@ -700,7 +702,7 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("vset-force-single-threaded-execution", "no"),
     _bool_nx("key-memory-histograms", "no"),
     _nx("slowlog-entry-max-argc", _parse_int(2, INT32_MAX), "32"),
-    _nx("slowlog-entry-max-string-len", _parse_int(1, INT32_MAX), "128"),
+    _nx("slowlog-entry-max-string-len", _parse_int(1, LONG_MAX), "128"),
     # Redis Cluster.
     _bool_nx("cluster-enabled", "no", mutable=False),
     _nx("cluster-config-file", _parse_string, "nodes.conf", mutable=False),
@@ -862,6 +864,12 @@ class Config:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
             self.users.append([a.encode("utf-8", "surrogateescape") for a in args])
             return
+        if name == "sentinel":  # as Redis outside sentinel mode: alone ignored, else refused
+            if args:
+                raise ConfigError(errors.CONFIG_SENTINEL_DIRECTIVE)
+            return
+        if name == "loadmodule" and args:
+            raise ConfigError(errors.CONFIG_NO_MODULES)
         if name == "rename-command":
             if len(args) != 2:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)

@@ -279,6 +279,8 @@ CONFIG_PROC_TITLE = "template format is invalid or contains unknown variables"
 CONFIG_HOSTNAME_CHARS = "Hostnames may only contain alphanumeric characters, hyphens or dots"
 CONFIG_HOSTNAME_LENGTH = "Hostnames must be less than 256 characters"
 CONFIG_NODENAME_CHARS = "Announced human node name contained invalid character"
+CONFIG_SENTINEL_DIRECTIVE = "sentinel directive while not in sentinel mode"
+CONFIG_NO_MODULES = "loadmodule: Tidelog does not load Redis modules"   # Tidelog's own text
 
 
 def config_out_of_range(low: int, high: int) -> str:

@@ -343,3 +343,15 @@ def test_loglevels_filter_as_redis():
     finally:
         logger.handlers[:], level = saved
         logger.setLevel(level)
+
+
+def test_sentinel_and_loadmodule_lines():
+    config = Config()
+    config.load_text("sentinel\n")   # ignored outside sentinel mode, as Redis ignores it
+    for line, why in (("sentinel monitor m 127.0.0.1 6379 2",
+                       "sentinel directive while not in sentinel mode"),
+                      ("loadmodule /usr/lib/redis/modules/x.so",
+                       "loadmodule: Tidelog does not load Redis modules")):
+        with pytest.raises(ConfigError) as info:
+            Config().load_text(line + "\n")
+        assert str(info.value).endswith(f">>> '{line}'\n{why}")
