@@ -781,6 +781,8 @@ class Config:
         # does not act on, each once, in the order first read: the start-up
         # log names them.
         self.no_effect_read: list[str] = []
+        # "systemd" or "upstart" when one supervises the process (start-up sets it).
+        self.supervised_by: str | None = None
         self._include_depth = 0
 
     def __getitem__(self, name: str) -> Any:

@@ -272,6 +272,7 @@ def test_supervised_systemd_notifies(processes, tmp_path):
         assert proc.poll() is None          # supervised: stays in the foreground
         with redis.Redis(port=port) as client:
             assert client.ping() is True
+            assert client.info("server")["process_supervised"] == "systemd"
         proc.send_signal(signal.SIGTERM)
         assert sock.recv(4096) == b"STOPPING=1\n"
         assert proc.wait(30) == 0

@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    supervisor = daemon.supervisor(config)
+    supervisor = config.supervised_by = daemon.supervisor(config)
     if config["daemonize"] and supervisor is None:  # a supervisor keeps us in the foreground
         daemon.daemonize()
         if not config["pidfile"]:
