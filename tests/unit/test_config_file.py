@@ -298,6 +298,11 @@ def test_option_and_value_in_one_argument():
     assert config["port"] == 7001 and config["save"] == "900 1"
 
 
+def test_save_alone_on_the_command_line_means_no_save_points():
+    assert parse_command_line(["--save", "--hz", "5"])["save"] == ""
+    assert parse_command_line(["--hz", "5", "--save"])["save"] == ""
+
+
 def test_no_effect_options_on_the_command_line_are_noted():
     config = parse_command_line(["--activerehashing", "no", "--hz", "5"])
     assert config.no_effect_read == ["activerehashing"]

@@ -86,6 +86,8 @@ def parse_command_line(argv: list[str], stdin: TextIO | None = None) -> Config:
         else:
             raise ConfigError(errors.command_line_unexpected(arg))
     for name, *values in directives:
+        if name.lower() == "save" and not values:  # `--save` alone: no save points (Redis 7.0.1+)
+            values = [""]
         try:
             if name.lower() == "include" and len(values) == 1:
                 config.load_file(values[0])
