@@ -32,13 +32,17 @@ Usage: tidelog-server [/path/to/tidelog.conf] [--option value ...]
        tidelog-server -h or --help
 
 Options are redis.conf directives: in the file, one per line, or on the
-command line after two dashes; the command line wins.  Defaults: port 6379 on
+command line after two dashes; the command line wins.  Any redis.conf works
+(directives Tidelog has no use for are named once in the log).  A "-" first
+or last reads more directives from standard input.  Defaults: port 6379 on
 127.0.0.1, data in ./data, snapshots at Redis's save points.
 
 Examples:
        tidelog-server                                  (the defaults)
        tidelog-server --port 7000 --dir /var/lib/tidelog
        tidelog-server /etc/tidelog.conf --loglevel verbose
+       tidelog-server /etc/redis/redis.conf --daemonize no --supervised systemd
+       echo "port 7000" | tidelog-server -
        tidelog-server --appendonly yes --appendfsync everysec
 
 Stop it with Ctrl-C, SIGTERM or `redis-cli shutdown` (each saves a snapshot
