@@ -293,3 +293,25 @@ def test_syslog_enabled_starts(processes, tmp_path):
         assert client.config_set("loglevel", "nothing")
     assert srv.terminate() == 0
     assert "Ready to accept connections" not in srv.stdout   # loglevel warning
+
+
+def test_replica_log_lines_say_s(processes, tmp_path):
+    primary_port, replica_port = free_port(), free_port()
+    (tmp_path / "p").mkdir()
+    (tmp_path / "r").mkdir()
+    primary = processes.tidelog(["--port", str(primary_port), "--dir", str(tmp_path / "p"),
+                                 "--save", ""], port=primary_port)
+    replica = processes.tidelog(["--port", str(replica_port), "--dir", str(tmp_path / "r"),
+                                 "--save", "", "--replicaof", "127.0.0.1", str(primary_port)],
+                                port=replica_port)
+    with replica.client() as client:
+        wait_until(lambda: client.info("replication")["master_link_status"] == "up", timeout=30)
+        client.replicaof("no", "one")
+        wait_until(lambda: client.info("replication")["role"] == "master", timeout=30)
+    assert replica.terminate() == 0 and primary.terminate() == 0
+    lines = replica.stdout.splitlines()
+    assert all(LOG_LINE.match(line) for line in lines), replica.stdout
+    roles = [line.split(" ", 1)[0].split(":")[1] for line in lines]
+    assert "S" in roles and roles[-1] == "M", replica.stdout   # a replica, then promoted
+    primary_roles = {line.split(" ", 1)[0].split(":")[1] for line in primary.stdout.splitlines()}
+    assert "M" in primary_roles and "S" not in primary_roles
