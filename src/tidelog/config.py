@@ -5,6 +5,12 @@ One table, :data:`OPTIONS`, says for every option its type, default, whether
 ``CONFIG GET``.  The same table reads config files, ``--name value`` command
 line arguments and ``CONFIG SET``, so the three always agree.  Errors carry
 Redis's texts.
+
+Every option of Redis 8's config table is there, so any redis.conf starts
+Tidelog; those Tidelog does not act on are marked ``no_effect`` (stored,
+shown, settable as Redis allows, and named once in the start-up log).  Files
+are read as Redis reads them: :func:`split_config_args` splits a line,
+``include`` reads other files, Redis 8's deprecated directives are ignored.
 """
 
 from __future__ import annotations
