@@ -315,3 +315,24 @@ def test_replica_log_lines_say_s(processes, tmp_path):
     assert "S" in roles and roles[-1] == "M", replica.stdout   # a replica, then promoted
     primary_roles = {line.split(" ", 1)[0].split(":")[1] for line in primary.stdout.splitlines()}
     assert "M" in primary_roles and "S" not in primary_roles
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_supervised_upstart_stops_itself_when_ready(processes, tmp_path):
+    port = free_port()
+    env = dict(server_env(), UPSTART_JOB="tidelog-test")
+    proc = processes.popen(server_command() + ["--port", str(port), "--dir", str(tmp_path),
+                                               "--supervised", "auto"],
+                           cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: _state(proc.pid) == "T", timeout=30)   # upstart's "expect stop"
+    os.kill(proc.pid, signal.SIGCONT)
+    with redis.Redis(port=port, decode_responses=True) as client:
+        assert client.ping() is True
+        assert client.info("server")["process_supervised"] == "upstart"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
