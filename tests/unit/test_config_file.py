@@ -360,3 +360,24 @@ def test_sentinel_and_loadmodule_lines():
         with pytest.raises(ConfigError) as info:
             Config().load_text(line + "\n")
         assert str(info.value).endswith(f">>> '{line}'\n{why}")
+
+
+@pytest.mark.parametrize("mode, env, kind, warned", [
+    ("no", {"NOTIFY_SOCKET": "/x", "UPSTART_JOB": "j"}, None, False),
+    ("auto", {"NOTIFY_SOCKET": "/x"}, "systemd", False),
+    ("auto", {"UPSTART_JOB": "j", "NOTIFY_SOCKET": "/x"}, "upstart", False),   # upstart first
+    ("auto", {}, None, False),
+    ("systemd", {}, None, True),
+    ("systemd", {"NOTIFY_SOCKET": "@abstract"}, "systemd", False),
+    ("upstart", {}, None, True),
+    ("upstart", {"NOTIFY_SOCKET": "/x"}, None, True),
+])
+def test_supervision_detected_as_redis(monkeypatch, mode, env, kind, warned):
+    monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
+    monkeypatch.delenv("UPSTART_JOB", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = Config()
+    config.set("supervised", mode, at_startup=True)
+    assert daemon.supervisor(config) == kind
+    assert (daemon.supervision_warning(config) is not None) == warned

@@ -121,23 +121,22 @@ def setup_logging(config: Config) -> None:
 
 # -- supervision -------------------------------------------------------------------------
 def supervisor(config: Config) -> str | None:
-    """"systemd" or "upstart" when one supervises this process, else None
-    (``supervised`` naming one whose variable is missing logs a warning)."""
+    """"systemd" or "upstart" when one supervises this process, else None."""
     mode = config["supervised"]
-    if mode == "auto":
-        if os.environ.get("UPSTART_JOB"):
-            return "upstart"
-        if os.environ.get("NOTIFY_SOCKET"):
-            return "systemd"
-        return None
-    if mode == "upstart":
-        if os.environ.get("UPSTART_JOB"):
-            return "upstart"
-        log.warning("upstart supervision requested, but UPSTART_JOB not found!")
-    elif mode == "systemd":
-        if os.environ.get("NOTIFY_SOCKET"):
-            return "systemd"
-        log.warning("systemd supervision requested or auto-detected, but NOTIFY_SOCKET not found!")
+    if mode in ("auto", "upstart") and os.environ.get("UPSTART_JOB"):
+        return "upstart"
+    if mode in ("auto", "systemd") and os.environ.get("NOTIFY_SOCKET"):
+        return "systemd"
+    return None
+
+
+def supervision_warning(config: Config) -> str | None:
+    """Redis's warning when ``supervised`` names a supervisor not found."""
+    mode = config["supervised"]
+    if mode == "upstart" and not os.environ.get("UPSTART_JOB"):
+        return "upstart supervision requested, but UPSTART_JOB not found!"
+    if mode == "systemd" and not os.environ.get("NOTIFY_SOCKET"):
+        return "systemd supervision requested or auto-detected, but NOTIFY_SOCKET not found!"
     return None
 
 

@@ -229,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         if not config["pidfile"]:
             config.set("pidfile", daemon.DEFAULT_PIDFILE, at_startup=True)
     setup_logging(config)
+    warning = daemon.supervision_warning(config)
+    if warning:
+        log.warning("%s", warning)
     if supervisor is not None:
         log.info("Supervised by %s, will signal readiness", supervisor)
     if config.no_effect_read:
