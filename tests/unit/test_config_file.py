@@ -381,3 +381,19 @@ def test_supervision_detected_as_redis(monkeypatch, mode, env, kind, warned):
     config.set("supervised", mode, at_startup=True)
     assert daemon.supervisor(config) == kind
     assert (daemon.supervision_warning(config) is not None) == warned
+
+
+def test_notify_systemd_abstract_socket(monkeypatch):
+    import os
+    import socket
+    name = f"tidelog-notify-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind("\0" + name)
+        sock.settimeout(10)
+        monkeypatch.setenv("NOTIFY_SOCKET", "@" + name)
+        daemon.tell_ready("systemd", replica=True)
+        assert sock.recv(4096) == (b"STATUS=Ready to accept connections in read-only mode. "
+                                   b"Waiting for MASTER <-> REPLICA sync\n")
+        assert sock.recv(4096) == b"READY=1\n"
+        daemon.tell_stopping("systemd")
+        assert sock.recv(4096) == b"STOPPING=1\n"
