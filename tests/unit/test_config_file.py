@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -384,8 +386,6 @@ def test_supervision_detected_as_redis(monkeypatch, mode, env, kind, warned):
 
 
 def test_notify_systemd_abstract_socket(monkeypatch):
-    import os
-    import socket
     name = f"tidelog-notify-test-{os.getpid()}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
         sock.bind("\0" + name)
