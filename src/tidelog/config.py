@@ -5,13 +5,19 @@ One table, :data:`OPTIONS`, says for every option its type, default, whether
 ``CONFIG GET``.  The same table reads config files, ``--name value`` command
 line arguments and ``CONFIG SET``, so the three always agree.  Errors carry
 Redis's texts.
+
+Every option of Redis 8's config table is there, so any redis.conf starts
+Tidelog; those Tidelog does not act on are marked ``no_effect`` (stored,
+shown, settable as Redis allows, and named once in the start-up log).  Files
+are read as Redis reads them: :func:`split_config_args` splits a line,
+``include`` reads other files, Redis 8's deprecated directives are ignored.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +32,10 @@ _MEMORY_UNITS = {
 
 class ConfigError(ValueError):
     """A value or option was refused; the text says why (Redis's wording)."""
+
+
+class ConfigFileError(ConfigError):
+    """A config file line was refused: the text is Redis's whole report."""
 
 
 def parse_memory(text: str) -> int:
@@ -325,6 +335,9 @@ class Option:
     mutable: bool = True
     show: Callable[[Any], str] = str
     multi_arg: bool = False  # takes several words in a config file (bind)
+    # Accepted, typed, stored and shown as Redis does, but nothing in Tidelog
+    # reads it; the start-up log names the ones a config file set.
+    no_effect: bool = False
 
 
 INT32_MAX = 2**31 - 1
@@ -338,7 +351,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("unixsocketperm", _parse_octal, "0", mutable=False, show=lambda v: f"{v:o}"),
     Option("dir", os.path.abspath, "./data", mutable=True),
     Option("databases", _parse_int(1, INT32_MAX), "16", mutable=False),
-    Option("loglevel", _parse_enum("debug", "verbose", "notice", "warning"), "notice"),
+    Option("loglevel", _parse_enum("debug", "verbose", "notice", "warning", "nothing"), "notice"),
     Option("logfile", _parse_string, "", mutable=False),
     Option("maxclients", _parse_int(1, UINT32_MAX), "10000"),
     Option("timeout", _parse_int(0, INT32_MAX), "0"),
@@ -416,8 +429,8 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("repl-backlog-ttl", _parse_int(0, INT32_MAX), "3600"),
     Option("repl-ping-replica-period", _parse_int(1, INT32_MAX), "10"),
     Option("repl-timeout", _parse_int(1, INT32_MAX), "60"),
-    Option("repl-diskless-sync", _parse_bool, "yes", show=_show_bool),
-    Option("repl-diskless-sync-delay", _parse_int(0, INT32_MAX), "5"),
+    Option("repl-diskless-sync", _parse_bool, "yes", show=_show_bool, no_effect=True),
+    Option("repl-diskless-sync-delay", _parse_int(0, INT32_MAX), "5", no_effect=True),
     # Replication, the replica's side (replication/replica.py).  ``replicaof``
     # is "host port" (empty: a primary); set at startup it starts the link,
     # at run time REPLICAOF changes it.
@@ -469,6 +482,292 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
 ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold"}
 
 
+# -- the rest of Redis 8's directives ----------------------------------------------------
+# Every other option of Redis 8's config table, with Redis's type, range,
+# default and mutability, so that any redis.conf (Redis's own, Debian's, one
+# CONFIG REWRITE wrote) starts Tidelog.  Those marked no_effect are stored and
+# shown only; the others are applied (tcp-backlog by the listener, syslog and
+# supervision by server/daemon.py).
+
+def _parse_memory_or_percent(lo: int, hi: int) -> Callable[[str], int]:
+    """``maxmemory-clients``: bytes (memory units) or ``N%``, a percentage
+    kept as a negative number, as Redis keeps it."""
+    def parse(text: str) -> int:
+        try:
+            value = parse_memory(text)
+        except ConfigError:
+            value = None
+        if value is None:  # not a memory value: a percentage?
+            digits = text[:-1]
+            if len(text) < 2 or not text.endswith("%") or not (
+                    digits.isascii() and digits.isdigit()) or (digits[0] == "0" and digits != "0"):
+                raise ConfigError(errors.CONFIG_NOT_MEMORY_OR_PERCENT)
+            value = -int(digits)
+            if value < lo:
+                raise ConfigError(errors.config_percent_too_big(-lo))
+            return value
+        if not lo <= value <= hi:
+            raise ConfigError(errors.config_out_of_range(lo, hi))
+        return value
+    return parse
+
+
+def _show_memory_or_percent(value: int) -> str:
+    return f"{-value}%" if value < 0 else str(value)
+
+
+def _parse_oom_values(text: str) -> tuple[int, int, int]:
+    """``oom-score-adj-values <primary> <replica> <child>``, each -2000..2000."""
+    words = text.split()
+    if len(words) != 3:
+        raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
+    values = []
+    for word in words:
+        body = word[1:] if word[:1] in "+-" else word
+        if not (body.isascii() and body.isdigit()) or not -2000 <= int(word) <= 2000:
+            raise ConfigError(errors.CONFIG_OOM_VALUES)
+        values.append(int(word))
+    return values[0], values[1], values[2]
+
+
+_SHUTDOWN_FLAGS = ("save", "nosave", "now", "force")
+
+
+def _parse_shutdown_flags(text: str) -> str:
+    """``shutdown-on-sigterm default | [save|nosave] [now] [force]``."""
+    words = [w.lower() for w in text.split()]
+    choices = ("default", *_SHUTDOWN_FLAGS)
+    if not words or any(w not in choices for w in words):
+        raise ConfigError(errors.config_not_one_of(choices))
+    if "save" in words and "nosave" in words:
+        raise ConfigError(errors.CONFIG_SHUTDOWN_SAVE_NOSAVE)
+    shown = " ".join(f for f in _SHUTDOWN_FLAGS if f in words)
+    return shown or "default"
+
+
+_TITLE_VARIABLES = {"title": "", "listen-addr": "127.0.0.1:6379", "server-mode": "",
+                    "config-file": "-", "port": "6379", "tls-port": "0", "unixsocket": ""}
+
+
+def _parse_proc_title(text: str) -> str:
+    """``proc-title-template``: ``{name}`` variables Redis knows (``{{`` is a
+    brace); refused when malformed or when it expands to nothing."""
+    out, i = [], 0
+    while i < len(text):
+        start = text.find("{", i)
+        if start < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:start])
+        if start + 1 >= len(text):
+            raise ConfigError(errors.CONFIG_PROC_TITLE)
+        if text[start + 1] == "{":
+            out.append("{")
+            i = start + 2
+            continue
+        end = text.find("}", start)
+        if end < 0 or text[start + 1:end] not in _TITLE_VARIABLES:
+            raise ConfigError(errors.CONFIG_PROC_TITLE)
+        out.append(_TITLE_VARIABLES[text[start + 1:end]])
+        i = end + 1
+    if not "".join(out).strip(" "):
+        raise ConfigError(errors.CONFIG_PROC_TITLE)
+    return text
+
+
+def _parse_hostname(text: str) -> str:
+    """``cluster-announce-hostname``: letters, digits, '-' and '.', under 256."""
+    if len(text.encode("utf-8", "surrogateescape")) >= 256:
+        raise ConfigError(errors.CONFIG_HOSTNAME_LENGTH)
+    if any(not (c.isascii() and (c.isalnum() or c in "-.")) for c in text):
+        raise ConfigError(errors.CONFIG_HOSTNAME_CHARS)
+    return text
+
+
+def _parse_nodename(text: str) -> str:
+    """``cluster-announce-human-nodename``: none of ``!#$%&()*+:;<>?@[]^{|}~``."""
+    if any(c in "!#$%&()*+:;<>?@[]^{|}~" for c in text):
+        raise ConfigError(errors.CONFIG_NODENAME_CHARS)
+    return text
+
+
+def _show_oom_adj(value: str) -> str:
+    return "yes" if value == "relative" else value  # Redis shows the first name of a value
+
+
+def _nx(name: str, parse: Callable[[str], Any], default: str, mutable: bool = True,
+        **kw: Any) -> Option:
+    """An option Tidelog accepts and shows but does not act on."""
+    return Option(name, parse, default, mutable=mutable, no_effect=True, **kw)
+
+
+def _bool_nx(name: str, default: str, mutable: bool = True) -> Option:
+    return _nx(name, _parse_bool, default, mutable, show=_show_bool)
+
+
+_INT_MAX_RANGE = _parse_int(0, INT32_MAX)
+
+OPTIONS.update({o.name: o for o in [
+    # Applied: the listen backlog; the process (server/daemon.py).
+    Option("tcp-backlog", _parse_int(0, INT32_MAX), "511", mutable=False),
+    Option("syslog-enabled", _parse_bool, "no", mutable=False, show=_show_bool),
+    Option("syslog-ident", _parse_string, "redis", mutable=False),
+    Option("syslog-facility", _parse_enum("user", "local0", "local1", "local2", "local3",
+                                          "local4", "local5", "local6", "local7"),
+           "local0", mutable=False),
+    Option("supervised", _parse_enum("upstart", "systemd", "auto", "no"), "no", mutable=False),
+    # General.
+    _bool_nx("always-show-logo", "no", mutable=False),
+    _bool_nx("set-proc-title", "yes", mutable=False),
+    _nx("proc-title-template", _parse_proc_title, "{title} {listen-addr} {server-mode}"),
+    _nx("locale-collate", _parse_string, ""),
+    _nx("ignore-warnings", _parse_string, ""),
+    _bool_nx("crash-log-enabled", "yes"),
+    _bool_nx("crash-memcheck-enabled", "yes"),
+    _bool_nx("hide-user-data-from-log", "no"),
+    _nx("enable-protected-configs", _parse_enum("no", "yes", "local"), "no", mutable=False),
+    _nx("enable-debug-command", _parse_enum("no", "yes", "local"), "no", mutable=False),
+    _nx("enable-module-command", _parse_enum("no", "yes", "local"), "no", mutable=False),
+    _nx("shutdown-timeout", _INT_MAX_RANGE, "10"),
+    _nx("shutdown-on-sigint", _parse_shutdown_flags, "default", multi_arg=True),
+    _nx("shutdown-on-sigterm", _parse_shutdown_flags, "default", multi_arg=True),
+    _nx("propagation-error-behavior", _parse_enum("ignore", "panic", "panic-on-replicas"),
+        "ignore"),
+    _nx("sanitize-dump-payload", _parse_enum("no", "yes", "clients"), "no"),
+    # Network and clients.
+    _nx("socket-mark-id", _parse_int(0, UINT32_MAX), "0", mutable=False),
+    _nx("bind-source-addr", _parse_string, ""),
+    _nx("max-new-connections-per-cycle", _parse_int(1, 1000), "10"),
+    _nx("max-new-tls-connections-per-cycle", _parse_int(1, 1000), "1"),
+    _nx("maxmemory-clients", _parse_memory_or_percent(-100, LONG_MAX), "0",
+        show=_show_memory_or_percent),
+    _nx("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
+    _nx("io-threads", _parse_int(1, 128), "1", mutable=False),
+    _nx("lookahead", _parse_int(1, INT32_MAX), "16"),
+    _nx("tls-session-caching", _parse_bool, "yes", show=_show_bool),
+    _nx("tls-session-cache-size", _INT_MAX_RANGE, "20480"),
+    _nx("tls-session-cache-timeout", _INT_MAX_RANGE, "300"),
+    _nx("tls-dh-params-file", _parse_string, ""),
+    _nx("tls-ciphersuites", _parse_string, ""),
+    _bool_nx("tls-cluster", "no"),
+    # Redis 8.6: a client certificate's CN names its ACL user.
+    _nx("tls-auth-clients-user", _parse_enum("off", "cn"), "off",
+        show=lambda v: "CN" if v == "cn" else v),
+    # Snapshots and the AOF.
+    _bool_nx("stop-writes-on-bgsave-error", "yes"),
+    _bool_nx("rdb-del-sync-files", "no"),
+    _bool_nx("rdb-save-incremental-fsync", "yes"),
+    _bool_nx("aof-rewrite-incremental-fsync", "yes"),
+    _bool_nx("no-appendfsync-on-rewrite", "no"),
+    _bool_nx("aof-timestamp-enabled", "no"),
+    _nx("aof-load-corrupt-tail-max-size", _parse_memory_bounded(0, LONG_MAX), "0"),
+    # Replication.
+    _nx("repl-diskless-sync-max-replicas", _INT_MAX_RANGE, "0"),
+    _nx("repl-diskless-load",
+        _parse_enum("disabled", "on-empty-db", "swapdb", "flush-before-load"), "disabled"),
+    _bool_nx("repl-disable-tcp-nodelay", "no"),
+    _bool_nx("replica-lazy-flush", "no"),
+    _bool_nx("replica-ignore-maxmemory", "yes"),
+    _bool_nx("replica-ignore-disk-write-errors", "no"),
+    _nx("replica-announce-ip", _parse_string, ""),
+    _nx("replica-announce-port", _parse_int(0, 65535), "0"),
+    _nx("replica-full-sync-buffer-limit", _parse_memory_bounded(0, LONG_MAX), "0"),
+    # Memory, expiry, lazy freeing, defragmentation, the kernel.
+    _nx("maxmemory-eviction-tenacity", _parse_int(0, 100), "10"),
+    _nx("active-expire-effort", _parse_int(1, 10), "1"),
+    _bool_nx("lazyfree-lazy-eviction", "no"),
+    _bool_nx("lazyfree-lazy-expire", "no"),
+    _bool_nx("lazyfree-lazy-server-del", "no"),
+    _bool_nx("lazyfree-lazy-user-del", "no"),
+    _bool_nx("lazyfree-lazy-user-flush", "no"),
+    _bool_nx("activerehashing", "yes"),
+    _bool_nx("dynamic-hz", "yes"),
+    _bool_nx("activedefrag", "no"),
+    _nx("active-defrag-ignore-bytes", _parse_memory_bounded(1, LONG_MAX), "104857600"),
+    _nx("active-defrag-threshold-lower", _parse_int(0, 1000), "10"),
+    _nx("active-defrag-threshold-upper", _parse_int(0, 1000), "100"),
+    _nx("active-defrag-cycle-min", _parse_int(1, 99), "1"),
+    _nx("active-defrag-cycle-max", _parse_int(1, 99), "25"),
+    _nx("active-defrag-max-scan-fields", _parse_int(1, LONG_MAX), "1000"),
+    _bool_nx("jemalloc-bg-thread", "yes"),
+    _nx("oom-score-adj", _parse_enum("no", "yes", "relative", "absolute"), "no",
+        show=_show_oom_adj),
+    _nx("oom-score-adj-values", _parse_oom_values, "0 200 800", multi_arg=True,
+        show=lambda v: " ".join(map(str, v))),
+    _bool_nx("disable-thp", "yes", mutable=False),
+    _nx("server-cpulist", _parse_string, "", mutable=False),
+    _nx("bio-cpulist", _parse_string, "", mutable=False),
+    _nx("aof-rewrite-cpulist", _parse_string, "", mutable=False),
+    _nx("bgsave-cpulist", _parse_string, "", mutable=False),
+    # Data types Tidelog does not have (HyperLogLog, arrays, vector sets) and
+    # the slowlog's per-entry caps (Tidelog keeps Redis's 32 and 128).
+    _nx("hll-sparse-max-bytes", _parse_memory_bounded(0, LONG_MAX), "3000"),
+    _nx("array-slice-size", _parse_int(1, INT32_MAX), "4096"),
+    _nx("array-sparse-kmin", _parse_int(1, INT32_MAX), "5"),
+    _nx("array-sparse-kmax", _parse_int(1, INT32_MAX), "10"),
+    _bool_nx("vset-force-single-threaded-execution", "no"),
+    _bool_nx("key-memory-histograms", "no"),
+    _nx("slowlog-entry-max-argc", _parse_int(2, INT32_MAX), "32"),
+    _nx("slowlog-entry-max-string-len", _parse_int(1, LONG_MAX), "128"),
+    # Redis Cluster.
+    _bool_nx("cluster-enabled", "no", mutable=False),
+    _nx("cluster-config-file", _parse_string, "nodes.conf", mutable=False),
+    _nx("cluster-port", _parse_int(0, 65535), "0", mutable=False),
+    _nx("cluster-node-timeout", _parse_int(0, LONG_MAX), "15000"),
+    _nx("cluster-replica-validity-factor", _INT_MAX_RANGE, "10"),
+    _nx("cluster-migration-barrier", _INT_MAX_RANGE, "1"),
+    _bool_nx("cluster-require-full-coverage", "yes"),
+    _bool_nx("cluster-replica-no-failover", "no"),
+    _bool_nx("cluster-allow-reads-when-down", "no"),
+    _bool_nx("cluster-allow-pubsubshard-when-down", "yes"),
+    _bool_nx("cluster-allow-replica-migration", "yes"),
+    _nx("cluster-announce-ip", _parse_string, ""),
+    _nx("cluster-announce-hostname", _parse_hostname, ""),
+    _nx("cluster-announce-human-nodename", _parse_nodename, ""),
+    _nx("cluster-announce-port", _parse_int(0, 65535), "0"),
+    _nx("cluster-announce-bus-port", _parse_int(0, 65535), "0"),
+    _nx("cluster-announce-tls-port", _parse_int(0, 65535), "0"),
+    _nx("cluster-preferred-endpoint-type", _parse_enum("ip", "hostname", "unknown-endpoint"),
+        "ip"),
+    _nx("cluster-link-sendbuf-limit", _parse_memory_bounded(0, LONG_MAX), "0"),
+    _nx("cluster-compatibility-sample-ratio", _parse_int(0, 100), "0"),
+    _bool_nx("cluster-slot-stats-enabled", "no"),
+    _nx("cluster-slot-migration-write-pause-timeout", _parse_int(0, LONG_MAX), "10000"),
+    _nx("cluster-slot-migration-handoff-max-lag-bytes", _parse_memory_bounded(0, LONG_MAX),
+        "1048576"),
+]})
+
+# Redis's other old names (Redis 7/8 accept each wherever the new one goes).
+ALIASES.update({
+    "slaveof": "replicaof", "slave-serve-stale-data": "replica-serve-stale-data",
+    "slave-read-only": "replica-read-only", "slave-priority": "replica-priority",
+    "slave-announce-ip": "replica-announce-ip", "slave-announce-port": "replica-announce-port",
+    "slave-lazy-flush": "replica-lazy-flush", "slave-ignore-maxmemory": "replica-ignore-maxmemory",
+    "min-slaves-to-write": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-max-lag",
+    "repl-ping-slave-period": "repl-ping-replica-period",
+    "cluster-slave-validity-factor": "cluster-replica-validity-factor",
+    "cluster-slave-no-failover": "cluster-replica-no-failover",
+    "list-max-ziplist-size": "list-max-listpack-size",
+    "hash-max-ziplist-entries": "hash-max-listpack-entries",
+    "hash-max-ziplist-value": "hash-max-listpack-value",
+    "zset-max-ziplist-entries": "zset-max-listpack-entries",
+    "zset-max-ziplist-value": "zset-max-listpack-value",
+    "server_cpulist": "server-cpulist", "bio_cpulist": "bio-cpulist",
+    "aof_rewrite_cpulist": "aof-rewrite-cpulist", "bgsave_cpulist": "bgsave-cpulist",
+})
+
+# Directives Redis 8 still reads but ignores (its deprecated list): one
+# value each; they are not options (CONFIG GET does not know them).
+DEPRECATED_DIRECTIVES = frozenset({"list-max-ziplist-entries", "list-max-ziplist-value",
+                                   "lua-replicate-commands", "io-threads-do-reads"})
+
+# Python logging levels of ``loglevel`` (verbose sits between debug and
+# notice; "nothing" is above every level), and the character Redis's log
+# lines carry for each.
+LOG_VERBOSE = 15
+LOG_LEVELS = {"debug": 10, "verbose": LOG_VERBOSE, "notice": 20, "warning": 30, "nothing": 51}
+
+
 class Config:
     """The option values in force.  ``config.get("port")`` -> typed value."""
 
@@ -484,6 +783,13 @@ class Config:
         # the users: Engine.__init__).
         self.users: list[list[bytes]] = []
         self._save_lines = False  # a `save` directive was read: the next ones add points
+        # Directives read (file or command line) that Tidelog accepts but
+        # does not act on, each once, in the order first read: the start-up
+        # log names them.
+        self.no_effect_read: list[str] = []
+        # "systemd" or "upstart" when one supervises the process (start-up sets it).
+        self.supervised_by: str | None = None
+        self._include_depth = 0
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -516,20 +822,49 @@ class Config:
 
     # -- reading redis.conf ---------------------------------------------------
     def load_text(self, text: str) -> None:
-        """Apply a redis.conf; raises ConfigError with Redis's line report."""
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.strip()
+        """Apply a redis.conf; raises ConfigError with Redis's line report.
+
+        As Redis reads it: lines split at newlines and trimmed, ``#`` lines
+        skipped, words split by :func:`split_config_args`; ``include <path>``
+        applies another file (globs allowed) at that point; raises OSError
+        for a file that cannot be read."""
+        for number, raw in enumerate(text.split("\n"), start=1):
+            line = raw.strip(" \t\r\n")
             if not line or line.startswith("#"):
                 continue
-            try:
-                words = shlex.split(line, posix=True)
-            except ValueError:
-                raise _bad_line(number, raw, errors.CONFIG_UNBALANCED_QUOTES) from None
+            words = split_config_args(line)
+            if words is None:
+                raise _bad_line(number, line, errors.CONFIG_UNBALANCED_QUOTES)
+            if not words:
+                continue
             name, args = words[0].lower(), words[1:]
             try:
+                if name == "include" and len(args) == 1:
+                    self.load_file(args[0])
+                    continue
                 self.apply_directive(name, args)
+            except ConfigFileError:  # from an included file: its own report
+                raise
             except ConfigError as exc:
-                raise _bad_line(number, raw, str(exc)) from None
+                raise _bad_line(number, line, str(exc)) from None
+
+    def load_file(self, path: str) -> None:
+        """``include <path>``: the file's directives, here; a path with glob
+        characters includes every file matching, in name order (none: nothing).
+        A relative path is taken from the current directory, as Redis does."""
+        self._include_depth += 1
+        try:
+            if self._include_depth > 64:  # a file including itself
+                raise ConfigError("include nested too deeply")
+            if any(c in path for c in "*?["):
+                paths = sorted(glob.glob(path))
+            else:
+                paths = [path]
+            for one in paths:
+                with open(one, encoding="utf-8", errors="surrogateescape") as fh:
+                    self.load_text(fh.read())
+        finally:
+            self._include_depth -= 1
 
     def apply_directive(self, name: str, args: list[str]) -> None:
         if name == "user":
@@ -537,6 +872,12 @@ class Config:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
             self.users.append([a.encode("utf-8", "surrogateescape") for a in args])
             return
+        if name == "sentinel":  # as Redis outside sentinel mode: alone ignored, else refused
+            if args:
+                raise ConfigError(errors.CONFIG_SENTINEL_DIRECTIVE)
+            return
+        if name == "loadmodule" and args:
+            raise ConfigError(errors.CONFIG_NO_MODULES)
         if name == "rename-command":
             if len(args) != 2:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
@@ -544,7 +885,12 @@ class Config:
             return
         opt = OPTIONS.get(ALIASES.get(name, name))
         if opt is None:
+            if name in DEPRECATED_DIRECTIVES and len(args) == 1:
+                self._note_no_effect(name)
+                return
             raise ConfigError(errors.CONFIG_BAD_DIRECTIVE)
+        if opt.no_effect:
+            self._note_no_effect(opt.name)
         if not args or (len(args) > 1 and not opt.multi_arg):
             raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
         if opt.name == "save":  # as Redis: the first line replaces the default, others add
@@ -556,6 +902,79 @@ class Config:
             return
         self.set(name, " ".join(args), at_startup=True)
 
+    def _note_no_effect(self, name: str) -> None:
+        if name not in self.no_effect_read:
+            self.no_effect_read.append(name)
+
+
+def split_config_args(line: str) -> list[str] | None:
+    """A config line's words as Redis splits them (sdssplitargs): blanks
+    separate words; in double quotes ``\\xHH``, ``\\n``, ``\\r``, ``\\t``,
+    ``\\b``, ``\\a`` and ``\\<char>`` are escapes; in single quotes only
+    ``\\'``; a closing quote must end the word.  None when quotes are
+    unbalanced or a closing quote is followed by more of the word.  Bytes
+    ``\\xHH`` makes above 0x7f come back as surrogate escapes."""
+    words: list[str] = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in " \t\n\r\v\f":
+            i += 1
+        if i >= n:
+            return words
+        current: list[str] = []
+        in_double = in_single = False
+        while True:
+            c = line[i] if i < n else ""
+            if in_double:
+                if c == "\\" and i + 3 < n and line[i + 1] == "x" and \
+                        _is_hex(line[i + 2]) and _is_hex(line[i + 3]):
+                    byte = int(line[i + 2:i + 4], 16)
+                    current.append(chr(byte) if byte < 0x80 else
+                                   bytes([byte]).decode("utf-8", "surrogateescape"))
+                    i += 3
+                elif c == "\\" and i + 1 < n:
+                    i += 1
+                    current.append(_ESCAPES.get(line[i], line[i]))
+                elif c == '"':
+                    if i + 1 < n and line[i + 1] not in " \t\n\r\v\f":
+                        return None
+                    i += 1
+                    break
+                elif not c:
+                    return None
+                else:
+                    current.append(c)
+            elif in_single:
+                if c == "\\" and i + 1 < n and line[i + 1] == "'":
+                    i += 1
+                    current.append("'")
+                elif c == "'":
+                    if i + 1 < n and line[i + 1] not in " \t\n\r\v\f":
+                        return None
+                    i += 1
+                    break
+                elif not c:
+                    return None
+                else:
+                    current.append(c)
+            elif c in (" ", "\n", "\r", "\t", ""):
+                break
+            elif c == '"':
+                in_double = True
+            elif c == "'":
+                in_single = True
+            else:
+                current.append(c)
+            i += 1
+        words.append("".join(current))
+
+
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "a": "\a"}
+
+
+def _is_hex(c: str) -> bool:
+    return c in "0123456789abcdefABCDEF"
+
 
 def _bad_line(number: int, raw: str, why: str) -> ConfigError:
-    return ConfigError(errors.config_file_error(REDIS_VERSION, number, raw.strip(), why))
+    return ConfigFileError(errors.config_file_error(REDIS_VERSION, number, raw.strip(), why))

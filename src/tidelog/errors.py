@@ -272,6 +272,15 @@ CONFIG_NOTIFY_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
 CONFIG_BUFFER_LIMIT_ARGS = "Wrong number of arguments in buffer limit configuration."
 CONFIG_BUFFER_LIMIT_CLASS = "Invalid client class specified in buffer limit configuration."
 CONFIG_BUFFER_LIMIT_VALUE = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+CONFIG_NOT_MEMORY_OR_PERCENT = "argument must be a memory or percent value"
+CONFIG_OOM_VALUES = "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+CONFIG_SHUTDOWN_SAVE_NOSAVE = "shutdown options SAVE and NOSAVE can't be used simultaneously"
+CONFIG_PROC_TITLE = "template format is invalid or contains unknown variables"
+CONFIG_HOSTNAME_CHARS = "Hostnames may only contain alphanumeric characters, hyphens or dots"
+CONFIG_HOSTNAME_LENGTH = "Hostnames must be less than 256 characters"
+CONFIG_NODENAME_CHARS = "Announced human node name contained invalid character"
+CONFIG_SENTINEL_DIRECTIVE = "sentinel directive while not in sentinel mode"
+CONFIG_NO_MODULES = "loadmodule: Tidelog does not load Redis modules"   # Tidelog's own text
 
 
 def config_out_of_range(low: int, high: int) -> str:
@@ -282,10 +291,19 @@ def config_not_one_of(choices: tuple[str, ...]) -> str:
     return "argument(s) must be one of the following: " + ", ".join(choices)
 
 
+def config_percent_too_big(high: int) -> str:
+    return f"percentage argument must be less or equal to {high}"
+
+
 def config_file_error(version: str, number: int, line: str, why: str) -> str:
     """Redis's report of a bad config file line (``line`` as read, stripped)."""
     return (f"\n*** FATAL CONFIG FILE ERROR (Redis {version}) ***\n"
             f"Reading the configuration file, at line {number}\n>>> '{line}'\n{why}")
+
+
+def config_fatal(version: str, why: str) -> str:
+    """Redis's report of a config error found after the lines were read."""
+    return f"\n*** FATAL CONFIG FILE ERROR (Redis {version}) ***\n{why}"
 
 
 def command_line_unexpected(arg: str) -> str:

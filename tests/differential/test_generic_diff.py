@@ -390,8 +390,9 @@ def test_config_get_set(d):
         ["CONFIG", "SET", "daemonize", "yes"], ["CONFIG", "SET", "DATABASES", "3"],
         ["CONFIG", "SET", "databases", "3", "nope", "1"],
         ["CONFIG", "SET", "maxclients", "0"], ["CONFIG", "SET", "maxclients", "4294967296"],
-        ["CONFIG", "SET", "loglevel", "foo"], ["CONFIG", "SET", "loglevel", "nothing"],
-        ["CONFIG", "SET", "loglevel", ""], ["CONFIG", "SET", "loglevel", "WARNING"],
+        # (loglevel's bad values: Redis 7.2+ adds "nothing" to the choices, see
+        # tests/unit/test_config.py)
+        ["CONFIG", "SET", "loglevel", "WARNING"],
         ["CONFIG", "GET", "loglevel"], ["CONFIG", "SET", "loglevel", "notice"],
         ["CONFIG", "SET", "protected-mode", "maybe"], ["CONFIG", "SET", "protected-mode", "1"],
         ["CONFIG", "SET", "protected-mode", "YES"], ["CONFIG", "GET", "protected-mode"],

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 
 from .. import errors
-from ..config import ALIASES, OPTIONS, ConfigError
+from ..config import ALIASES, LOG_LEVELS, OPTIONS, ConfigError, split_config_args
 from ..errors import (
     NO_CONFIG_FILE,
     SYNTAX,
@@ -32,8 +31,6 @@ log = logging.getLogger("tidelog")
 # =====================================================================================
 # CONFIG
 # =====================================================================================
-_LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
-               "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
 
 # Options the engine caches (Engine.refresh_thresholds).
@@ -46,7 +43,7 @@ def _apply_config(ctx: Ctx, name: str) -> None:
     if name in _THRESHOLDS:
         ctx.engine.refresh_thresholds()
     elif name == "loglevel":
-        logging.getLogger("tidelog").setLevel(_LOG_LEVELS[ctx.config["loglevel"]])
+        logging.getLogger("tidelog").setLevel(LOG_LEVELS[ctx.config["loglevel"]])
     elif name == "notify-keyspace-events":
         ctx.engine.set_notify(ctx.config[name])
     elif name == "appendonly":
@@ -90,7 +87,7 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
 
     A pattern without glob characters is an exact, case-insensitive name and
     is answered with the name as given (as Redis does)."""
-    found: dict[str, bytes] = {}  # canonical name -> name shown
+    found: dict[str, bytes] = {}  # canonical name (or old name a glob matched) -> name shown
     for pattern in patterns:
         if not any(c in pattern for c in b"*?["):
             name = pattern.decode("latin-1").lower()
@@ -101,7 +98,11 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
         for name in OPTIONS:
             if name not in found and glob_match(pattern, name.encode(), nocase=True):
                 found[name] = name.encode()
-    return [(shown, ctx.config.show(name).encode()) for name, shown in found.items()]
+        for name in ALIASES:  # a glob matches old names too, each shown under its own name
+            if name not in found and glob_match(pattern, name.encode(), nocase=True):
+                found[name] = name.encode()
+    return [(shown, ctx.config.show(ALIASES.get(name, name)).encode())
+            for name, shown in found.items()]
 
 
 @command("config|get", arity=-3, flags="admin noscript loading stale", group="server",
@@ -165,7 +166,13 @@ def config_resetstat(ctx: Ctx, argv: list[bytes]) -> object:
 
 # Options Redis writes as quoted strings (its string-typed options).
 _STRING_OPTIONS = frozenset({"unixsocket", "dir", "logfile", "pidfile", "appenddirname",
-                             "appendfilename", "dbfilename", "aclfile"})
+                             "appendfilename", "dbfilename", "aclfile",
+                             "syslog-ident", "proc-title-template", "locale-collate",
+                             "ignore-warnings", "bind-source-addr", "tls-dh-params-file",
+                             "tls-ciphersuites", "replica-announce-ip", "server-cpulist",
+                             "bio-cpulist", "aof-rewrite-cpulist", "bgsave-cpulist",
+                             "cluster-config-file", "cluster-announce-ip",
+                             "cluster-announce-hostname", "cluster-announce-human-nodename"})
 
 
 def _user_lines(ctx: Ctx) -> list[str]:
@@ -211,11 +218,12 @@ def rewrite_config_text(ctx: Ctx, text: str) -> str:
         if not line or line.startswith("#"):
             out.append(line)
             continue
-        try:
-            name = shlex.split(line)[0].lower()
-        except (ValueError, IndexError):
+        words = split_config_args(line)
+        if not words:
             out.append(line)
             continue
+        name = words[0].lower()
+        name = ALIASES.get(name, name)  # an old name's line is rewritten under the new one
         if name == "user":
             out.append(users.pop(0) if users else "")
             continue

@@ -63,7 +63,7 @@ def _section_server(ctx: Ctx) -> list[str]:
         f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
         f"python_version:{platform.python_version()}",
         f"process_id:{os.getpid()}",
-        "process_supervised:no",
+        f"process_supervised:{ctx.config.supervised_by or 'no'}",
         f"run_id:{engine.run_id}",
         f"tcp_port:{ctx.config['port']}",
         f"server_time_usec:{engine.clock.now_us()}",

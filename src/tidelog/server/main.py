@@ -13,21 +13,18 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from .. import REDIS_VERSION, __version__, errors
-from ..config import Config, ConfigError
+from ..config import Config, ConfigError, ConfigFileError, split_config_args
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
 from ..replication.primary import follow_configured
+from . import daemon
 from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
-
-_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
-           "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
-
 
 USAGE = """\
 Usage: tidelog-server [/path/to/tidelog.conf] [--option value ...]
@@ -35,56 +32,94 @@ Usage: tidelog-server [/path/to/tidelog.conf] [--option value ...]
        tidelog-server -h or --help
 
 Options are redis.conf directives: in the file, one per line, or on the
-command line after two dashes; the command line wins.  Defaults: port 6379 on
+command line after two dashes; the command line wins.  Any redis.conf works
+(directives Tidelog has no use for are named once in the log).  A "-" first
+or last reads more directives from standard input.  Defaults: port 6379 on
 127.0.0.1, data in ./data, snapshots at Redis's save points.
 
 Examples:
        tidelog-server                                  (the defaults)
        tidelog-server --port 7000 --dir /var/lib/tidelog
        tidelog-server /etc/tidelog.conf --loglevel verbose
+       tidelog-server /etc/redis/redis.conf --daemonize no --supervised systemd
+       echo "port 7000" | tidelog-server -
        tidelog-server --appendonly yes --appendfsync everysec
 
 Stop it with Ctrl-C, SIGTERM or `redis-cli shutdown` (each saves a snapshot
 when save points are set).  More: README.md, "Running the server"."""
 
 
-def parse_command_line(argv: list[str]) -> Config:
-    """Build the Config from ``[config-file] [--name value ...]``.
+def parse_command_line(argv: list[str], stdin: TextIO | None = None) -> Config:
+    """Build the Config from ``[config-file] [-] [--name value ...]``, as
+    redis-server reads its command line: the file, then (``-`` first or
+    last) the directives on stdin, then the options, each over the last.
+    ``--name value`` may also come as one argument (``"--port 7000"``).
 
-    Raises ConfigError (its text is what to print) and OSError (the file)."""
+    Raises ConfigError (its text is what to print) and OSError (a file)."""
     config = Config()
     args = list(argv)
-    if args and not args[0].startswith("--"):
+    path = None
+    if args and not args[0].startswith("-"):
         path = args.pop(0)
-        with open(path, encoding="utf-8") as fh:
-            config.load_text(fh.read())
+    from_stdin = False
+    if args and args[0] == "-":
+        from_stdin = True
+        args.pop(0)
+    elif args and args[-1] == "-":
+        from_stdin = True
+        args.pop()
+    text = ""
+    if path is not None:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read()
         config.config_file = os.path.abspath(path)
+    if from_stdin:
+        text += (stdin or sys.stdin).read()
+    if text:
+        config.load_text(text)
     directives: list[list[str]] = []
     for arg in args:
         if arg.startswith("--"):
-            directives.append([arg[2:]])
+            words = split_config_args(arg[2:]) if arg[2:].strip() else [arg[2:]]
+            if not words:
+                raise ConfigError(errors.command_line_bad_option(
+                    arg, errors.CONFIG_UNBALANCED_QUOTES))
+            directives.append(words)
         elif directives:
             directives[-1].append(arg)
         else:
             raise ConfigError(errors.command_line_unexpected(arg))
     for name, *values in directives:
+        if name.lower() == "save" and not values:  # `--save` alone: no save points (Redis 7.0.1+)
+            values = [""]
         try:
+            if name.lower() == "include" and len(values) == 1:
+                config.load_file(values[0])
+                continue
             config.apply_directive(name.lower(), values)
+        except ConfigFileError:
+            raise
         except ConfigError as exc:
             given = " ".join(["--" + name, *values])
             raise ConfigError(errors.command_line_bad_option(given, str(exc))) from None
     return config
 
 
-def setup_logging(config: Config) -> None:
+def check_logfile(config: Config) -> None:
+    """As Redis after reading its config: the log file must open for appending."""
     logfile = config["logfile"]
-    handler: logging.Handler = logging.FileHandler(logfile) if logfile else logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter(
-        f"{os.getpid()}:M %(asctime)s.%(msecs)03d %(levelname).1s %(message)s",
-        datefmt="%d %b %Y %H:%M:%S"))
-    root = logging.getLogger("tidelog")
-    root.handlers[:] = [handler]
-    root.setLevel(_LEVELS[config["loglevel"]])
+    if not logfile:
+        return
+    try:
+        with open(logfile, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError(errors.config_fatal(
+            REDIS_VERSION, f"Can't open the log file: {exc.strerror}")) from None
+
+
+def setup_logging(config: Config) -> None:
+    daemon.setup_logging(config)
 
 
 def start_aof(engine: Engine, server: Server) -> Any:
@@ -116,12 +151,13 @@ def load_rdb(engine: Engine) -> dict[bytes, bytes] | None:
         raise SystemExit(1) from None
 
 
-async def serve(config: Config) -> None:
+async def serve(config: Config, supervisor: str | None = None) -> None:
     try:
         engine = Engine(config)
     except ValueError as exc:  # rename-command of a command that does not exist
         log.warning("Fatal config error: %s", exc)
         raise SystemExit(1) from None
+    daemon.set_role(lambda: "S" if engine.replication.is_replica else "M")
     server = Server(engine)
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
@@ -142,16 +178,18 @@ async def serve(config: Config) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.request_stop)
     pidfile = config["pidfile"]
-    if pidfile:
-        with open(pidfile, "w", encoding="ascii") as fh:
-            fh.write(f"{os.getpid()}\n")
-    where = ", ".join(f"{h}:{config['port']}" for h in config["bind"].split()) if config["port"] else ""
+    if pidfile and not daemon.write_pidfile(pidfile):
+        pidfile = ""
+    where = ", ".join(f"{h.lstrip('-')}:{config['port']}"
+                      for h in config["bind"].split()) if config["port"] else ""
     log.info("Tidelog %s (Redis %s protocol) pid=%d, listening on %s%s%s", __version__,
              REDIS_VERSION, os.getpid(), where,
              f", TLS on port {config['tls-port']}" if config["tls-port"] else "",
              f" and {config['unixsocket']}" if config["unixsocket"] else "")
     log.info("Ready to accept connections")
+    daemon.tell_ready(supervisor, engine.replication.is_replica)
     await server.serve_until_stopped()
+    daemon.tell_stopping(supervisor)
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
         if not snapshots.shutdown_save(None):
             log.warning("Error trying to save the DB before exiting")
@@ -160,8 +198,8 @@ async def serve(config: Config) -> None:
         log.info("Calling fsync() on the AOF file.")
         durability.close()
     log.info("Tidelog is now ready to exit, bye bye...")
-    if pidfile and os.path.exists(pidfile):
-        os.unlink(pidfile)
+    if pidfile:
+        daemon.remove_pidfile(pidfile)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,10 +218,27 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"Fatal error, can't open config file '{exc.filename}': {exc.strerror}", file=sys.stderr)
         return 1
+    try:
+        check_logfile(config)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    supervisor = config.supervised_by = daemon.supervisor(config)
+    if config["daemonize"] and supervisor is None:  # a supervisor keeps us in the foreground
+        daemon.daemonize()
+        if not config["pidfile"]:
+            config.set("pidfile", daemon.DEFAULT_PIDFILE, at_startup=True)
     setup_logging(config)
+    warning = daemon.supervision_warning(config)
+    if warning:
+        log.warning("%s", warning)
+    if supervisor is not None:
+        log.info("Supervised by %s, will signal readiness", supervisor)
+    if config.no_effect_read:
+        log.info("Accepted, no effect in Tidelog: %s", ", ".join(config.no_effect_read))
     try:
         import uvloop
-        uvloop.run(serve(config))
+        uvloop.run(serve(config, supervisor))
     except ListenError as exc:
         log.error("%s", exc)
         return 1

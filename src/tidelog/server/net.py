@@ -26,6 +26,7 @@ and written once.  Nothing else happens here: no command knows about sockets.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import selectors
@@ -42,6 +43,10 @@ from ..resp import ProtocolError, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
 
 log = logging.getLogger("tidelog")
+
+# ``bind -addr``: these failures skip the address instead of stopping the start.
+_OPTIONAL_BIND_ERRORS = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT,
+                                   errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT})
 
 _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 
@@ -613,12 +618,18 @@ class Server:
         attach(self.engine).bind(loop, self._install_write_gate)
         port = self.config["port"]
         if port or self.any_free_port:
-            for host in self.config["bind"].split():
-                host = host.lstrip("-")
+            for word in self.config["bind"].split():
+                host = word.lstrip("-")
                 try:
                     srv = await loop.create_server(lambda: Connection(self), host, port,
-                                                   reuse_address=True, backlog=511)
+                                                   reuse_address=True,
+                                                   backlog=self.config["tcp-backlog"])
                 except OSError as exc:
+                    if word.startswith("-") and exc.errno in _OPTIONAL_BIND_ERRORS:
+                        # "-addr": skipped where the address is not available (Redis)
+                        log.warning("Skipping optional bind address %s: %s", host,
+                                    os.strerror(exc.errno or 0))
+                        continue
                     reason = os.strerror(exc.errno) if exc.errno else str(exc)
                     raise ListenError(f"Could not listen on {host}:{port} (tcp): {reason}; "
                                       "is another server running there? (--port, --bind)"
@@ -639,7 +650,8 @@ class Server:
                 host = host.lstrip("-")
                 try:
                     srv = await loop.create_server(lambda: Connection(self), host, tls_port,
-                                                   reuse_address=True, backlog=511,
+                                                   reuse_address=True,
+                                                   backlog=self.config["tcp-backlog"],
                                                    ssl=context)
                 except OSError as exc:
                     reason = os.strerror(exc.errno) if exc.errno else str(exc)
