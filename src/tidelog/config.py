@@ -537,6 +537,8 @@ class Config:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
             self.users.append([a.encode("utf-8", "surrogateescape") for a in args])
             return
+        if name == "loadmodule":  # a module is C code for Redis's API: refused at start
+            raise ConfigError(errors.CONFIG_LOADMODULE)
         if name == "rename-command":
             if len(args) != 2:
                 raise ConfigError(errors.CONFIG_WRONG_ARGUMENTS)
