@@ -170,7 +170,8 @@ def poem(rng: random.Random) -> str:
 
 
 @command("lolwut", arity=-1, flags="readonly fast", group="server", since="5.0.0",
-         complexity="", summary="Display some computer art and the Redis version",
+         complexity="O(N) where N is the size of the picture drawn",
+         summary="Display some computer art and the Redis version",
          categories=("@read",))
 def lolwut(ctx: Ctx, argv: list[bytes]) -> Reply:
     """LOLWUT [VERSION version]
