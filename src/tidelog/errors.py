@@ -644,6 +644,10 @@ FAILOVER_ON_REPLICA = b"ERR FAILOVER is not valid when server is a replica."
 FAILOVER_TARGET_OFFLINE = b"ERR FAILOVER target replica is not online."
 FAILOVER_FORCE_ARGS = b"ERR FAILOVER with force option requires both a timeout and target HOST and IP."
 FAILOVER_TIMEOUT = b"ERR FAILOVER timeout must be greater than 0"
+PSYNC_FAILOVER_REPLID = b"ERR PSYNC FAILOVER replid must match my replid."
+PSYNC_FAILOVER_TO_PRIMARY = b"ERR PSYNC FAILOVER can't be sent to a master."
+NO_SYNC_FAILING_OVER = b"NOMASTERLINK Can't SYNC while failing over"
+REPLICAOF_FAILING_OVER = b"ERR REPLICAOF not allowed while failing over."
 
 
 def debug_error(text: bytes) -> CommandError:
