@@ -115,3 +115,15 @@ def test_poem_lines_never_repeat_a_group():
     text = poem(random.Random(3))
     lines = text.split("\n\n")[0].splitlines()
     assert len(lines) == 6 and all(line == line.upper() for line in lines)
+
+
+def test_huge_pictures_are_clipped_not_drawn_in_full():
+    """Redis would draw an 800-million-dot canvas for VERSION 5 1000 1 200;
+    the event loop must not wait for that here."""
+    from tidelog.commands.lolwut import MAX_CELLS, MAX_DOTS
+    rng = random.Random(5)
+    art = schotter(1000, 1, 200, rng)
+    assert sum(len(line) for line in art.splitlines()) * 8 <= MAX_DOTS + 2000 * 4
+    assert all(len(line) == 1000 for line in art.splitlines())
+    land = landscape(1000, 1000, rng).splitlines()
+    assert len(land) == MAX_CELLS // 1000

@@ -9,8 +9,9 @@ Tidelog's own, drawn anew on every call; the lines that close pieces 5 and
 6 and the version line are Redis's.  The reply is a verbatim string
 (``txt``) in RESP3, a bulk string in RESP2.
 
-Cost: O(columns x rows) of the picture asked for (bounded: at most 1000
-columns, 200 x 200 squares for 5, 1000 rows for 6); O(1) otherwise.
+Cost: O(columns x rows) of the picture asked for, bounded by MAX_DOTS
+and MAX_SQUARES (piece 5) and MAX_CELLS (piece 6): a larger picture is clipped at the
+bottom; O(1) otherwise.
 """
 
 from __future__ import annotations
@@ -83,18 +84,32 @@ class Canvas:
             self.line(*corners[k], *corners[(k + 1) % 4])
 
     def braille(self) -> str:
+        """The canvas as lines of Braille cells, 2 x 4 dots each.  O(dots)."""
+        width, height, dots = self.width, self.height, self.dots
         rows = []
-        for top in range(0, self.height, 4):
+        for top in range(0, height, 4):
             cells = []
-            for left in range(0, self.width, 2):
+            lines = [dots[y * width:(y + 1) * width] if y < height else bytes(width)
+                     for y in range(top, top + 4)]
+            for left in range(0, width, 2):
                 bits = 0
-                for dy, pair in enumerate(_BRAILLE_BITS):
-                    for dx, bit in enumerate(pair):
-                        if self.get(left + dx, top + dy):
-                            bits |= bit
+                for dy in range(4):
+                    line = lines[dy]
+                    if line[left]:
+                        bits |= _BRAILLE_BITS[dy][0]
+                    if left + 1 < width and line[left + 1]:
+                        bits |= _BRAILLE_BITS[dy][1]
                 cells.append(chr(0x2800 + bits))
             rows.append("".join(cells))
         return "\n".join(rows) + "\n"
+
+
+# Bounds on the work one call may do (the event loop waits for it): Redis
+# draws whatever was asked (a VERSION 5 of 1000 columns and 1 x 200 squares is
+# an 800-million-dot canvas there); Tidelog clips the picture at the bottom.
+MAX_DOTS = 250_000
+MAX_SQUARES = 3_000
+MAX_CELLS = 100_000
 
 
 def schotter(columns: int, per_row: int, per_col: int, rng: random.Random) -> str:
@@ -103,8 +118,10 @@ def schotter(columns: int, per_row: int, per_col: int, rng: random.Random) -> st
     one above it."""
     width = columns * 2
     side = width / per_row
-    canvas = Canvas(width, int(side * per_col) + 4)
+    canvas = Canvas(width, min(int(side * per_col) + 4, max(4, MAX_DOTS // width)))
     for row in range(per_col):
+        if row * side > canvas.height or row * per_row >= MAX_SQUARES:  # clipped
+            break
         disorder = row / max(1, per_col - 1)
         for col in range(per_row):
             angle = rng.uniform(-1, 1) * disorder * math.pi / 4
@@ -120,7 +137,9 @@ _LAYERS = ((97, 107), (37, 47), (90, 100), (30, 40))
 
 def landscape(columns: int, rows: int, rng: random.Random) -> str:
     """Piece 6: ``columns`` x ``rows`` coloured cells, a sky over three
-    ridges of hills whose heights wander at random."""
+    ridges of hills whose heights wander at random (at most MAX_CELLS
+    cells: rows past that are clipped)."""
+    rows = min(rows, max(1, MAX_CELLS // columns))
     ridges = []
     for layer in range(1, len(_LAYERS)):
         level = rows * layer / len(_LAYERS)
@@ -129,14 +148,11 @@ def landscape(columns: int, rows: int, rng: random.Random) -> str:
             level = min(rows, max(0, level + rng.choice((-1, 0, 0, 1))))
             heights.append(level)
         ridges.append(heights)
+    cell = [f"\033[0;{fg};{bg}m \033[0m" for fg, bg in _LAYERS]
     out = []
     for y in range(rows):
-        cells = []
-        for x in range(columns):
-            layer = sum(1 for heights in ridges if y >= heights[x])
-            fg, bg = _LAYERS[layer]
-            cells.append(f"\033[0;{fg};{bg}m \033[0m")
-        out.append("".join(cells))
+        out.append("".join(cell[(y >= a) + (y >= b) + (y >= c)]
+                           for a, b, c in zip(*ridges)))
     return "\n".join(out) + "\n"
 
 
