@@ -211,3 +211,41 @@ def test_redis_primary_hands_over_to_a_tidelog_replica(processes, tmp_path) -> N
     assert replica.wait(1, 10_000) == 1
     assert theirs.get("back") == "to redis"
     assert "MASTER MODE enabled (failover request from" in log_of(replica_srv)
+
+
+def test_a_second_replica_follows_through_the_old_primary(processes, tmp_path) -> None:
+    """P with replicas A and B; FAILOVER TO A: P follows A and B still
+    follows P (a chain, as with Redis), so A's writes reach both."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    a_srv, a = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    b_srv, b = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary.set("before", "1")
+    assert primary.wait(2, 10_000) == 2
+    assert primary.execute_command("FAILOVER", "TO", "127.0.0.1", a_srv.port) == "OK"
+    wait_until(lambda: settled(primary, a), timeout=LINK_TIMEOUT)
+    assert b.info("replication")["master_port"] == primary_srv.port
+    a.set("after", "2")
+    assert a.wait(1, 10_000) == 1
+    wait_until(lambda: b.get("after") == "2", timeout=LINK_TIMEOUT)
+    assert b.get("before") == "1" and primary.get("after") == "2"
+
+
+def test_asyncio_resp3_client_sees_the_state(processes, tmp_path) -> None:
+    import asyncio
+
+    import redis.asyncio
+
+    primary_srv = start_primary(processes, tmp_path)
+
+    async def run() -> None:
+        c = redis.asyncio.Redis(port=primary_srv.port, protocol=3, decode_responses=True)
+        try:
+            with pytest.raises(redis.ResponseError, match="requires connected replicas"):
+                await c.execute_command("FAILOVER")
+            info = await c.info("replication")
+            assert info["master_failover_state"] == "no-failover"
+        finally:
+            await c.aclose()
+
+    asyncio.run(run())
