@@ -9,11 +9,13 @@ replica now, continuing with a partial resync).
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 
 import pytest
 import redis
+import redis.asyncio
 
 from tests.integration.test_replication import (
     LINK_TIMEOUT,
@@ -232,10 +234,6 @@ def test_a_second_replica_follows_through_the_old_primary(processes, tmp_path) -
 
 
 def test_asyncio_resp3_client_sees_the_state(processes, tmp_path) -> None:
-    import asyncio
-
-    import redis.asyncio
-
     primary_srv = start_primary(processes, tmp_path)
 
     async def run() -> None:
