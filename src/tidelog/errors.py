@@ -634,7 +634,7 @@ SCRIPT_DEBUG_UNSUPPORTED = b"ERR The Lua debugger (SCRIPT DEBUG YES/SYNC) is not
 # recognise a failed load; the rest says why it always fails here.
 MODULE_LOAD_REFUSED = b"ERR Error loading the extension. Tidelog does not load Redis modules"
 MODULE_UNLOAD_NONE = b"ERR Error unloading module: no such module with that name"
-CONFIG_LOADMODULE = "Tidelog does not load Redis modules (remove the loadmodule line)"
+CONFIG_LOADMODULE = "Tidelog does not load Redis modules (loadmodule is refused)"
 CLUSTER_DISABLED = b"ERR This instance has cluster support disabled"
 FAILOVER_NO_REPLICAS = b"ERR FAILOVER requires connected replicas."
 FAILOVER_NOT_A_REPLICA = b"ERR FAILOVER target HOST and PORT is not a replica."
