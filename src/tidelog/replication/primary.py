@@ -20,8 +20,8 @@ runs, so the offset it is taken at is exact without a fork; the cost is a
 pause proportional to the data set (measured in docs/benchmarks.md).
 
 FAILOVER (Redis 6.2+, https://redis.io/commands/failover) hands the primary
-role to a replica without losing a write: writes are held back (a pause of
-its own), the replica's ``REPLCONF ACK`` offsets are watched until one (the
+role to a replica without losing a write: writes are held back (the engine's
+CLIENT PAUSE WRITE, for as long as the failover waits), the replica's ``REPLCONF ACK`` offsets are watched until one (the
 ``TO`` one, if named) has everything, and then this server follows it and
 sends ``PSYNC <replid> <offset> FAILOVER``: the replica, seeing its own
 history asked for, stops following us, becomes a primary and answers
