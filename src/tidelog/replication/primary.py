@@ -21,8 +21,9 @@ pause proportional to the data set (measured in docs/benchmarks.md).
 
 FAILOVER (Redis 6.2+, https://redis.io/commands/failover) hands the primary
 role to a replica without losing a write: writes are held back (the engine's
-CLIENT PAUSE WRITE, for as long as the failover waits), the replica's ``REPLCONF ACK`` offsets are watched until one (the
-``TO`` one, if named) has everything, and then this server follows it and
+CLIENT PAUSE WRITE, for as long as the failover waits), the replicas'
+``REPLCONF ACK`` offsets are watched until one (the ``TO`` one, if named)
+has everything, and then this server follows it and
 sends ``PSYNC <replid> <offset> FAILOVER``: the replica, seeing its own
 history asked for, stops following us, becomes a primary and answers
 ``+CONTINUE``, which ends the failover here (the held writes then get
