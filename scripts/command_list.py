@@ -23,6 +23,7 @@ GROUP_TITLES = [
     ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
     ("connection", "Connection"),
     ("server", "Server"),
+    ("cluster", "Cluster"),
 ]
 BEGIN, END = "<!-- commands:begin -->", "<!-- commands:end -->"
 README = Path(__file__).resolve().parent.parent / "README.md"

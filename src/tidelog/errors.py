@@ -645,3 +645,29 @@ FUNCTION_RESTORE_EXISTS = b"ERR Library %s already exists"
 FUNCTION_LOAD_TIMEOUT = b"ERR FUNCTION LOAD timeout"
 SCRIPT_DEBUG_MODE = b"ERR Use SCRIPT DEBUG YES/SYNC/NO"
 SCRIPT_DEBUG_UNSUPPORTED = b"ERR The Lua debugger (SCRIPT DEBUG YES/SYNC) is not supported"
+
+
+# -- MODULE, CLUSTER (disabled), LOLWUT, DEBUG ERROR, FAILOVER -----------------------
+# MODULE LOAD/LOADEX keep Redis's prefix so clients that look for it still
+# recognise a failed load; the rest says why it always fails here.
+MODULE_LOAD_REFUSED = b"ERR Error loading the extension. Tidelog does not load Redis modules"
+MODULE_UNLOAD_NONE = b"ERR Error unloading module: no such module with that name"
+CLUSTER_DISABLED = b"ERR This instance has cluster support disabled"
+FAILOVER_NO_REPLICAS = b"ERR FAILOVER requires connected replicas."
+FAILOVER_NOT_A_REPLICA = b"ERR FAILOVER target HOST and PORT is not a replica."
+FAILOVER_IN_PROGRESS = b"ERR FAILOVER already in progress."
+FAILOVER_NONE = b"ERR No failover in progress."
+FAILOVER_ON_REPLICA = b"ERR FAILOVER is not valid when server is a replica."
+FAILOVER_TARGET_OFFLINE = b"ERR FAILOVER target replica is not online."
+FAILOVER_FORCE_ARGS = b"ERR FAILOVER with force option requires both a timeout and target HOST and IP."
+FAILOVER_TIMEOUT = b"ERR FAILOVER timeout must be greater than 0"
+PSYNC_FAILOVER_REPLID = b"ERR PSYNC FAILOVER replid must match my replid."
+PSYNC_FAILOVER_TO_PRIMARY = b"ERR PSYNC FAILOVER can't be sent to a master."
+NO_SYNC_FAILING_OVER = b"NOMASTERLINK Can't SYNC while failing over"
+REPLICAOF_FAILING_OVER = b"ERR REPLICAOF not allowed while failing over."
+
+
+def debug_error(text: bytes) -> CommandError:
+    """DEBUG ERROR's reply: the text itself as the error line, CR and LF
+    made spaces (as Redis does for any error text)."""
+    return CommandError(text.replace(b"\r", b" ").replace(b"\n", b" "))

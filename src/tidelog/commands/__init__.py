@@ -5,6 +5,7 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 
 from . import (  # noqa: F401
     acl,
+    cluster,
     command_docs,
     config,
     connection,
@@ -16,7 +17,9 @@ from . import (  # noqa: F401
     info,
     keys,
     lists,
+    lolwut,
     memory,
+    module,
     monitoring,
     pel,
     pubsub,

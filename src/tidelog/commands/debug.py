@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import errors
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
 from ..types.hash import Hash
@@ -111,6 +112,9 @@ _DEBUG_HELP = [
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
     "LOADAOF",
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
@@ -179,3 +183,11 @@ def debug_change_repl_id(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DEBUG CHANGE-REPL-ID"""
     ctx.engine.replication.change_replid()
     return OK
+
+
+@debug_subcommand("error", arity=3)
+def debug_error(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG ERROR string
+
+    Replies ``string`` as an error (for clients' tests).  Cost: O(N) in its length."""
+    raise errors.debug_error(argv[2])

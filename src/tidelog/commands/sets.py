@@ -64,6 +64,8 @@ COMMAND_EXTRAS.update({
     "smove": ((), [_ks("RW access delete", 1), _ks("RW insert", 2)]),
     "sinter": ((_NDO,), [_ks("RO access", 1, -1)]),
     "sintercard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
+    "sunioncard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
+    "sdiffcard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
     "sinterstore": ((), [_ks("RW update", 1), _ks("RO access", 2, -1)]),
     "sunion": ((_NDO,), [_ks("RO access", 1, -1)]),
     "sunionstore": ((), [_ks("OW update", 1), _ks("RO access", 2, -1)]),
@@ -403,6 +405,80 @@ def sintercard(ctx: Ctx, argv: list[bytes]) -> object:
         else:
             raise CommandError(SYNTAX)
     return len(_inter_members(_sets_of(ctx, keys), limit))
+
+
+def _card_args(argv: list[bytes], approx_allowed: bool) -> tuple[list[bytes], int]:
+    """``numkeys key [key ...]`` then LIMIT (and APPROX where allowed), read
+    as SINTERCARD reads them: the keys and the limit (0: none)."""
+    numkeys = parse_int(argv[1], NUMKEYS_NOT_POSITIVE)
+    if numkeys < 1:
+        raise CommandError(NUMKEYS_NOT_POSITIVE)
+    if numkeys > len(argv) - 2:
+        raise CommandError(NUMKEYS_TOO_MANY)
+    r = ArgReader(argv, 2 + numkeys)
+    limit = 0
+    while r.more():
+        option = r.next_upper()
+        if option == b"LIMIT" and r.more():
+            limit = r.next_int(LIMIT_CANT_BE_NEGATIVE)
+            if limit < 0:
+                raise CommandError(LIMIT_CANT_BE_NEGATIVE)
+        elif option == b"APPROX" and approx_allowed:
+            pass  # an exact count is within any estimate's error
+        else:
+            raise CommandError(SYNTAX)
+    return argv[2:2 + numkeys], limit
+
+
+@command("sunioncard", arity=-3, flags="readonly movablekeys", group="set", since="8.10.0",
+         complexity="O(N) where N is the total number of elements in all given sets.",
+         summary="Returns the number of members of the union of multiple sets.")
+def sunioncard(ctx: Ctx, argv: list[bytes]) -> object:
+    """SUNIONCARD numkeys key [key ...] [APPROX] [LIMIT limit]
+
+    https://redis.io/docs/latest/commands/sunioncard/ -- APPROX is accepted
+    and the count stays exact.  Cost: O(N) for the N members of all the
+    sets (less when LIMIT is reached)."""
+    keys, limit = _card_args(argv, approx_allowed=True)
+    sets = [s for s in _sets_of(ctx, keys) if s is not None]
+    if not sets:
+        return 0
+    seen: set[bytes] = set(sets[0].members())
+    if limit and len(seen) >= limit:
+        return limit
+    for s in sets[1:]:
+        for member in s.members():
+            if member not in seen:
+                seen.add(member)
+                if limit and len(seen) >= limit:
+                    return limit
+    return len(seen)
+
+
+@command("sdiffcard", arity=-3, flags="readonly movablekeys", group="set", since="8.10.0",
+         complexity="O(N) where N is the total number of elements in all given sets.",
+         summary="Returns the number of members of the difference between the first set and "
+                 "all successive sets.")
+def sdiffcard(ctx: Ctx, argv: list[bytes]) -> object:
+    """SDIFFCARD numkeys key [key ...] [LIMIT limit]
+
+    https://redis.io/docs/latest/commands/sdiffcard/.  Cost: O(N*M) for the
+    first set's N members and M other sets (less when LIMIT is reached)."""
+    keys, limit = _card_args(argv, approx_allowed=False)
+    sets = _sets_of(ctx, keys)
+    first = sets[0]
+    if first is None:
+        return 0
+    others = [s for s in sets[1:] if s is not None]
+    if any(s is first for s in others):
+        return 0
+    count = 0
+    for member in first.members():
+        if not any(member in s for s in others):
+            count += 1
+            if count == limit:
+                break
+    return count
 
 
 @command("sunion", arity=-2, flags="readonly", keys=(1, -1, 1), group="set", since="1.0.0",

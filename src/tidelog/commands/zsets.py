@@ -919,12 +919,12 @@ def _setop(ctx: Ctx, argv: list[bytes], numkeys_at: int, op: bytes,
     while j < len(argv):
         option = argv[j].upper()
         left = len(argv) - j
-        if op != b"diff" and left >= numkeys + 1 and option == b"WEIGHTS":
+        if op != b"diff" and not card and left >= numkeys + 1 and option == b"WEIGHTS":
             weights = [parse_score(a, WEIGHT_NOT_FLOAT) for a in argv[j + 1:j + 1 + numkeys]]
             j += 1 + numkeys
-        elif op != b"diff" and left >= 2 and option == b"AGGREGATE":
+        elif op != b"diff" and not card and left >= 2 and option == b"AGGREGATE":
             aggregate = argv[j + 1].upper()
-            if aggregate not in (b"SUM", b"MIN", b"MAX"):
+            if aggregate not in (b"SUM", b"MIN", b"MAX", b"COUNT"):  # COUNT: Redis 8.8
                 raise CommandError(SYNTAX)
             j += 2
         elif store is None and not card and option == b"WITHSCORES":
@@ -947,15 +947,21 @@ def _setop(ctx: Ctx, argv: list[bytes], numkeys_at: int, op: bytes,
 
 
 def _combine(a: float, b: float, aggregate: bytes) -> float:
-    if aggregate == b"SUM":
+    if aggregate == b"SUM" or aggregate == b"COUNT":
         total = a + b
         return 0.0 if math.isnan(total) else total
     return min(a, b) if aggregate == b"MIN" else max(a, b)
 
 
-def _weighted(score: float, weight: float) -> float:
+def _weighted_score(score: float, weight: float) -> float:
     value = score * weight
     return 0.0 if math.isnan(value) else value
+
+
+def _counted(score: float, weight: float) -> float:
+    """AGGREGATE COUNT (Redis 8.8, https://redis.io/docs/latest/commands/zunionstore/):
+    the score is ignored, each source adds its weight (1 by default)."""
+    return weight
 
 
 def _compute(sources: list, weights: list[float], aggregate: bytes, op: bytes,
@@ -963,12 +969,13 @@ def _compute(sources: list, weights: list[float], aggregate: bytes, op: bytes,
     """member -> score of the operation's result (for ZINTERCARD, stops at
     ``limit`` members when it is not 0).  O(total size)."""
     out: dict[bytes, float] = {}
+    weigh = _counted if aggregate == b"COUNT" else _weighted_score
     if op == b"union":
         for value, weight in zip(sources, weights):
             if value is None:
                 continue
             for member, score in _source_items(value).items():
-                score = _weighted(score, weight)
+                score = weigh(score, weight)
                 old = out.get(member)
                 out[member] = score if old is None else _combine(old, score, aggregate)
         return out
@@ -988,13 +995,13 @@ def _compute(sources: list, weights: list[float], aggregate: bytes, op: bytes,
     order = sorted(range(len(maps)), key=lambda i: len(maps[i][0]))
     smallest, smallest_weight = maps[order[0]]
     for member, score in smallest.items():
-        total = _weighted(score, smallest_weight)
+        total = weigh(score, smallest_weight)
         for i in order[1:]:
             other, weight = maps[i]
             s = other.get(member)
             if s is None:
                 break
-            total = _combine(total, _weighted(s, weight), aggregate)
+            total = _combine(total, weigh(s, weight), aggregate)
         else:
             out[member] = total
             if limit and len(out) >= limit:
@@ -1032,18 +1039,18 @@ def _setop_command(name: str, op: bytes, store: bool, summary: str, syntax: str)
 
 _setop_command("zunion", b"union", False, "Add multiple sorted sets",
                "ZUNION numkeys key [key ...] [WEIGHTS weight [weight ...]] "
-               "[AGGREGATE SUM | MIN | MAX] [WITHSCORES]")
+               "[AGGREGATE SUM | MIN | MAX | COUNT] [WITHSCORES]")
 _setop_command("zunionstore", b"union", True,
                "Add multiple sorted sets and store the resulting sorted set in a new key",
                "ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] "
-               "[AGGREGATE SUM | MIN | MAX]")
+               "[AGGREGATE SUM | MIN | MAX | COUNT]")
 _setop_command("zinter", b"inter", False, "Intersect multiple sorted sets",
                "ZINTER numkeys key [key ...] [WEIGHTS weight [weight ...]] "
-               "[AGGREGATE SUM | MIN | MAX] [WITHSCORES]")
+               "[AGGREGATE SUM | MIN | MAX | COUNT] [WITHSCORES]")
 _setop_command("zinterstore", b"inter", True,
                "Intersect multiple sorted sets and store the resulting sorted set in a new key",
                "ZINTERSTORE destination numkeys key [key ...] [WEIGHTS weight [weight ...]] "
-               "[AGGREGATE SUM | MIN | MAX]")
+               "[AGGREGATE SUM | MIN | MAX | COUNT]")
 _setop_command("zdiff", b"diff", False, "Subtract multiple sorted sets",
                "ZDIFF numkeys key [key ...] [WITHSCORES]")
 _setop_command("zdiffstore", b"diff", True,

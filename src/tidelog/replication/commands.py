@@ -1,5 +1,5 @@
 """The replication commands, registered from this side of the layers:
-REPLCONF, PSYNC, SYNC (a replica's), WAIT and ROLE (anybody's).
+REPLCONF, PSYNC, SYNC (a replica's), WAIT, ROLE (anybody's) and FAILOVER.
 
 They act on the engine's :class:`~tidelog.replication.primary.Primary`
 (:func:`~tidelog.replication.primary.attach`); INFO replication reaches it
@@ -64,6 +64,8 @@ def _sync_source(ctx: Ctx) -> Primary | None:
     if ctx.client.kind == "replica":
         return None
     primary = attach(ctx.engine)
+    if primary.failover is not None:
+        raise CommandError(errors.NO_SYNC_FAILING_OVER)
     if primary.upstream is not None and not primary.upstream.link_up:
         raise CommandError(errors.NO_MASTER_LINK)
     return primary
@@ -74,7 +76,19 @@ def _sync_source(ctx: Ctx) -> Primary | None:
          "O(M) for a partial one, M the bytes sent from the backlog",
          summary="An internal command used in replication")
 def psync(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """PSYNC replicationid offset"""
+    """PSYNC replicationid offset [FAILOVER]
+
+    With FAILOVER (sent by a primary handing its role over, see
+    :mod:`.primary`): when the ID is ours, that is, our primary's, stop
+    following it and serve the PSYNC as a primary."""
+    if ctx.client.kind != "replica" and len(argv) > 3 and argv[3].lower() == b"failover":
+        primary = attach(ctx.engine)
+        if primary.upstream is None:
+            raise CommandError(errors.PSYNC_FAILOVER_TO_PRIMARY)
+        if argv[1].decode("latin-1") != primary.replid:
+            raise CommandError(errors.PSYNC_FAILOVER_REPLID)
+        primary.become_primary(f"id={ctx.client.id} addr={ctx.client.addr}",
+                               why="failover request")
     primary = _sync_source(ctx)
     if primary is None:
         return NO_REPLY  # already a replica: Redis ignores the request
@@ -123,6 +137,8 @@ def _replicaof(ctx: Ctx, argv: list[bytes]) -> Reply:
     if ctx.client.kind == "replica":
         raise CommandError(errors.REPLICAOF_FROM_REPLICA)
     primary = attach(ctx.engine)
+    if primary.failover is not None:
+        raise CommandError(errors.REPLICAOF_FAILING_OVER)
     by = f"id={ctx.client.id} addr={ctx.client.addr}"
     if argv[1].lower() == b"no" and argv[2].lower() == b"one":
         if primary.upstream is not None:
@@ -197,3 +213,56 @@ def waitaof(ctx: Ctx, argv: list[bytes]) -> Reply:
 def role(ctx: Ctx, argv: list[bytes]) -> Reply:
     """ROLE"""
     return ctx.engine.replication.role()
+
+
+@command("failover", arity=-1, flags="admin noscript stale", group="server", since="6.2.0",
+         complexity="O(1)",
+         summary="Start a coordinated failover between this server and one of its replicas.")
+def failover(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
+
+    Checks in Redis's order; the failover itself goes on after the reply
+    (:meth:`~tidelog.replication.primary.Primary.start_failover`).
+    Cost: O(replicas)."""
+    primary = attach(ctx.engine)
+    if len(argv) == 2 and argv[1].lower() == b"abort":
+        if primary.failover is None:
+            raise CommandError(errors.FAILOVER_NONE)
+        primary.abort_failover("Failover manually aborted")
+        return OK
+    timeout_ms = port = 0
+    force = False
+    host: str | None = None
+    i, argc = 1, len(argv)
+    while i < argc:
+        option = argv[i].lower()
+        if option == b"timeout" and i + 1 < argc and timeout_ms == 0:
+            timeout_ms = parse_int(argv[i + 1])
+            if timeout_ms <= 0:
+                raise CommandError(errors.FAILOVER_TIMEOUT)
+            i += 2
+        elif option == b"to" and i + 2 < argc and host is None:
+            port = parse_int(argv[i + 2])
+            host = argv[i + 1].decode("latin-1")
+            i += 3
+        elif option == b"force" and not force:
+            force = True
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+    if primary.failover is not None:
+        raise CommandError(errors.FAILOVER_IN_PROGRESS)
+    if primary.is_replica:
+        raise CommandError(errors.FAILOVER_ON_REPLICA)
+    if not primary.links:
+        raise CommandError(errors.FAILOVER_NO_REPLICAS)
+    if force and (not timeout_ms or host is None):
+        raise CommandError(errors.FAILOVER_FORCE_ARGS)
+    if host is not None:
+        link = primary.find_replica(host, port)
+        if link is None:
+            raise CommandError(errors.FAILOVER_NOT_A_REPLICA)
+        if link.state != "online":
+            raise CommandError(errors.FAILOVER_TARGET_OFFLINE)
+    primary.start_failover(host, port, timeout_ms, force)
+    return OK

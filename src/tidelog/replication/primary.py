@@ -19,6 +19,18 @@ says 11 (a Redis 7.0 replica reads 10 only).  While it is made nothing else
 runs, so the offset it is taken at is exact without a fork; the cost is a
 pause proportional to the data set (measured in docs/benchmarks.md).
 
+FAILOVER (Redis 6.2+, https://redis.io/commands/failover) hands the primary
+role to a replica without losing a write: writes are held back (the engine's
+CLIENT PAUSE WRITE, for as long as the failover waits), the replicas'
+``REPLCONF ACK`` offsets are watched until one (the ``TO`` one, if named)
+has everything, and then this server follows it and
+sends ``PSYNC <replid> <offset> FAILOVER``: the replica, seeing its own
+history asked for, stops following us, becomes a primary and answers
+``+CONTINUE``, which ends the failover here (the held writes then get
+-READONLY).  ``TIMEOUT`` aborts a failover whose replica never caught up,
+or with ``FORCE`` fails over anyway; an error reply to the PSYNC aborts it
+too, and this server is a primary again.  :class:`Failover` holds the state.
+
 Offsets and the backlog: :mod:`.backlog`.  Log lines follow Redis's wording
 so operators' greps keep working.
 """
@@ -47,6 +59,25 @@ log = logging.getLogger("tidelog")
 # harmless extra count.)
 ACK_KEY = b"\x00replication-acks"
 NO_ID = "0" * 40
+
+
+# A write pause longer than any failover (Redis pauses "forever" too).
+FAILOVER_PAUSE_MS = 10**12
+
+
+@dataclass(eq=False)
+class Failover:
+    """A FAILOVER under way (INFO's ``master_failover_state``)."""
+
+    state: str                     # "waiting-for-sync" or "failover-in-progress"
+    host: str | None               # the target: named by TO, or the first caught up
+    port: int
+    force: bool                    # at the deadline, fail over to the target anyway
+    deadline: float | None         # monotonic seconds (TIMEOUT), else None
+    prior_pause: tuple[str, float] | None  # a CLIENT PAUSE in force when it began
+
+    def target(self) -> str:
+        return f"{self.host}:{self.port}" if self.host is not None else "any replica"
 
 
 @dataclass(eq=False)
@@ -84,6 +115,7 @@ class Primary:
         self.seldb = -1  # the database the stream last SELECTed
         # Our own primary while we are a replica (REPLICAOF host port).
         self.upstream: Upstream | None = None
+        self.failover: Failover | None = None
         self._ack_requested = False
         self._last_ping = engine.clock.monotonic()
         self._no_replicas_since = engine.clock.monotonic()
@@ -148,10 +180,11 @@ class Primary:
                  self.engine.config["repl-backlog-ttl"])
 
     # -- becoming a replica, and a primary again ----------------------------------------
-    def become_replica(self, host: str, port: int, by: str) -> None:
+    def become_replica(self, host: str, port: int, by: str | None) -> None:
         """REPLICAOF host port: follow that primary.  Our own history (if
         any) is offered to it with PSYNC, so a demoted primary whose
-        replica was promoted can continue with a partial resync."""
+        replica was promoted can continue with a partial resync.  ``by``:
+        who asked, for the log (None: a failover, which logs its own)."""
         if self.upstream is not None:
             self.upstream.stop()
         elif self.backlog is not None:
@@ -164,11 +197,14 @@ class Primary:
         self.upstream = Upstream(self, host, port)
         self.upstream.start()
         self.refresh_write_guard()
-        log.info("REPLICAOF %s:%d enabled (user request from '%s')", host, port, by)
+        if by is not None:
+            log.info("REPLICAOF %s:%d enabled (user request from '%s')", host, port, by)
 
-    def become_primary(self, by: str) -> None:
-        """REPLICAOF NO ONE: stop following; the history so far becomes our
-        previous one (replid2), so our former siblings can PSYNC to us."""
+    def become_primary(self, by: str | None, why: str = "user request") -> None:
+        """REPLICAOF NO ONE (or a failover's PSYNC): stop following; the
+        history so far becomes our previous one (replid2), so our former
+        siblings can PSYNC to us.  ``by``: who asked, for the log (None:
+        no line)."""
         assert self.upstream is not None
         self.upstream.stop()
         self.upstream = None
@@ -182,7 +218,8 @@ class Primary:
             log.info("Setting secondary replication ID to %s, valid up to offset: %d. "
                      "New replication ID is %s", self.replid2, self.second_offset, self.replid)
         self.seldb = -1
-        log.info("MASTER MODE enabled (user request from '%s')", by)
+        if by is not None:
+            log.info("MASTER MODE enabled (%s from '%s')", why, by)
 
     def refresh_write_guard(self) -> None:
         """Who may refuse clients' commands now: a read-only replica or a
@@ -375,6 +412,8 @@ class Primary:
             changed = True
         if changed:
             self.acks_changed()
+            if self.failover is not None:
+                self.check_failover()
 
     def acks_changed(self) -> None:
         engine = self.engine
@@ -413,6 +452,99 @@ class Primary:
         if self.links:
             self.feed(encode_command([b"REPLCONF", b"GETACK", b"*"]))
 
+    # -- FAILOVER ----------------------------------------------------------------------
+    def find_replica(self, host: str, port: int) -> ReplicaLink | None:
+        """The replica known as host:port (its address, its listening port),
+        as FAILOVER TO names it.  O(replicas)."""
+        host = host.lower()
+        for link in self.links.values():
+            if link.ip.lower() == host and link.listening_port == port:
+                return link
+        return None
+
+    def start_failover(self, host: str | None, port: int, timeout_ms: int, force: bool) -> None:
+        """FAILOVER, its checks passed: hold writes back and wait for a
+        replica to catch up (:meth:`check_failover`)."""
+        engine = self.engine
+        now = engine.clock.monotonic()
+        prior = None
+        if engine.pause_mode is not None and engine.ops.pause_end > now:
+            prior = (engine.pause_mode, engine.ops.pause_end)
+        self.failover = Failover("waiting-for-sync", host, port, force,
+                                 now + timeout_ms / 1000 if timeout_ms else None, prior)
+        if host is not None:
+            log.info("FAILOVER requested to %s:%d.", host, port)
+        else:
+            log.info("FAILOVER requested to any replica.")
+        engine.pause(FAILOVER_PAUSE_MS, "write")
+        self.check_failover()
+
+    def check_failover(self) -> None:
+        """While waiting: past the deadline, fail over anyway (FORCE) or
+        give up; else, once the target (or any replica) acknowledged our
+        whole stream, follow it.  O(replicas)."""
+        failover = self.failover
+        if failover is None or failover.state != "waiting-for-sync":
+            return
+        if failover.deadline is not None and self.engine.clock.monotonic() >= failover.deadline:
+            if failover.force:
+                log.info("FAILOVER to %s:%d time out exceeded, failing over.",
+                         failover.host, failover.port)
+                self._fail_over()
+            else:
+                self.abort_failover("Replica never caught up before timeout")
+            return
+        offset = self.offset
+        if failover.host is not None:
+            link = self.find_replica(failover.host, failover.port)
+            if link is None or link.ack_offset != offset:
+                return
+        else:
+            link = next((r for r in self.links.values() if r.ack_offset == offset), None)
+            if link is None:
+                return
+            failover.host, failover.port = link.ip, link.listening_port
+        log.info("Failover target %s:%d is synced, failing over.", failover.host, failover.port)
+        self._fail_over()
+
+    def _fail_over(self) -> None:
+        """Follow the target: our PSYNC will carry FAILOVER (:mod:`.replica`)."""
+        failover = self.failover
+        assert failover is not None and failover.host is not None
+        failover.state = "failover-in-progress"
+        self.become_replica(failover.host, failover.port, None)
+
+    @property
+    def failing_over(self) -> bool:
+        """Is our next PSYNC a failover's?"""
+        return self.failover is not None and self.failover.state == "failover-in-progress"
+
+    def failover_done(self) -> None:
+        """The target took our PSYNC: it is the primary, we follow it."""
+        log.info("FAILOVER to %s completed.", self.failover.target() if self.failover else "?")
+        self._clear_failover()
+
+    def abort_failover(self, why: str) -> None:
+        """FAILOVER ABORT, a timeout, a refused PSYNC: a primary again, the
+        held writes run."""
+        failover = self.failover
+        if failover is None:
+            return
+        log.info("FAILOVER to %s aborted: %s", failover.target(), why)
+        if failover.state == "failover-in-progress":
+            self.become_primary(None)
+        self._clear_failover()
+
+    def _clear_failover(self) -> None:
+        failover, self.failover = self.failover, None
+        engine = self.engine
+        engine.unpause()
+        if failover is not None and failover.prior_pause is not None:
+            mode, end = failover.prior_pause
+            left = end - engine.clock.monotonic()
+            if left > 0:  # a CLIENT PAUSE that began before goes on to its end
+                engine.pause(int(left * 1000) + 1, mode)
+
     # -- what the engine and INFO ask ------------------------------------------------------
     def client_closed(self, client: ClientState) -> None:
         self.handshake.pop(client.id, None)
@@ -429,9 +561,12 @@ class Primary:
         seconds without replicas."""
         config = self.engine.config
         now = self.engine.clock.monotonic()
+        if self.failover is not None:
+            self.check_failover()
         if self.links:
-            # A replica passes its primary's PINGs on instead of its own.
-            if self.upstream is None and \
+            # A replica passes its primary's PINGs on instead of its own;
+            # none while a failover waits (the offsets must stand still).
+            if self.upstream is None and self.failover is None and \
                     now - self._last_ping >= config["repl-ping-replica-period"]:
                 self._last_ping = now
                 self.feed(encode_command([b"PING"]))
@@ -457,7 +592,7 @@ class Primary:
                          f"offset={link.ack_offset},lag={int(now - link.ack_time)}")
         backlog = self.backlog
         lines += [
-            "master_failover_state:no-failover",
+            f"master_failover_state:{self.failover.state if self.failover else 'no-failover'}",
             f"master_replid:{self.replid}",
             f"master_replid2:{self.replid2}",
             f"master_repl_offset:{self.offset}",

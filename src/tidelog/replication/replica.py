@@ -8,6 +8,7 @@ again (with a PSYNC that continues where the stream stopped).
     REPLCONF listening-port <our port>     -> +OK   (errors are not fatal)
     REPLCONF capa eof capa psync2          -> +OK
     PSYNC <replid> <offset + 1> | ? -1     -> +CONTINUE [<new replid>]
+      [FAILOVER] (a primary handing over) 
                                            |  +FULLRESYNC <replid> <offset>
                                               then "\\n" keep-alives, and the
                                               snapshot: $<len>\\r\\n<RDB> or
@@ -161,9 +162,18 @@ class Upstream:
         else:
             replid, offset = "?", -1
             log.info("Partial resynchronization not possible (no cached master)")
-        writer.write(encode_command([b"PSYNC", replid.encode(), b"%d" % offset]))
+        psync = [b"PSYNC", replid.encode(), b"%d" % offset]
+        failing_over = primary.failing_over
+        if failing_over:  # FAILOVER: the target stops following us and answers
+            psync.append(b"FAILOVER")
+        writer.write(encode_command(psync))
         self.state = "sync"
         line = await self._read_line(reader, timeout)
+        if failing_over:
+            if not line.startswith((b"+FULLRESYNC", b"+CONTINUE")):
+                self._abort_failover()
+                raise SyncFailed(f"Failover target rejected psync request: '{_text(line)}'")
+            primary.failover_done()
         if line.startswith(b"+FULLRESYNC"):
             parts = line.split()
             if len(parts) != 3 or len(parts[1]) != 40:
@@ -180,6 +190,19 @@ class Upstream:
         self._link_established()
         writer.write(self._ack())
         await self._stream(reader, writer, timeout)
+
+    def _abort_failover(self) -> None:
+        """A primary again, from the loop (not from inside this link's task,
+        which the abort stops)."""
+        def abort() -> None:
+            if self.primary.upstream is self:
+                self.primary.abort_failover("Failover target rejected psync request")
+
+        schedule = self.engine.schedule
+        if schedule is None:
+            abort()
+        else:
+            schedule(0, abort)
 
     async def _read_line(self, reader: asyncio.StreamReader, timeout: float) -> bytes:
         """The next line that is not a keep-alive newline."""
