@@ -42,7 +42,7 @@ def test_loadmodule_in_a_config_file_is_fatal():
         Config().load_text("port 7000\nloadmodule /usr/lib/redis/modules/x.so\n")
     assert str(info.value).endswith(
         ">>> 'loadmodule /usr/lib/redis/modules/x.so'\n"
-        "Tidelog does not load Redis modules (loadmodule is refused)")
+        "loadmodule: Tidelog does not load Redis modules")
 
 
 def test_every_cluster_subcommand_says_cluster_is_disabled(h):
