@@ -627,3 +627,14 @@ FUNCTION_RESTORE_EXISTS = b"ERR Library %s already exists"
 FUNCTION_LOAD_TIMEOUT = b"ERR FUNCTION LOAD timeout"
 SCRIPT_DEBUG_MODE = b"ERR Use SCRIPT DEBUG YES/SYNC/NO"
 SCRIPT_DEBUG_UNSUPPORTED = b"ERR The Lua debugger (SCRIPT DEBUG YES/SYNC) is not supported"
+
+# -- bitmaps (commands/bitmaps.py) -----------------------------------------------------
+BIT_OFFSET_INVALID = b"ERR bit offset is not an integer or out of range"
+BIT_VALUE_INVALID = b"ERR bit is not an integer or out of range"
+BITPOS_BIT_INVALID = b"ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = b"ERR BITOP NOT must be called with a single source key."
+BITOP_TWO_KEYS = b"ERR BITOP %s must be called with at least two source keys."  # % the operation
+BITFIELD_BAD_TYPE = (b"ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is "
+                     b"not supported but i64 is.")
+BITFIELD_BAD_OVERFLOW = b"ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = b"ERR BITFIELD_RO only supports the GET subcommand"
