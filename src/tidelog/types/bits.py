@@ -26,6 +26,9 @@ _CHUNK_MAX = 1 << 20
 # BITOP's operations (Redis 8.2 added the last four).
 OPERATIONS = (b"AND", b"OR", b"XOR", b"NOT", b"DIFF", b"DIFF1", b"ANDOR", b"ONE")
 
+# Each byte's complement (BITOP NOT by bytes.translate, in C).
+_COMPLEMENT = bytes(255 - i for i in range(256))
+
 # BITFIELD's OVERFLOW behaviours.
 WRAP, SAT, FAIL = 0, 1, 2
 
@@ -69,25 +72,37 @@ def _window(value: bytes | memoryview, first: int, last: int) -> int:
     """Bits ``first``..``last`` (inclusive, within the string) as one
     integer, bit ``first`` its most significant.  O(last - first)."""
     lo, hi = first >> 3, last >> 3
-    n = int.from_bytes(value[lo:hi + 1], "big")
-    n >>= 7 - (last & 7)
-    return n & ((1 << (last - first + 1)) - 1)
+    skip, tail = first & 7, 7 - (last & 7)
+    if skip and hi - lo > 64:
+        # Clear the leading bits in a copy of the first byte: cheaper than
+        # masking a big integer (building the mask costs a pass of its own).
+        head = bytes((value[lo] & (0xFF >> skip),))
+        n = int.from_bytes(b"".join((head, memoryview(value)[lo + 1:hi + 1])), "big")
+        skip = 0
+    else:
+        n = int.from_bytes(value[lo:hi + 1], "big")
+    if tail:  # (each big-integer operation is a pass over the bits: only the needed ones)
+        n >>= tail
+    return n & ((1 << (last - first + 1)) - 1) if skip else n
 
 
 def count_bits(value: bytes, first: int, last: int) -> int:
     """How many bits are set among bits ``first``..``last`` (inclusive;
     0 <= first, last < 8 * len(value); none when first > last).  O(N) in C:
-    the range in chunks of at most 1 MiB through ``int.bit_count``."""
+    the whole bytes of the range through ``int.bit_count``, 1 MiB at a time,
+    less the bits of the edge bytes outside the range."""
     if first > last:
         return 0
-    if last - first < _CHUNK_MAX * 8:
-        return _window(value, first, last).bit_count()
-    view = memoryview(value)
-    total = 0
-    while first <= last:
-        end = min(last, (first | 7) + _CHUNK_MAX * 8 - 8)
-        total += _window(view, first, end).bit_count()
-        first = end + 1
+    lo, hi = first >> 3, last >> 3
+    if hi - lo < _CHUNK_MAX:
+        total = int.from_bytes(value[lo:hi + 1], "big").bit_count()
+    else:
+        view = memoryview(value)
+        total = 0
+        for start in range(lo, hi + 1, _CHUNK_MAX):
+            total += int.from_bytes(view[start:min(hi + 1, start + _CHUNK_MAX)], "big").bit_count()
+    total -= (value[lo] >> (8 - (first & 7))).bit_count()
+    total -= (value[hi] & ((1 << (7 - (last & 7))) - 1)).bit_count()
     return total
 
 
@@ -126,28 +141,30 @@ def bit_operation(op: bytes, values: list[bytes]) -> bytes:
         return b""
 
     def num(v: bytes) -> int:  # right-padded to ``size`` bytes
-        return int.from_bytes(v, "big") << (8 * (size - len(v)))
+        n = int.from_bytes(v, "big")
+        return n << (8 * (size - len(v))) if len(v) < size else n
 
     if op == b"NOT":
-        result = num(values[0]) ^ ((1 << (8 * size)) - 1)
-    elif op in (b"DIFF", b"DIFF1", b"ANDOR"):
+        return values[0].translate(_COMPLEMENT)
+    if op in (b"DIFF", b"DIFF1", b"ANDOR"):
         others = 0
         for v in values[1:]:
             others |= num(v)
         x = num(values[0])
+        both = x & others
         if op == b"DIFF":
-            result = x & ~others
+            result = x ^ both          # x and none of the others
         elif op == b"DIFF1":
-            result = others & ~x
+            result = others ^ both     # one of the others and not x
         else:
-            result = x & others
+            result = both
     elif op == b"ONE":
-        once = many = 0
+        odd = many = 0
         for v in values:
             n = num(v)
-            many |= once & n
-            once = (once ^ n) & ~many
-        result = once
+            many |= odd & n            # seen before: seen twice at least
+            odd ^= n
+        result = odd ^ (odd & many)    # seen an odd number of times, and not twice
     else:
         result = num(values[0])
         for v in values[1:]:
