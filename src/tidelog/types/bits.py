@@ -70,17 +70,11 @@ def set_bit(value: bytes, offset: int, on: int) -> tuple[bytes, int]:
 # -- counting and searching ---------------------------------------------------------
 def _window(value: bytes | memoryview, first: int, last: int) -> int:
     """Bits ``first``..``last`` (inclusive, within the string) as one
-    integer, bit ``first`` its most significant.  O(last - first)."""
-    lo, hi = first >> 3, last >> 3
+    integer, bit ``first`` its most significant.  O(last - first); the mask
+    (a pass of its own) only when ``first`` is not at a byte's start, which
+    :func:`first_bit` makes happen in its first, small chunk only."""
     skip, tail = first & 7, 7 - (last & 7)
-    if skip and hi - lo > 64:
-        # Clear the leading bits in a copy of the first byte: cheaper than
-        # masking a big integer (building the mask costs a pass of its own).
-        head = bytes((value[lo] & (0xFF >> skip),))
-        n = int.from_bytes(b"".join((head, memoryview(value)[lo + 1:hi + 1])), "big")
-        skip = 0
-    else:
-        n = int.from_bytes(value[lo:hi + 1], "big")
+    n = int.from_bytes(value[first >> 3:(last >> 3) + 1], "big")
     if tail:  # (each big-integer operation is a pass over the bits: only the needed ones)
         n >>= tail
     return n & ((1 << (last - first + 1)) - 1) if skip else n
@@ -110,19 +104,20 @@ def first_bit(value: bytes, bit: int, first: int, last: int) -> int:
     """The position of the first bit equal to ``bit`` among bits
     ``first``..``last`` (inclusive, within the string), or -1.  O(P) where P
     is how far the answer lies from ``first`` (chunks of 64 bytes doubling
-    to 1 MiB), O(N) when there is none."""
-    chunk = _CHUNK_FIRST * 8
+    to 1 MiB; a search for 0 complements each chunk with ``bytes.translate``
+    and looks for a 1), O(N) when there is none."""
+    chunk = _CHUNK_FIRST
     view = memoryview(value)
     while first <= last:
-        end = min(last, (first | 7) + chunk - 8)
-        width = end - first + 1
-        n = _window(view, first, end)
-        if bit == 0:
-            n ^= (1 << width) - 1
+        lo = first >> 3
+        hi = min(last >> 3, lo + chunk - 1)
+        end = min(last, hi * 8 + 7)
+        raw = view[lo:hi + 1] if bit else bytes(view[lo:hi + 1]).translate(_COMPLEMENT)
+        n = _window(raw, first - lo * 8, end - lo * 8)
         if n:
-            return first + width - n.bit_length()
+            return end + 1 - n.bit_length()
         first = end + 1
-        chunk = min(chunk * 2, _CHUNK_MAX * 8)
+        chunk = min(chunk * 2, _CHUNK_MAX)
     return -1
 
 
