@@ -1,15 +1,19 @@
 """The bit arithmetic of the bitmap commands (tidelog.types.bits), checked
 against a plain model: a string as a Python list of bits, bit 0 the most
-significant bit of the first byte.  No sockets."""
+significant bit of the first byte; then the commands on an engine (no
+sockets): what each propagates, and random writes and reads on a few keys
+against that model."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from tests.support.engine_harness import Harness
 from tidelog.commands.bitmaps import clamp_range, parse_field_type
 from tidelog.errors import BITFIELD_BAD_TYPE, CommandError
 from tidelog.types import bits as B
@@ -242,3 +246,117 @@ def test_bad_field_types(arg):
 ])
 def test_clamp_range_is_redis_index_rule(start, end, size, expected):
     assert clamp_range(start, end, size) == expected
+
+
+# -- the commands on an engine: what they propagate, and a model of keys -----------------
+def effects_of(h: Harness, *argv) -> list[list[bytes]]:
+    h.take_effects()
+    h(*argv)
+    return h.take_effects()
+
+
+def test_what_each_bit_command_propagates():
+    """Redis's rules: the argv as sent when something changed, nothing
+    otherwise (a SETBIT or BITFIELD that changes no bit and grows nothing,
+    a BITFIELD of GETs, a BITOP with nothing to store or delete); a BITFIELD
+    that grew the string while OVERFLOW FAIL refused every write propagates
+    (redis/redis#15699)."""
+    h = Harness()
+    setbit = [b"SETBIT", b"k", b"3", b"1"]
+    assert effects_of(h, *setbit) == [setbit]
+    assert effects_of(h, *setbit) == []
+    assert effects_of(h, "SETBIT", "k", "2", "0") == []
+    assert effects_of(h, "SETBIT", "k", "20", "0") == [[b"SETBIT", b"k", b"20", b"0"]]  # grew
+    assert effects_of(h, "GETBIT", "k", "3") == []
+    assert effects_of(h, "BITFIELD", "k", "GET", "u8", "0", "OVERFLOW", "SAT") == []
+    field = [b"BITFIELD", b"k", b"SET", b"u8", b"0", b"17", b"GET", b"u4", b"0"]
+    assert effects_of(h, *field) == [field]
+    assert effects_of(h, *field) == []              # the value it has: nothing changed
+    fail = [b"BITFIELD", b"n", b"OVERFLOW", b"FAIL", b"INCRBY", b"u2", b"0", b"9"]
+    assert effects_of(h, *fail) == [fail]            # refused, but "n" was made
+    assert effects_of(h, *fail) == []
+    bitop = [b"BITOP", b"ONE", b"d", b"k", b"n"]
+    assert effects_of(h, *bitop) == [bitop]
+    assert effects_of(h, "BITOP", "AND", "d", "nope") == [[b"BITOP", b"AND", b"d", b"nope"]]  # del
+    assert effects_of(h, "BITOP", "AND", "d", "nope") == []
+    assert effects_of(h, "BITFIELD", "k", "GET", "u99", "0") == []  # an error
+
+
+def test_offsets_past_the_limit_are_obeyed_from_the_aof():
+    """Redis checks a bit offset against proto-max-bulk-len for clients, not
+    for the AOF being replayed (mustObeyClient)."""
+    h = Harness()
+    h.engine.config.set("proto-max-bulk-len", "1mb")
+    far = str(8 * 1024 * 1024 + 7)
+    assert h.err("SETBIT", "k", far, "1") == b"ERR bit offset is not an integer or out of range"
+    h.client.kind = "aof"
+    assert h("SETBIT", "k", far, "1") == 0
+    assert h("STRLEN", "k") == 1024 * 1024 + 1
+
+
+class BitmapKeys(RuleBasedStateMachine):
+    """Random bit writes and reads on a few keys against a model: each key a
+    list of bits (whole bytes), BITFIELD integers read and written bit by bit."""
+
+    KEYS = ("a", "b", "c")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.h = Harness()
+        self.model: dict[str, list[int]] = {}
+
+    def bits(self, key: str) -> list[int]:
+        return self.model.get(key, [])
+
+    def grow(self, key: str, upto_bit: int) -> list[int]:
+        bits = self.model.setdefault(key, [])
+        need = (upto_bit // 8 + 1) * 8
+        bits.extend([0] * max(0, need - len(bits)))
+        return bits
+
+    @rule(key=st.sampled_from(KEYS), offset=st.integers(0, 200), on=st.integers(0, 1))
+    def setbit(self, key, offset, on):
+        old = self.bits(key)[offset] if offset < len(self.bits(key)) else 0
+        assert self.h("SETBIT", key, offset, on) == old
+        self.grow(key, offset)[offset] = on
+
+    @rule(key=st.sampled_from(KEYS), offset=st.integers(0, 250))
+    def getbit(self, key, offset):
+        bits = self.bits(key)
+        assert self.h("GETBIT", key, offset) == (bits[offset] if offset < len(bits) else 0)
+
+    @rule(key=st.sampled_from(KEYS), width=st.integers(1, 63), offset=st.integers(0, 150),
+          incr=st.integers(-(2**40), 2**40))
+    def bitfield_incrby_wrap(self, key, width, offset, incr):
+        old = model_field(self.bits(key), offset, width)
+        new = (old + incr) % (1 << width)
+        assert self.h("BITFIELD", key, "INCRBY", f"u{width}", offset, incr, "GET",
+                      f"i{width}", offset) == [new, B.to_signed(new, width)]
+        bits = self.grow(key, offset + width - 1)
+        bits[offset:offset + width] = [int(c) for c in format(new, f"0{width}b")]
+
+    @rule(dest=st.sampled_from(KEYS), op=st.sampled_from(B.OPERATIONS),
+          sources=st.lists(st.sampled_from((*KEYS, "none")), min_size=2, max_size=3))
+    def bitop(self, dest, op, sources):
+        if op == b"NOT":
+            sources = sources[:1]
+        values = [from_bits(self.bits(k)) for k in sources]
+        expected = model_bitop(op, values)
+        assert self.h("BITOP", op, dest, *sources) == len(expected)
+        if expected:
+            self.model[dest] = to_bits(expected)
+        else:
+            self.model.pop(dest, None)
+
+    @invariant()
+    def strings_and_counts_match(self):
+        for key in self.KEYS:
+            value = self.h("GET", key)
+            assert value == (from_bits(self.model[key]) if key in self.model else None)
+            assert self.h("BITCOUNT", key) == sum(self.bits(key))
+            first_one = next((i for i, x in enumerate(self.bits(key)) if x), -1)
+            assert self.h("BITPOS", key, 1) == first_one
+
+
+TestBitmapKeys = BitmapKeys.TestCase
+TestBitmapKeys.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
