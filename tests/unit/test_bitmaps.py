@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from tests.support.engine_harness import Harness
 from tidelog.commands.bitmaps import clamp_range, parse_field_type
 from tidelog.errors import BITFIELD_BAD_TYPE, CommandError
+from tidelog.replication import compat7
 from tidelog.types import bits as B
 
 # -- the model ---------------------------------------------------------------------------
@@ -360,3 +361,17 @@ class BitmapKeys(RuleBasedStateMachine):
 
 TestBitmapKeys = BitmapKeys.TestCase
 TestBitmapKeys.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+
+
+def test_bitop_82_operations_have_no_redis_70_form(caplog):
+    """Sent to replicas as they are (Redis 8 and Tidelog replicas apply
+    them), logged once each as something a Redis 7.0 replica skips."""
+    h = Harness()
+    compat7._warned.discard(b"BITOP DIFF")  # (once per process)
+    with caplog.at_level("WARNING", logger="tidelog"):
+        for argv in ([b"BITOP", b"diff", b"d", b"a", b"b"], [b"BITOP", b"DIFF", b"d", b"a", b"c"],
+                     [b"BITOP", b"AND", b"d", b"a"], [b"SETBIT", b"k", b"1", b"1"]):
+            assert compat7.redis7_forms(h.engine.dbs[0], argv) == [argv]
+    assert [r.getMessage() for r in caplog.records if "BITOP" in r.getMessage()] == [
+        "Replication: BITOP DIFF has no Redis 7.0 form; a Redis 7.0 replica skips it "
+        "(Tidelog and Redis 8 replicas apply it)"]
