@@ -550,3 +550,4 @@ def test_bitmap_writes_reach_replicas(processes, tmp_path) -> None:
             for key in want:
                 assert replica.get(key) == primary.get(key), key
                 assert (replica.ttl(key) > 0) == (primary.ttl(key) > 0), key
+    assert log_of(primary_srv).count("BITOP DIFF1 has no Redis 7.0 form") == 1
