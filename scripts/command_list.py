@@ -18,7 +18,8 @@ import tidelog.replication  # noqa: F401  (registers REPLCONF, PSYNC, WAIT, ROLE
 from tidelog.commands.table import COMMANDS
 
 GROUP_TITLES = [
-    ("stream", "Streams"), ("string", "Strings"), ("hash", "Hashes"), ("list", "Lists"),
+    ("stream", "Streams"), ("string", "Strings"), ("bitmap", "Bitmaps"), ("hash", "Hashes"),
+    ("list", "Lists"),
     ("set", "Sets"), ("sorted_set", "Sorted sets"), ("generic", "Keys"),
     ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
     ("connection", "Connection"),

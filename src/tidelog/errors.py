@@ -671,3 +671,13 @@ def debug_error(text: bytes) -> CommandError:
     """DEBUG ERROR's reply: the text itself as the error line, CR and LF
     made spaces (as Redis does for any error text)."""
     return CommandError(text.replace(b"\r", b" ").replace(b"\n", b" "))
+# -- bitmaps (commands/bitmaps.py) -----------------------------------------------------
+BIT_OFFSET_INVALID = b"ERR bit offset is not an integer or out of range"
+BIT_VALUE_INVALID = b"ERR bit is not an integer or out of range"
+BITPOS_BIT_INVALID = b"ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = b"ERR BITOP NOT must be called with a single source key."
+BITOP_TWO_KEYS = b"ERR BITOP %s must be called with at least two source keys."  # % the operation
+BITFIELD_BAD_TYPE = (b"ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is "
+                     b"not supported but i64 is.")
+BITFIELD_BAD_OVERFLOW = b"ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = b"ERR BITFIELD_RO only supports the GET subcommand"

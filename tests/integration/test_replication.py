@@ -506,3 +506,48 @@ def test_function_libraries_reach_replicas(processes, tmp_path) -> None:
                        for lib in replica.function_list())
         assert names == ["journal", "ledger"]
         assert replica.xrange("s") == primary.xrange("s")
+
+
+def bitmap_load(c: redis.Redis) -> None:
+    """Every bit write as Redis propagates it (argv as sent; nothing for a
+    SETBIT or BITFIELD that changes nothing, or a BITFIELD of GETs)."""
+    c.setbit("b:set", 100, 1)
+    c.setbit("b:set", 3, 1)
+    c.setbit("b:set", 3, 1)
+    c.set("b:ttl", "abc", px=600_000)
+    c.setbit("b:ttl", 30, 1)
+    c.bitfield("b:field").set("i5", 3, -7).overflow("SAT").incrby("u4", 20, 99).get("u8", 0).execute()
+    c.bitfield("b:field").get("u8", 0).execute()
+    c.bitfield("b:fail").overflow("FAIL").set("u2", 40, 9).execute()  # refused, "b:fail" made
+    c.set("b:x", b"\xf0\x0f")
+    c.set("b:y", b"\xff")
+    for op in ("AND", "OR", "XOR"):
+        c.bitop(op, f"b:{op}", "b:x", "b:y", "b:set")
+    c.bitop("NOT", "b:NOT", "b:x")
+    c.set("b:gone", "v")
+    c.bitop("AND", "b:gone", "nope")
+
+
+def test_bitmap_writes_reach_replicas(processes, tmp_path) -> None:
+    """A Redis 7.0 replica and a Tidelog one end with the primary's strings;
+    BITOP's Redis 8.2 operations reach the Tidelog replica (7.0 has none)."""
+    primary_srv = start_primary(processes, tmp_path)
+    replica_srv, _ = start_replica(processes, primary_srv.port)
+    tidelog_srv, _ = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary = redis.Redis(port=primary_srv.port)
+    bitmap_load(primary)
+    for op in ("DIFF", "DIFF1", "ANDOR", "ONE"):
+        primary.bitop(op, f"new:{op}", "b:x", "b:y", "b:set")
+    primary.set("sync-marker", 1)
+    assert primary.wait(2, 10_000) == 2
+    keys = sorted(primary.keys("*"))
+    assert b"b:fail" in keys and b"b:gone" not in keys
+    for port, only_70 in ((replica_srv.port, True), (tidelog_srv.port, False)):
+        with redis.Redis(port=port) as replica:
+            want = [k for k in keys if not (only_70 and k.startswith(b"new:"))]
+            assert sorted(k for k in replica.keys("*") if not k.startswith(b"new:")) == \
+                [k for k in want if not k.startswith(b"new:")]
+            for key in want:
+                assert replica.get(key) == primary.get(key), key
+                assert (replica.ttl(key) > 0) == (primary.ttl(key) > 0), key
+    assert log_of(primary_srv).count("BITOP DIFF1 has no Redis 7.0 form") == 1

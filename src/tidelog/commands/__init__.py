@@ -5,6 +5,7 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 
 from . import (  # noqa: F401
     acl,
+    bitmaps,
     cluster,
     command_docs,
     config,

@@ -279,11 +279,28 @@ def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[in
 def call_flags(spec: CommandSpec, ks: KeySpec, argv: list[bytes]) -> tuple[str, ...]:
     """The flags of a key in this call: the key spec's, unless it says
     ``variable_flags`` (SET only reads the old value with GET, an option
-    after key and value)."""
+    after key and value; BITFIELD of GETs only reads)."""
     if "variable_flags" in ks.flags and spec.name == "set":
         get = any(a.upper() == b"GET" for a in argv[3:])
         return ("RW", "access", "update") if get else ("OW", "update")
+    if "variable_flags" in ks.flags and spec.name == "bitfield":
+        return ("RO", "access") if _bitfield_reads_only(argv) else ("RW", "access", "update")
     return ks.flags
+
+
+def _bitfield_reads_only(argv: list[bytes]) -> bool:
+    """Whether a BITFIELD call has only GETs (and OVERFLOWs), read as Redis's
+    key finder reads it: anything it cannot read counts as a write."""
+    i = 2
+    while i < len(argv):
+        word, left = argv[i].upper(), len(argv) - i - 1
+        if word == b"GET" and left >= 2:
+            i += 3
+        elif word == b"OVERFLOW" and left >= 1:
+            i += 2
+        else:
+            return False
+    return True
 
 
 # -- ACL ----------------------------------------------------------------------------

@@ -28,8 +28,10 @@ asked for that the stream no longer holds (an XDEL of an ID that never
 existed changes nothing, so the rewrite is exact whatever the policy).
 
 What 7.0 cannot express is sent as it is and logged once per server:
-XNACK (Redis 8.8), trimming with DELREF or ACKED, XCFGSET, and the IDMP
-state (XIDMPRECORD is Tidelog's; a Redis replica skips it).
+XNACK (Redis 8.8), trimming with DELREF or ACKED, XCFGSET, the IDMP
+state (XIDMPRECORD is Tidelog's; a Redis replica skips it), and BITOP's
+Redis 8.2 operations (DIFF, DIFF1, ANDOR, ONE: no 7.0 command gives their
+result whatever follows in a transaction).
 docs/compatibility.md lists them.
 """
 
@@ -47,6 +49,7 @@ log = logging.getLogger("tidelog")
 
 KEEPREF, DELREF = b"KEEPREF", b"DELREF"
 _NO_7_0_FORM = {b"XNACK", b"XCFGSET", b"XIDMPRECORD"}
+_BITOP_8_2 = {b"DIFF", b"DIFF1", b"ANDOR", b"ONE"}  # BITOP's Redis 8.2 operations
 _warned: set[bytes] = set()
 
 
@@ -63,6 +66,8 @@ def redis7_forms(db: Any, argv: list[bytes]) -> list[list[bytes]]:
     other commands; O(ids + groups) for the stream ones rewritten."""
     name = argv[0].upper()
     if not name.startswith(b"X"):
+        if name == b"BITOP" and argv[1].upper() in _BITOP_8_2:
+            _warn_once(b"BITOP " + argv[1].upper())
         return [argv]
     if name == b"XACKDEL":
         policy, ids = _policy_and_ids(argv, 3)

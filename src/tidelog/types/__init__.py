@@ -8,5 +8,6 @@ index by delivery time; ``idmp`` holds a stream's idempotent-production state
 (producer -> idempotent ID -> stream ID, aged and capped); ``set`` is the set
 type in Redis's intset, listpack and hashtable encodings; ``zset`` the
 sorted set (a dict and a sorted list of (score, member), reported as
-listpack or skiplist).
+listpack or skiplist); ``bits`` reads strings as arrays of bits (the
+bitmap commands' counting, searching, BITOP and BITFIELD integers).
 """
