@@ -71,6 +71,20 @@ def valid(lon: float, lat: float) -> bool:
     return LON_MIN <= lon <= LON_MAX and LAT_MIN <= lat <= LAT_MAX
 
 
+def _cos(x: float) -> float:
+    """C's cos: NaN for an infinite argument (Python's raises)."""
+    return math.cos(x) if math.isfinite(x) else math.nan
+
+
+def _asin(x: float) -> float:
+    """C's asin: NaN outside [-1, 1] (rounding can put a haversine there)."""
+    return math.asin(x) if -1.0 <= x <= 1.0 else math.nan
+
+
+def _sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
 # -- bit interleaving -----------------------------------------------------------------
 def _spread(v: int) -> int:
     """The 32 bits of ``v`` moved to the even bit positions of 64."""
@@ -250,7 +264,7 @@ def bounds(shape: Shape) -> tuple[float, float, float, float]:
     half_w = shape.to_m * (shape.radius if shape.radius is not None else shape.width / 2)
     lat_delta = half_h / EARTH_RADIUS_M / DEG_RAD
     edge = shape.lat - lat_delta if shape.lat < 0 else shape.lat + lat_delta
-    lon_delta = half_w / EARTH_RADIUS_M / math.cos(edge * DEG_RAD) / DEG_RAD
+    lon_delta = half_w / EARTH_RADIUS_M / _cos(edge * DEG_RAD) / DEG_RAD
     return (shape.lon - lon_delta, shape.lat - lat_delta,
             shape.lon + lon_delta, shape.lat + lat_delta)
 
@@ -265,8 +279,8 @@ def search_cells(shape: Shape) -> list[Cell | None]:
     if shape.radius is not None:
         radius = shape.radius
     else:
-        radius = math.sqrt((shape.width / 2) * (shape.width / 2)
-                           + (shape.height / 2) * (shape.height / 2))
+        radius = _sqrt((shape.width / 2) * (shape.width / 2)
+                       + (shape.height / 2) * (shape.height / 2))
     radius *= shape.to_m
     step = estimate_step(radius, shape.lat)
     cell = Cell(encode(shape.lon, shape.lat, step) or 0, step)
@@ -307,7 +321,7 @@ def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     lat2r = lat2 * DEG_RAD
     u = math.sin((lat2r - lat1r) / 2)
     a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
-    return 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(a))
+    return 2.0 * EARTH_RADIUS_M * _asin(_sqrt(a))
 
 
 def in_circle(shape: Shape, lon: float, lat: float) -> float | None:
@@ -334,7 +348,8 @@ def format_distance(d: float) -> bytes:
     if d == 0:
         return b"0.0000"
     scaled = d * 10000.0
-    units = round(scaled) if abs(scaled) < 9.2e18 else -(1 << 63)
+    # C's llrint: what does not fit (NaN too) is the lowest long long.
+    units = round(scaled) if -9.2e18 < scaled < 9.2e18 else -(1 << 63)
     text = b"%05d" % abs(units)
     return (b"-" if units < 0 else b"") + text[:-4] + b"." + text[-4:]
 
@@ -354,15 +369,18 @@ def sort_nearest(items: list, dist: Callable[[Any], float], first: int,
     parts that hold none of the first ``first`` positions -- the partial
     sort Redis uses, whose tie order is not the stable one.  O(N log N)."""
     n = len(items)
-    if first >= n:
-        items.sort(key=dist, reverse=descending)
-        return
     sign = -1 if descending else 1
     keys = [dist(item) for item in items]
+    if first >= n:
+        if all(k == k for k in keys):
+            items.sort(key=dist, reverse=descending)
+        else:  # NaN: the comparison is no order; merge exactly as glibc does
+            order = _merge_sort(list(range(n)), keys, sign)
+            items[:] = [items[i] for i in order]
+        return
 
     def cmp(i: int, j: int) -> int:
-        a, b = keys[i], keys[j]
-        return sign * ((a > b) - (a < b))
+        return sign * _compare(keys[i], keys[j])
 
     def swap(i: int, j: int) -> None:
         items[i], items[j] = items[j], items[i]
@@ -441,3 +459,29 @@ def sort_nearest(items: list, dist: Callable[[Any], float], first: int,
                 return
 
     part(0, n)
+
+
+def _compare(a: float, b: float) -> int:
+    """Redis's distance comparison: 1 if greater, 0 if equal, else -1 (NaN: -1)."""
+    if a > b:
+        return 1
+    return 0 if a == b else -1
+
+
+def _merge_sort(order: list[int], keys: list[float], sign: int) -> list[int]:
+    """Top-down merge sort, the left run taken while its head compares <= 0."""
+    if len(order) <= 1:
+        return order
+    half = len(order) // 2
+    left = _merge_sort(order[:half], keys, sign)
+    right = _merge_sort(order[half:], keys, sign)
+    out: list[int] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if sign * _compare(keys[left[i]], keys[right[j]]) <= 0:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out + left[i:] + right[j:]
