@@ -634,9 +634,9 @@ def test_acl_category(differ):
     for client in (differ.ours, differ.theirs):
         client.call("ACL", "SETUSER", "geouser", "on", "nopass", "+@all", "-@geo", "~*")
     # ACL DRYRUN's denial names the user since Redis 7.2 ("This user" in 7.0).
-    for name in ("GEOADD", "GEOSEARCH", "GEORADIUS_RO"):
-        ours = differ.ours.call("ACL", "DRYRUN", "geouser", name, "g", "1", "1", "m")
-        theirs = differ.theirs.call("ACL", "DRYRUN", "geouser", name, "g", "1", "1", "m")
+    for name in ("GEOADD", "GEOPOS", "GEORADIUS_RO"):
+        ours = differ.ours.call("ACL", "DRYRUN", "geouser", name, "g", "1", "1", "m", "km")
+        theirs = differ.theirs.call("ACL", "DRYRUN", "geouser", name, "g", "1", "1", "m", "km")
         assert b"no permissions to run the '%s' command" % name.lower().encode() in ours
         assert parse(ours).replace(b"User geouser", b"This user") == parse(theirs)
     differ.check("ACL", "DRYRUN", "geouser", "ZADD", "g", "1", "m")
