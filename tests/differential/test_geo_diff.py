@@ -589,6 +589,11 @@ EFFECT_SCRIPT = [
     ["GEORADIUS", "g", "15", "37", "200", "km"],
     ["GEOSEARCH", "g", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "km"],
     ["GEODIST", "g", "Palermo", "Catania"], ["GEOPOS", "g", "x"], ["GEOHASH", "g", "x"],
+    ["EVAL", "return redis.call('GEOADD', KEYS[1], 'CH', 2, 2, 'lua')", "1", "g"],
+    ["EVAL", "return redis.call('GEOSEARCHSTORE', KEYS[1], KEYS[2], 'FROMMEMBER', 'lua', "
+             "'BYRADIUS', 1, 'km')", "2", "d3", "g"],
+    ["MULTI"], ["GEOADD", "g", "3", "3", "multi"], ["GEOADD", "g", "NX", "3", "3", "multi"],
+    ["GEORADIUS", "g", "3", "3", "1", "km", "STOREDIST", "d4"], ["EXEC"],
 ]
 
 
