@@ -613,6 +613,18 @@ def test_keyspace_events(differ, watch, resp3):  # noqa: F811 (the imported fixt
     assert messages
 
 
+def test_keymiss_events(differ, watch):  # noqa: F811 (the imported fixture)
+    """The source of a search is read (a miss is a keymiss); GEOADD's key is written."""
+    watcher = watch("Kmz")
+    run(differ, watcher, [
+        ["GEOSEARCH", "nokey", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km"],
+        ["GEOSEARCHSTORE", "d", "nokey", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km"],
+        ["GEORADIUSBYMEMBER", "nokey", "m", "1", "km"], ["GEOPOS", "nokey", "a"],
+        ["GEOHASH", "nokey", "a"], ["GEODIST", "nokey", "a", "b"],
+        ["GEOADD", "new", "1", "1", "m"], ["GEOADD", "new", "XX", "1", "1", "x"],
+    ])
+
+
 GEO_COMMANDS = ["geoadd", "geodist", "geohash", "geopos", "geosearch", "geosearchstore",
                 "georadius", "georadiusbymember", "georadius_ro", "georadiusbymember_ro"]
 
@@ -627,6 +639,10 @@ def test_command_getkeys(differ):
                  ["GEORADIUS", "g", "1", "2", "3", "km", "storedist", "dst"],
                  ["GEORADIUSBYMEMBER", "g", "m", "3", "km", "STORE", "dst"],
                  ["GEORADIUS", "g", "1", "2", "3", "km"],
+                 ["GEORADIUS", "g", "1", "2", "3", "km", "STORE", "a", "STOREDIST", "b"],
+                 ["GEORADIUS", "g", "1", "2", "3", "km", "STORE"],
+                 ["GEORADIUS", "g", "1", "2", "store", "km", "STORE", "a"],
+                 ["GEORADIUSBYMEMBER", "g", "store", "2", "km"],
                  ["GEOSEARCHSTORE", "dst", "src", "FROMMEMBER", "m", "BYRADIUS", "1", "km"],
                  ["GEOADD", "g", "1", "2", "m"]):
         differ.check("COMMAND", "GETKEYS", *argv)

@@ -147,9 +147,9 @@ def geoadd(ctx: Ctx, argv: list[bytes]) -> object:
     Every position is checked before anything is written; then it is the
     ZADD of the encoded scores (propagated as that ZADD).  O(M log N)."""
     nx = xx = ch = False
-    at = 2
-    while at < len(argv):
-        word = _word(argv[at])
+    r = ArgReader(argv, 2)
+    while r.more():
+        word = _word(r.peek())  # type: ignore[arg-type]
         if word == b"nx":
             nx = True
         elif word == b"xx":
@@ -158,17 +158,18 @@ def geoadd(ctx: Ctx, argv: list[bytes]) -> object:
             ch = True
         else:
             break
-        at += 1
-    rest = len(argv) - at
-    if rest % 3 or (nx and xx) or rest == 0:
+        r.next_bytes()
+    rest = r.remaining()
+    if rest % 3 or (nx and xx) or rest == 0:  # no point at all: ZADD's syntax error
         raise CommandError(SYNTAX)
-    zadd_argv = [b"zadd", *argv[1:at]]
+    zadd_argv = [b"zadd", *argv[1:r.pos]]
     pairs = []
-    for i in range(at, len(argv), 3):
-        lon, lat = _lonlat(argv[i], argv[i + 1])
+    while r.more():
+        lon_arg, lat_arg, member = r.take(3)
+        lon, lat = _lonlat(lon_arg, lat_arg)
         bits: int = geohash.encode(lon, lat)  # type: ignore[assignment]  # 52 bits at step 26
-        pairs.append((argv[i + 2], float(bits)))
-        zadd_argv += [b"%d" % bits, argv[i + 2]]
+        pairs.append((member, float(bits)))
+        zadd_argv += [b"%d" % bits, member]
     # Redis replaces the command with the ZADD and runs that: the ZADD is
     # what propagates.
     original = ctx.argv
