@@ -419,6 +419,27 @@ def test_search_edges(d):
     check(d, "GEOPOS", "e", "ne", "sw", "east", "west", *[f"e{i}" for i in range(20)])
 
 
+def test_extreme_sizes(d):
+    """Infinite and huge boxes and radii (C's cos and asin give NaN, not errors), the
+    smallest ones, and radii around the step estimate's thresholds."""
+    check(d, "GEOADD", "e", "1", "1", "a", "179", "85", "b", "-179", "-85", "c", "0", "0", "d",
+          "90", "-30", "e", "-180", "85.05112878", "f")
+    for box in (["inf", "inf"], ["inf", "1"], ["1", "inf"], ["1e308", "1e308"], ["1e-320", "5"],
+                ["0", "1e300"], ["4e7", "1"], ["1", "4e7"]):
+        for lon, lat in (("0", "0"), ("179", "85"), ("-180", "-85.05112878")):
+            check(d, "GEOSEARCH", "e", "FROMLONLAT", lon, lat, "BYBOX", *box, "km", "WITHDIST",
+                  "ASC")
+            check(d, "GEOSEARCH", "e", "FROMLONLAT", lon, lat, "BYBOX", *box, "mi", "WITHDIST",
+                  "DESC", "COUNT", "2")
+    for radius in ("inf", "1e308", "1e-320", "4.9e-324", "20037726.37", "10018863.185",
+                   "10018863.184", "5009431.5925", "2504715.79625", "1e6", "1"):
+        for lon, lat in (("0", "85.05112878"), ("-180", "-85.05112878"), ("45", "-66.5"),
+                         ("45", "80.5")):
+            check(d, "GEOSEARCH", "e", "FROMLONLAT", lon, lat, "BYRADIUS", radius, "m",
+                  "WITHDIST", "ASC")
+            check(d, "GEORADIUS", "e", lon, lat, radius, "m", "WITHDIST", "WITHHASH")
+
+
 def test_ties_in_distance(d):
     """Many members at one place: the order of equal distances, whole sorts
     (stable) and partial ones (COUNT)."""
