@@ -247,11 +247,11 @@ _COORDS, _MEMBER, _SEARCH = 1, 2, 3
 class _Search:
     """A parsed search: the shape, the options, where to store."""
 
-    __slots__ = ("shape_centre", "radius", "box", "to_m", "withdist", "withhash", "withcoord",
-                 "sort", "count", "any", "store", "storedist", "from_set", "by_set")
+    __slots__ = ("centre", "radius", "box", "to_m", "withdist", "withhash", "withcoord",
+                 "sort", "count", "any", "store", "storedist")
 
     def __init__(self) -> None:
-        self.shape_centre: tuple[float, float] | None = None
+        self.centre: tuple[float, float] | None = None   # None: a member of a missing key
         self.radius: float | None = None
         self.box: tuple[float, float] | None = None
         self.to_m = 1.0
@@ -261,29 +261,27 @@ class _Search:
         self.any = False
         self.store: bytes | None = None
         self.storedist = False
-        self.from_set = False
-        self.by_set = False
 
     def shape(self) -> Shape:
-        lon, lat = self.shape_centre  # type: ignore[misc]
+        lon, lat = self.centre  # type: ignore[misc]
         if self.box is not None:
             return Shape(lon, lat, self.to_m, None, self.box[0], self.box[1])
         return Shape(lon, lat, self.to_m, self.radius)
 
 
-def _parse_search(ctx: Ctx, argv: list[bytes], z: ZSet | None, kind: int, read_only: bool,
+def _parse_search(argv: list[bytes], z: ZSet | None, kind: int, read_only: bool,
                   store: bool) -> _Search:
     """The arguments of a search, checked in Redis's order: the fixed ones
     (position or member, radius), the options one by one (a FROMMEMBER is
     looked up where it stands), then how they combine."""
     s = _Search()
     if kind == _COORDS:
-        s.shape_centre = _lonlat(argv[2], argv[3])
+        s.centre = _lonlat(argv[2], argv[3])
         s.radius, s.to_m = _radius(argv[4], argv[5])
         r = ArgReader(argv, 6)
     elif kind == _MEMBER:
         if z is not None:
-            s.shape_centre = _member_position(z, argv[2])
+            s.centre = _member_position(z, argv[2])
             s.radius, s.to_m = _radius(argv[3], argv[4])
         r = ArgReader(argv, 5)
     else:
@@ -319,11 +317,11 @@ def _parse_search(ctx: Ctx, argv: list[bytes], z: ZSet | None, kind: int, read_o
         elif word == b"frommember" and left >= 1 and search and not fromloc:
             member = r.next_bytes()
             if z is not None:
-                s.shape_centre = _member_position(z, member)
+                s.centre = _member_position(z, member)
             frommember = True
         elif word == b"fromlonlat" and left >= 2 and search and not frommember:
             lon_arg, lat_arg = r.take(2)
-            s.shape_centre = _lonlat(lon_arg, lat_arg)
+            s.centre = _lonlat(lon_arg, lat_arg)
             fromloc = True
         elif word == b"byradius" and left >= 2 and search and not bybox:
             value, unit = r.take(2)
@@ -391,7 +389,7 @@ def _search(ctx: Ctx, argv: list[bytes], kind: int, read_only: bool = False,
             store: bool = False) -> object:
     key = argv[2] if store else argv[1]
     z = _read_geo(ctx, key)
-    s = _parse_search(ctx, argv, z, kind, read_only, store)
+    s = _parse_search(argv, z, kind, read_only, store)
     if z is None:
         if s.store is not None:
             if ctx.db.delete(s.store):
