@@ -53,6 +53,11 @@ def test_limits():
     assert gh.encode(0, 90, lat_min=-90, lat_max=90) is None  # beyond the storable limit
 
 
+@given(st.one_of(st.integers(0, 2**54).map(float), st.floats(allow_nan=False)))
+def test_decode_score_is_the_centre_of_the_cell(score):
+    assert gh.decode_score(score) == gh.centre(gh.decode(Cell(gh.score_bits(score), 26)))
+
+
 def test_scores_not_made_by_geoadd():
     """Scores as C's (uint64_t) conversion on x86-64 takes them."""
     assert gh.score_bits(-1.0) == 2**64 - 1

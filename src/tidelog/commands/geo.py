@@ -350,7 +350,7 @@ def _parse_search(argv: list[bytes], z: ZSet | None, kind: int, read_only: bool,
 def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, float, float]]:
     """(member, score, distance in metres, lon, lat) of every member inside
     ``shape``, cell by cell in the scan order, each cell by score; stops at
-    ``limit`` found (0: no limit).  O(C log N + M) for C members in the
+    ``limit`` found (0: no limit).  O(log N + C) for C members in the
     cells scanned."""
     inside = geohash.in_circle if shape.radius is not None else geohash.in_box
     found: list[tuple[bytes, float, float, float, float]] = []
@@ -368,8 +368,7 @@ def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, 
         low, high = geohash.score_range(cell)
         start = z.score_index(float(low), False, upper=False)
         stop = z.score_index(float(high), True, upper=True)
-        for pos in range(start, stop):
-            member, score = z.at(pos)
+        for member, score in z.slice(start, stop):
             lon, lat = geohash.decode_score(score)
             d = inside(shape, lon, lat)
             if d is not None:
