@@ -685,5 +685,17 @@ def test_acl_category(differ):
         assert b"no permissions to run the '%s' command" % name.lower().encode() in ours
         assert parse(ours).replace(b"User geouser", b"This user") == parse(theirs)
     differ.check("ACL", "DRYRUN", "geouser", "ZADD", "g", "1", "m")
+    # keys: the STORE destinations are written keys
     for client in (differ.ours, differ.theirs):
-        client.call("ACL", "DELUSER", "geouser")
+        client.call("ACL", "SETUSER", "keyuser", "on", "nopass", "+@all", "~g*")
+    for argv in (["GEORADIUS", "g", "1", "1", "1", "km", "STORE", "other"],
+                 ["GEORADIUS", "g", "1", "1", "1", "km", "STOREDIST", "gother"],
+                 ["GEORADIUSBYMEMBER", "g", "m", "1", "km", "store", "other"],
+                 ["GEOSEARCHSTORE", "other", "g", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km"],
+                 ["GEOSEARCH", "other", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km"],
+                 ["GEOADD", "gg", "1", "1", "m"]):
+        ours = differ.ours.call("ACL", "DRYRUN", "keyuser", *argv)
+        theirs = differ.theirs.call("ACL", "DRYRUN", "keyuser", *argv)
+        assert parse(ours).replace(b"User keyuser", b"This user") == parse(theirs), argv
+    for client in (differ.ours, differ.theirs):
+        client.call("ACL", "DELUSER", "geouser", "keyuser")
