@@ -419,6 +419,20 @@ def test_search_edges(d):
     check(d, "GEOPOS", "e", "ne", "sw", "east", "west", *[f"e{i}" for i in range(20)])
 
 
+def test_points_on_the_upper_limits(d):
+    """Longitude 180 and latitude 85.05112878 scale to cell 2**26, one bit past
+    the 52: searches from elsewhere miss such a point, a search centred on it
+    finds it (Redis's arithmetic, kept)."""
+    check(d, "GEOADD", "lim", "180", "0", "a", "179.99", "0", "b", "-180", "0", "c",
+          "10", "85.05112878", "n", "10", "85.05", "n2")
+    for lon, lat in (("179.9", "0"), ("180", "0"), ("-179.9", "0"), ("10", "85.0"),
+                     ("10", "85.05112878")):
+        check(d, "GEOSEARCH", "lim", "FROMLONLAT", lon, lat, "BYRADIUS", "100", "km", "ASC")
+        check(d, "GEOSEARCH", "lim", "FROMLONLAT", lon, lat, "BYBOX", "300", "300", "km")
+    check(d, "GEOSEARCH", "lim", "FROMMEMBER", "a", "BYRADIUS", "100", "km", "WITHDIST")
+    check(d, "GEOSEARCH", "lim", "FROMMEMBER", "n", "BYRADIUS", "100", "km", "WITHDIST")
+
+
 def test_extreme_sizes(d):
     """Infinite and huge boxes and radii (C's cos and asin give NaN, not errors), the
     smallest ones, and radii around the step estimate's thresholds."""
