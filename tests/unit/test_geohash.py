@@ -183,6 +183,16 @@ def test_shapes():
     assert gh.in_box(box, 0.1, 0.0) is None
 
 
+@given(lons, lats, lons, lats, st.floats(0, 3e7), st.floats(0, 3e7), st.booleans(),
+       st.sampled_from([1.0, 1000.0, 0.3048, 1609.34]))
+def test_shape_filter_is_in_circle_or_in_box(clon, clat, lon, lat, w, h, box, to_m):
+    shape = Shape(clon, clat, to_m, None, w, h) if box else Shape(clon, clat, to_m, w)
+    reference = gh.in_box if box else gh.in_circle
+    for plon in (lon, clon):
+        got, want = gh.shape_filter(shape)(plon, lat), reference(shape, plon, lat)
+        assert got == want or (got != got and want != want)  # NaN (asin past 1) alike
+
+
 def test_format_distance():
     assert gh.format_distance(0.0) == b"0.0000"
     assert gh.format_distance(-0.0) == b"0.0000"

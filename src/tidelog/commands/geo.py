@@ -352,7 +352,7 @@ def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, 
     ``shape``, cell by cell in the scan order, each cell by score; stops at
     ``limit`` found (0: no limit).  O(log N + C) for C members in the
     cells scanned."""
-    inside = geohash.in_circle if shape.radius is not None else geohash.in_box
+    inside = geohash.shape_filter(shape)
     found: list[tuple[bytes, float, float, float, float]] = []
     cells = geohash.search_cells(shape)
     last: geohash.Cell | None = None
@@ -370,7 +370,7 @@ def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, 
         stop = z.score_index(float(high), True, upper=True)
         for member, score in z.slice(start, stop):
             lon, lat = geohash.decode_score(score)
-            d = inside(shape, lon, lat)
+            d = inside(lon, lat)
             if d is not None:
                 found.append((member, score, d, lon, lat))
                 if limit and len(found) >= limit:

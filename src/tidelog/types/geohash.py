@@ -358,6 +358,46 @@ def in_box(shape: Shape, lon: float, lat: float) -> float | None:
     return distance(shape.lon, shape.lat, lon, lat)
 
 
+def shape_filter(shape: Shape) -> Callable[[float, float], float | None]:
+    """:func:`in_circle` or :func:`in_box` for one shape, with what depends
+    on the shape alone worked out once (the same operations in the same
+    order: the results are identical, bit for bit)."""
+    lon1r = shape.lon * DEG_RAD
+    lat1r = shape.lat * DEG_RAD
+    cos1 = _cos(lat1r)
+    diameter = 2.0 * EARTH_RADIUS_M
+    sin, cos = math.sin, math.cos
+
+    def centre_to(lon: float, lat: float) -> float:  # distance(shape.lon, shape.lat, lon, lat)
+        v = sin((lon * DEG_RAD - lon1r) / 2)
+        lat2r = lat * DEG_RAD
+        if v == 0.0:
+            return EARTH_RADIUS_M * abs(lat2r - lat1r)
+        u = sin((lat2r - lat1r) / 2)
+        a = u * u + cos1 * cos(lat2r) * v * v
+        return diameter * _asin(_sqrt(a))
+
+    if shape.radius is not None:
+        limit = shape.radius * shape.to_m
+
+        def circle(lon: float, lat: float) -> float | None:
+            d = centre_to(lon, lat)
+            return None if d > limit else d
+        return circle
+
+    half_h = shape.height * shape.to_m / 2
+    half_w = shape.width * shape.to_m / 2
+    lon_c = shape.lon
+
+    def box(lon: float, lat: float) -> float | None:
+        if EARTH_RADIUS_M * abs(lat1r - lat * DEG_RAD) > half_h:
+            return None
+        if distance(lon, lat, lon_c, lat) > half_w:
+            return None
+        return centre_to(lon, lat)
+    return box
+
+
 def format_distance(d: float) -> bytes:
     """A distance with exactly four decimals, rounded half to even from
     ``d * 10000`` (``-0.00001`` is ``0.0000``)."""
