@@ -681,3 +681,17 @@ BITFIELD_BAD_TYPE = (b"ERR Invalid bitfield type. Use something like i16 u8. Not
                      b"not supported but i64 is.")
 BITFIELD_BAD_OVERFLOW = b"ERR Invalid OVERFLOW type specified"
 BITFIELD_RO_GET_ONLY = b"ERR BITFIELD_RO only supports the GET subcommand"
+# -- geo ----------------------------------------------------------------------------------
+GEO_BAD_LONLAT = b"ERR invalid longitude,latitude pair %f,%f"
+GEO_NO_MEMBER = b"ERR could not decode requested zset member"
+GEO_BAD_UNIT = b"ERR unsupported unit provided. please use M, KM, FT, MI"
+GEO_RADIUS_NOT_FLOAT = b"ERR need numeric radius"
+GEO_RADIUS_NEGATIVE = b"ERR radius cannot be negative"
+GEO_WIDTH_NOT_FLOAT = b"ERR need numeric width"
+GEO_HEIGHT_NOT_FLOAT = b"ERR need numeric height"
+GEO_BOX_NEGATIVE = b"ERR height or width cannot be negative"
+GEO_COUNT_POSITIVE = b"ERR COUNT must be > 0"
+GEO_ANY_NEEDS_COUNT = b"ERR the ANY argument requires COUNT argument"
+GEO_STORE_WITH = b"ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+GEO_NEED_FROM = b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s"
+GEO_NEED_BY = b"ERR exactly one of BYRADIUS and BYBOX can be specified for %s"

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     connection,
     db_ops,
     debug,
+    geo,
     hash_ttl,
     hashes,
     idmp,

@@ -237,6 +237,8 @@ def _keyword_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
     keyword = ks.begin.encode().upper()  # type: ignore[union-attr]
     for i in range(ks.startfrom, len(argv)):
         if argv[i].upper() == keyword:
+            if ks.lastkey >= 0:  # a fixed number of keys (GEORADIUS ... STORE key)
+                return list(range(i + 1, min(i + 2 + ks.lastkey, len(argv))))
             rest = len(argv) - (i + 1)
             return list(range(i + 1, i + 1 + rest // ks.limit))
     return []
