@@ -627,3 +627,19 @@ FUNCTION_RESTORE_EXISTS = b"ERR Library %s already exists"
 FUNCTION_LOAD_TIMEOUT = b"ERR FUNCTION LOAD timeout"
 SCRIPT_DEBUG_MODE = b"ERR Use SCRIPT DEBUG YES/SYNC/NO"
 SCRIPT_DEBUG_UNSUPPORTED = b"ERR The Lua debugger (SCRIPT DEBUG YES/SYNC) is not supported"
+
+# -- HyperLogLog ---------------------------------------------------------------------
+HLL_NOT_VALID = b"WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = b"INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = b"ERR The specified key does not exist"
+PFDEBUG_NOT_SPARSE = b"ERR HLL encoding is not sparse"
+PFSELFTEST_REGISTER = b"TESTFAILED Register %d should be %d but is %d"
+PFSELFTEST_NOT_SPARSE = b"TESTFAILED sparse encoding not used"
+PFSELFTEST_DISAGREE = b"TESTFAILED dense/sparse disagree"
+PFSELFTEST_ERROR = b"TESTFAILED Too big error. card:%d abserr:%d"
+
+
+def pfdebug_unknown_subcommand(sub: bytes) -> CommandError:
+    """Redis formats the subcommand whole, line breaks turned to spaces."""
+    sub = sub.replace(b"\r", b" ").replace(b"\n", b" ")
+    return CommandError(b"ERR Unknown PFDEBUG subcommand '%s'" % sub)

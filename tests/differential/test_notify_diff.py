@@ -190,8 +190,15 @@ STREAMS = [
     ["XGROUP", "DESTROY", "s", "g"], ["XACK", "s", "g", "4-1"], ["DEL", "s", "m"],
 ]
 
+HYPERLOGLOG = [
+    ["PFADD", "h", "a", "b"], ["PFADD", "h", "a"], ["PFADD", "h"], ["PFADD", "e"],
+    ["PFCOUNT", "h"], ["PFCOUNT", "h", "none"], ["PFCOUNT", "none"], ["PFMERGE", "m", "h"],
+    ["PFMERGE", "m"], ["PFMERGE", "n", "none"], ["PFDEBUG", "TODENSE", "h"],
+    ["PFDEBUG", "GETREG", "m"], ["PFADD", "h", "c"],
+]
+
 FAMILIES = {"generic": GENERIC, "strings": STRINGS, "lists": LISTS, "hashes": HASHES,
-            "sets": SETS, "zsets": ZSETS, "streams": STREAMS}
+            "sets": SETS, "zsets": ZSETS, "streams": STREAMS, "hyperloglog": HYPERLOGLOG}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

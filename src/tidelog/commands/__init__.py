@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     debug,
     hash_ttl,
     hashes,
+    hyperloglog,
     idmp,
     info,
     keys,

@@ -38,7 +38,7 @@ _GROUP_CATEGORY = {
     "generic": "@keyspace",
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
     "set": "@set", "sorted_set": "@sortedset", "pubsub": "@pubsub",
-    "scripting": "@scripting",
+    "scripting": "@scripting", "hyperloglog": "@hyperloglog",
 }
 
 
