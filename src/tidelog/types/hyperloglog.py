@@ -45,6 +45,9 @@ is the hot spot of PFADD: about a microsecond for a short element.
 from __future__ import annotations
 
 import math
+import re
+from bisect import bisect_left
+from itertools import accumulate
 from struct import Struct
 
 MAGIC = b"HYLL"
@@ -215,42 +218,105 @@ def _byte(buf: bytes | bytearray, i: int) -> int:
     return buf[i] if i < len(buf) else 0
 
 
+# The sparse string read in bulk.  Every byte outside 0x40-0x7f is a whole
+# one-byte opcode (ZERO or VAL); scanning from an opcode boundary, the first
+# byte in 0x40-0x7f starts an XZERO and the byte after it is its second
+# byte, whatever its value.  So a regular expression finds the XZEROs (and
+# nothing else) left to right, and the one-byte opcodes between them are
+# handled by byte tables: their register counts (_SPAN) and the registers
+# they stand for (_EXPAND).
+_XZERO_OP = re.compile(rb"[\x40-\x7f][\x00-\xff]?")
+_XZERO_SPLIT = re.compile(rb"([\x40-\x7f][\x00-\xff]?)")
+_SPAN = _table(lambda b: (b & 63) + 1 if b < 0x40 else (b & 3) + 1 if b >= 0x80 else 0)
+_EXPAND = [bytes((b & 63) + 1) if b < 0x40 else bytes([((b >> 2) & 31) + 1]) * ((b & 3) + 1)
+           if b >= 0x80 else b"" for b in range(256)]
+
+
+def _xzero_span(op: bytes) -> int:
+    return (((op[0] & 63) << 8) | (op[1] if len(op) > 1 else 0)) + 1
+
+
+def sparse_registers(buf: bytes | bytearray) -> bytes | None:
+    """The 16384 registers of a sparse HLL, one byte each, or None when its
+    opcodes do not add up to exactly 16384 registers.
+
+    Validity, here and so in :func:`sparse_to_dense`, :func:`merge_into`
+    and :func:`histogram`, is what redis-server 7.0.15 as shipped (with its
+    CVE-2025-32023 fix) answers: the runs must add up to 16384 exactly; an
+    XZERO cut short at the end reads its missing byte as 0 (Redis's string
+    terminator).  Redis 7.0.15 without the fix let VALs past the 16384th
+    register pass in merges and conversions.
+
+    O(n) in C: the string is split at its XZEROs (a regular expression), the
+    runs summed with a byte table before anything is expanded, then each
+    opcode expanded by table lookup and joined."""
+    pieces = _XZERO_SPLIT.split(bytes(buf[HEADER:]))
+    total = 0
+    for i, piece in enumerate(pieces):
+        total += _xzero_span(piece) if i & 1 else sum(piece.translate(_SPAN))
+    if total != REGISTERS:
+        return None
+    expand = _EXPAND.__getitem__
+    return b"".join([bytes(_xzero_span(piece)) if i & 1 else b"".join(map(expand, piece))
+                     for i, piece in enumerate(pieces)])
+
+
 def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
     """The dense form of a sparse HLL (header copied, encoding changed), or
-    None when the opcodes do not cover exactly 16384 registers.  O(n) plus
-    O(1) per register set.
-
-    Validity, here and in :func:`merge_into` and :func:`histogram`, is what
-    Redis 7.0.15 as shipped with its CVE-2025-32023 fix answers: the runs
-    must add up to 16384 exactly (an XZERO cut short at the end reads its
-    missing byte as 0).  Redis 7.0.15 without the fix let VALs after the
-    16384th register pass here and in merges."""
-    out = bytearray(DENSE_SIZE)
-    out[:HEADER] = buf[:HEADER]
+    None when the opcodes do not cover exactly 16384 registers
+    (:func:`sparse_registers`).  O(n + 16384) in C."""
+    registers = sparse_registers(buf)
+    if registers is None:
+        return None
+    out = bytearray(buf[:HEADER])
     out[4] = DENSE
-    idx = 0
-    p = HEADER
-    n = len(buf)
-    while p < n:
-        b = buf[p]
-        if b < 0x40:
-            idx += (b & 63) + 1
-            p += 1
-        elif b < 0x80:
-            idx += (((b & 63) << 8) | _byte(buf, p + 1)) + 1
-            p += 2
-        else:
-            run = (b & 3) + 1
-            if idx + run > REGISTERS:
-                return None
-            value = ((b >> 2) & 31) + 1
-            for i in range(idx, idx + run):
-                dense_set(out, i, value)
-            idx += run
-            p += 1
-        if idx > REGISTERS:
-            return None
-    return out if idx == REGISTERS else None
+    out += pack_registers(registers)
+    return out
+
+
+_CHUNK = 128
+
+
+def _locate(buf: bytes | bytearray, index: int) -> tuple[int, int, int, int] | None:
+    """The sparse opcode covering register ``index``: (its position, its
+    first register, its register count, the position of the opcode before
+    it or -1), or None when the opcodes end first.
+
+    The register counts per byte come from a table (0 for both bytes of an
+    XZERO, whose counts are kept aside); whole chunks of 128 bytes are
+    skipped with one C ``sum`` each, and only the chunk holding the register
+    is walked byte by byte.  O(n) in C plus O(128) interpreted."""
+    body = bytes(buf[HEADER:])
+    n = len(body)
+    spans: bytes | bytearray = body.translate(_SPAN)
+    leads: dict[int, int] = {}
+    for match in _XZERO_OP.finditer(body):
+        leads[match.start()] = _xzero_span(match.group())
+    if leads:
+        spans = bytearray(spans)
+        for q in leads:
+            if q + 1 < n:
+                spans[q + 1] = 0
+        lead_at = list(leads)
+        lead_ends = [0, *accumulate(leads.values())]
+    first = 0
+    for start in range(0, n, _CHUNK):
+        end = start + _CHUNK
+        total = sum(spans[start:end])
+        if leads:
+            total += lead_ends[bisect_left(lead_at, end)] - lead_ends[bisect_left(lead_at, start)]
+        if first + total > index:
+            break
+        first += total
+    else:
+        return None
+    for at in range(start, min(end, n)):
+        span = leads.get(at, 0) or spans[at]
+        if first + span > index:
+            break
+        first += span
+    prev = -1 if at == 0 else HEADER + (at - 2 if at - 2 in leads else at - 1)
+    return HEADER + at, first, span, prev
 
 
 def _val(value: int, run: int) -> int:
@@ -281,33 +347,36 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
     if count > SPARSE_VAL_MAX:
         return _promote(buf, index, count)
     n = len(buf)
-    if cursor is not None:
-        p, first, prev = cursor
+    if cursor is None:
+        found = _locate(buf, index)
+        if found is None:
+            return -1
+        p, first, span, prev = found
+        oplen = 2 if 0x40 <= buf[p] < 0x80 else 1
     else:
-        p, first, prev = HEADER, 0, -1
-    prev_prev = -1
-    prev_span = 0
-    span = 0
-    oplen = 1
-    while p < n:
-        b = buf[p]
-        if b < 0x40:
-            span = (b & 63) + 1
-            oplen = 1
-        elif b >= 0x80:
-            span = (b & 3) + 1
-            oplen = 1
-        else:
-            span = (((b & 63) << 8) | _byte(buf, p + 1)) + 1
-            oplen = 2
-        if index < first + span:
-            break
-        prev_prev, prev, prev_span = prev, p, span
-        p += oplen
-        first += span
-    if span == 0 or p >= n:
-        return -1
-    if cursor is not None:
+        p, first, prev = cursor
+        prev_prev = -1
+        prev_span = 0
+        span = 0
+        oplen = 1
+        while p < n:
+            b = buf[p]
+            if b < 0x40:
+                span = (b & 63) + 1
+                oplen = 1
+            elif b >= 0x80:
+                span = (b & 3) + 1
+                oplen = 1
+            else:
+                span = (((b & 63) << 8) | _byte(buf, p + 1)) + 1
+                oplen = 2
+            if index < first + span:
+                break
+            prev_prev, prev, prev_span = prev, p, span
+            p += oplen
+            first += span
+        if span == 0 or p >= n:
+            return -1
         # Where the next (higher) index may resume: the opcode before this
         # one stays where it is and covers the same registers whatever the
         # update and the merge below do (the merge starts there).  When the
@@ -411,34 +480,10 @@ def add(buf: bytearray, element: bytes, max_bytes: int) -> int:
 def merge_into(registers: bytearray, value: bytes) -> bool:
     """registers[i] = max(registers[i], register i of ``value``) for a
     valid-looking HLL string (:func:`is_hll`).  False when a sparse string
-    does not cover exactly 16384 registers.  O(16384) in C for dense, O(n)
-    for sparse."""
-    if value[4] == DENSE:
-        other = dense_registers(value)
-    else:
-        other = bytearray(REGISTERS)
-        idx = 0
-        p = HEADER
-        n = len(value)
-        while p < n:
-            b = value[p]
-            if b < 0x40:
-                idx += (b & 63) + 1
-                p += 1
-            elif b < 0x80:
-                idx += (((b & 63) << 8) | _byte(value, p + 1)) + 1
-                p += 2
-            else:
-                run = (b & 3) + 1
-                if idx + run > REGISTERS:
-                    return False
-                other[idx:idx + run] = bytes([((b >> 2) & 31) + 1]) * run
-                idx += run
-                p += 1
-            if idx > REGISTERS:
-                return False
-        if idx != REGISTERS:
-            return False
+    does not cover exactly 16384 registers.  O(n + 16384) in C."""
+    other = dense_registers(value) if value[4] == DENSE else sparse_registers(value)
+    if other is None:
+        return False
     registers[:] = max_registers(registers, other)
     return True
 
@@ -459,30 +504,9 @@ def max_registers(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
 
 def histogram(value: bytes | bytearray) -> list[int] | None:
     """How many registers hold each value 0..63, or None for a sparse
-    string that does not cover exactly 16384 registers.  O(16384) in C for
-    dense, O(n) for sparse."""
-    if value[4] == DENSE:
-        return raw_histogram(dense_registers(value))
-    hist = [0] * 64
-    idx = 0
-    p = HEADER
-    n = len(value)
-    while p < n:
-        b = value[p]
-        if b < 0x40:
-            run = (b & 63) + 1
-            hist[0] += run
-            p += 1
-        elif b < 0x80:
-            run = (((b & 63) << 8) | _byte(value, p + 1)) + 1
-            hist[0] += run
-            p += 2
-        else:
-            run = (b & 3) + 1
-            hist[((b >> 2) & 31) + 1] += run
-            p += 1
-        idx += run
-    return hist if idx == REGISTERS else None
+    string that does not cover exactly 16384 registers.  O(n + 16384) in C."""
+    registers = dense_registers(value) if value[4] == DENSE else sparse_registers(value)
+    return None if registers is None else raw_histogram(registers)
 
 
 def raw_histogram(registers: bytes | bytearray) -> list[int]:
