@@ -506,3 +506,34 @@ def test_function_libraries_reach_replicas(processes, tmp_path) -> None:
                        for lib in replica.function_list())
         assert names == ["journal", "ledger"]
         assert replica.xrange("s") == primary.xrange("s")
+
+
+def test_hyperloglog_strings_reach_a_redis_replica_byte_for_byte(processes, tmp_path) -> None:
+    """HLLs in the snapshot and through the stream: PFADD, PFMERGE (sparse
+    and dense), PFCOUNT storing its count, PFDEBUG TODENSE; the replica's
+    strings equal the primary's byte for byte and count the same."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    primary.pfadd("before", *[f"b{i}" for i in range(500)])
+    assert primary.pfcount("before") > 0
+    replica_srv, _ = start_replica(processes, primary_srv.port)
+    replica = redis.Redis(port=replica_srv.port, socket_timeout=30)
+    raw = redis.Redis(port=primary_srv.port)
+    raw.pfadd("small", "a", "b", "c")
+    raw.pfadd("big", *[f"x{i}" for i in range(5000)])
+    raw.pfcount("small")                      # stores the count: propagated
+    raw.pfcount("small", "big")               # stores nothing
+    raw.pfmerge("merged", "small", "before")  # sparse
+    raw.pfmerge("dense", "small", "big")      # dense
+    for client in (raw, replica):               # each applies its own limit
+        client.config_set("hll-sparse-max-bytes", "20")
+    raw.pfadd("small", "d", "e", "f", "g")     # promoted on both
+    raw.execute_command("PFDEBUG", "TODENSE", "before")
+    raw.pfcount("dense")
+    assert caught_up(primary)
+    for key in ("before", "small", "big", "merged", "dense"):
+        assert replica.get(key) == raw.get(key), key
+    assert raw.get("small")[4] == raw.get("before")[4] == 0    # dense
+    assert replica.pfcount("small", "big", "merged") == raw.pfcount("small", "big", "merged")
+    raw.close()
+    replica.close()
