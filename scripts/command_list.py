@@ -19,7 +19,7 @@ from tidelog.commands.table import COMMANDS
 
 GROUP_TITLES = [
     ("stream", "Streams"), ("string", "Strings"), ("hash", "Hashes"), ("list", "Lists"),
-    ("set", "Sets"), ("sorted_set", "Sorted sets"), ("generic", "Keys"),
+    ("set", "Sets"), ("sorted_set", "Sorted sets"), ("hyperloglog", "HyperLogLog"), ("generic", "Keys"),
     ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
     ("connection", "Connection"),
     ("server", "Server"),
