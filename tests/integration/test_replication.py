@@ -537,3 +537,26 @@ def test_hyperloglog_strings_reach_a_redis_replica_byte_for_byte(processes, tmp_
     assert replica.pfcount("small", "big", "merged") == raw.pfcount("small", "big", "merged")
     raw.close()
     replica.close()
+
+
+def test_pfcount_on_a_tidelog_replica_keeps_the_offsets(processes, tmp_path) -> None:
+    """PFCOUNT run on a replica stores the fresh count in its own copy (as
+    Redis's replica does) and sends nothing anywhere: the replica's offset
+    stays the primary's, and later writes still arrive."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary.pfadd("h", "a", "b", "c")
+    assert caught_up(primary)
+    assert replica.pfcount("h") == 3
+    assert replica.pfcount("h") == 3
+    primary.pfadd("h", "d")
+    assert caught_up(primary)
+    assert replica.pfcount("h") == 4
+    assert primary.pfcount("h") == 4
+    assert caught_up(primary)
+    with redis.Redis(port=primary_srv.port) as p, redis.Redis(port=replica_srv.port) as r:
+        assert r.get("h") == p.get("h")
+    assert replica.info("replication")["slave_repl_offset"] == \
+        primary.info("replication")["master_repl_offset"]
+    assert "internal error" not in log_of(replica_srv)
