@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.differ_tools import assert_effects_match_aof
 from tests.support.processes import RedisServer
+from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
@@ -181,6 +182,27 @@ def test_embstr_short_hll_becomes_raw(d):
         d.check("OBJECT", "ENCODING", "k")
         check(d, *command, keys=["k"])
         d.check("OBJECT", "ENCODING", "k")
+
+
+def test_which_commands_touch_a_watched_key(d):
+    """WATCH fails after PFADD that changed a register and after PFCOUNT
+    that stored a fresh count; not after PFADD that changed nothing, a
+    cached PFCOUNT, or PFDEBUG TODENSE (Redis changes the string without
+    signalling the key)."""
+    check(d, "PFADD", "h", "a")
+    others = [RawClient(client.sock.getpeername()[1]) for client in (d.ours, d.theirs)]
+    try:
+        for argv in (["PFDEBUG", "TODENSE", "h"], ["PFADD", "h", "a"], ["PFCOUNT", "h", "x"],
+                     ["PFADD", "h", "b"], ["PFCOUNT", "h"], ["PFCOUNT", "h"],
+                     ["PFDEBUG", "GETREG", "h"], ["PFMERGE", "h"]):
+            d.check("WATCH", "h")
+            assert others[0].call(*argv) == others[1].call(*argv)
+            d.check("MULTI")
+            d.check("GET", "h")
+            d.check("EXEC")
+    finally:
+        for other in others:
+            other.close()
 
 
 def _sparse(*opcodes: int) -> bytes:
