@@ -273,8 +273,15 @@ def test_an_xzero_cut_short_is_updated_as_redis_does():
     head = b"HYLL\x01" + bytes(11)
     buf = bytearray(head + bytes([0x40 | (16126 >> 8), 16126 & 0xFF, 0x41]))
     assert hll.count(buf) is not None                     # 16127 + 257 registers
-    assert hll.sparse_set(buf, 16314, 2, 3000) == 1
+    tail = [0]
+    assert hll.sparse_set(buf, 16314, 2, 3000, None, tail) == 1
     assert buf[hll.HEADER:].hex() == "7efe40ba8440"       # what redis-server 7.0.15 holds
+    assert tail == [0x44]                                 # and the byte it wrote past the end
+    # redis-server's PFDEBUG DECODE reads that byte; a copy (SET of GET) reads 0
+    assert hll.decode_sparse(bytes(buf), tail[0]) == b"Z:16127 Z:187 v:2,1 Z:69"
+    assert hll.decode_sparse(bytes(buf)) == b"Z:16127 Z:187 v:2,1 Z:1"
+    assert hll.count(bytes(buf), tail[0]) == 1
+    assert hll.count(bytes(buf)) is None
 
 
 def test_estimator_edges():

@@ -73,10 +73,27 @@ def _check(value: Any) -> bytes:
     return value
 
 
-def _store(ctx: Ctx, key: bytes, value: bytes) -> None:
+# The byte after a sparse string in Redis's memory (hll.sparse_set's
+# ``tail``): 0 but after Redis updated an XZERO cut short at the end of a
+# corrupt string, until the string is rewritten.  Kept here for the stored
+# strings it is not 0 for (only such corrupt ones), at most TAILS_MAX.
+TAILS_MAX = 1024
+_tails: dict[int, tuple[bytes, int]] = {}
+
+
+def _tail_of(value: bytes) -> int:
+    entry = _tails.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else 0
+
+
+def _store(ctx: Ctx, key: bytes, value: bytes, tail: int = 0) -> None:
     """Put the rewritten string back (its TTL stays), a raw string."""
     mark_string_encoding(value, b"raw")
     ctx.db.set(key, value, keep_ttl=True)
+    if tail:
+        if len(_tails) >= TAILS_MAX:
+            del _tails[next(iter(_tails))]
+        _tails[id(value)] = (value, tail)
 
 
 @command("pfadd", arity=-2, flags="write denyoom fast", keys=(1, 1, 1), group="hyperloglog",
@@ -93,23 +110,25 @@ def pfadd(ctx: Ctx, argv: list[bytes]) -> object:
     if value is None:
         buf = bytearray(hll.EMPTY)
         updated = 1
+        tail = [0]
     else:
         buf = bytearray(_check(value))
         mark_string_encoding(value, b"raw")
         updated = 0
+        tail = [_tail_of(value)]
     max_bytes = ctx.config["hll-sparse-max-bytes"]
     add = hll.add
     for element in argv[2:]:
-        changed = add(buf, element, max_bytes)
+        changed = add(buf, element, max_bytes, tail)
         if changed < 0:
             if updated:  # what the elements before did stays, unpropagated (as in Redis)
-                _store(ctx, key, bytes(buf))
+                _store(ctx, key, bytes(buf), tail[0])
             raise CommandError(HLL_CORRUPT)
         updated += changed
     if not updated:
         return 0
     hll.invalidate(buf)
-    _store(ctx, key, bytes(buf))
+    _store(ctx, key, bytes(buf), tail[0])
     ctx.modified(key, updated)
     if value is None:
         ctx.ready(key)
@@ -140,7 +159,7 @@ def pfcount(ctx: Ctx, argv: list[bytes]) -> object:
             value = lookup_read(ctx, key)
             if value is None:
                 continue
-            if not hll.merge_into(registers, _check(value)):
+            if not hll.merge_into(registers, _check(value), _tail_of(value)):
                 raise CommandError(HLL_CORRUPT)
         return _signed(hll.estimate(hll.raw_histogram(registers)))
     key = argv[1]
@@ -152,12 +171,13 @@ def pfcount(ctx: Ctx, argv: list[bytes]) -> object:
     cached = hll.cached_count(value)
     if cached is not None:
         return cached
-    card = hll.count(value)
+    tail = _tail_of(value)
+    card = hll.count(value, tail)
     if card is None:
         raise CommandError(HLL_CORRUPT)
     buf = bytearray(value)
     hll.set_cached_count(buf, card)
-    _store(ctx, key, bytes(buf))
+    _store(ctx, key, bytes(buf), tail)
     ctx.modified(key)
     ctx.propagate_argv()
     return _signed(card)
@@ -180,15 +200,17 @@ def pfmerge(ctx: Ctx, argv: list[bytes]) -> object:
             continue
         if _check(value)[4] == hll.DENSE:
             use_dense = True
-        if not hll.merge_into(registers, value):
+        if not hll.merge_into(registers, value, _tail_of(value)):
             raise CommandError(HLL_CORRUPT)
     dest = argv[1]
     current = ctx.db.get(dest)
     buf = bytearray(hll.EMPTY if current is None else current)
+    tail = [0]
     if current is not None:
         mark_string_encoding(current, b"raw")
+        tail[0] = _tail_of(current)
     if use_dense and buf[4] == hll.SPARSE:
-        dense = hll.sparse_to_dense(buf)
+        dense = hll.sparse_to_dense(buf, tail[0])
         if dense is None:
             raise CommandError(HLL_CORRUPT)
         buf = dense
@@ -198,13 +220,13 @@ def pfmerge(ctx: Ctx, argv: list[bytes]) -> object:
         sparse_set = hll.sparse_set
         for match in _NONZERO.finditer(registers):
             j = match.start()
-            sparse_set(buf, j, registers[j], max_bytes, cursor)
+            sparse_set(buf, j, registers[j], max_bytes, cursor, tail)
             if buf[4] == hll.DENSE:  # promoted: every register ends at the maximum
                 break
     if buf[4] == hll.DENSE:
         buf[hll.HEADER:] = hll.pack_registers(registers)
     hll.invalidate(buf)
-    _store(ctx, dest, bytes(buf))
+    _store(ctx, dest, bytes(buf), tail[0] if buf[4] == hll.SPARSE else 0)
     ctx.modified(dest)
     if current is None:
         ctx.ready(dest)
@@ -232,7 +254,7 @@ def pfdebug(ctx: Ctx, argv: list[bytes]) -> object:
     if name in (b"getreg", b"todense"):
         converted = False
         if value[4] == hll.SPARSE:
-            dense = hll.sparse_to_dense(value)
+            dense = hll.sparse_to_dense(value, _tail_of(value))
             if dense is None:
                 raise CommandError(HLL_CORRUPT)
             value = bytes(dense)
@@ -249,7 +271,7 @@ def pfdebug(ctx: Ctx, argv: list[bytes]) -> object:
     if name == b"decode":
         if value[4] != hll.SPARSE:
             raise CommandError(PFDEBUG_NOT_SPARSE)
-        return hll.decode_sparse(value)
+        return hll.decode_sparse(value, _tail_of(value))
     if name == b"encoding":
         return SimpleString(b"dense" if value[4] == hll.DENSE else b"sparse")
     raise pfdebug_unknown_subcommand(sub)

@@ -214,8 +214,8 @@ def pack_registers(registers: bytes | bytearray) -> bytes:
 
 
 # -- sparse ----------------------------------------------------------------------------
-def _byte(buf: bytes | bytearray, i: int) -> int:
-    return buf[i] if i < len(buf) else 0
+def _byte(buf: bytes | bytearray, i: int, past: int = 0) -> int:
+    return buf[i] if i < len(buf) else past
 
 
 # The sparse string read in bulk.  Every byte outside 0x40-0x7f is a whole
@@ -232,20 +232,21 @@ _EXPAND = [bytes((b & 63) + 1) if b < 0x40 else bytes([((b >> 2) & 31) + 1]) * (
            if b >= 0x80 else b"" for b in range(256)]
 
 
-def _xzero_span(op: bytes) -> int:
-    return (((op[0] & 63) << 8) | (op[1] if len(op) > 1 else 0)) + 1
+def _xzero_span(op: bytes, past: int = 0) -> int:
+    return (((op[0] & 63) << 8) | (op[1] if len(op) > 1 else past)) + 1
 
 
-def sparse_registers(buf: bytes | bytearray) -> bytes | None:
+def sparse_registers(buf: bytes | bytearray, past: int = 0) -> bytes | None:
     """The 16384 registers of a sparse HLL, one byte each, or None when its
     opcodes do not add up to exactly 16384 registers.
 
     Validity, here and so in :func:`sparse_to_dense`, :func:`merge_into`
     and :func:`histogram`, is what redis-server 7.0.15 as shipped (with its
     CVE-2025-32023 fix) answers: the runs must add up to 16384 exactly; an
-    XZERO cut short at the end reads its missing byte as 0 (Redis's string
-    terminator).  Redis 7.0.15 without the fix let VALs past the 16384th
-    register pass in merges and conversions.
+    XZERO cut short at the end reads its missing byte as ``past``: the byte
+    after the string in Redis's memory (see :func:`sparse_set`).  Redis
+    7.0.15 without the fix let VALs past the 16384th register pass in
+    merges and conversions.
 
     O(n) in C: the string is split at its XZEROs (a regular expression), the
     runs summed with a byte table before anything is expanded, then each
@@ -253,19 +254,19 @@ def sparse_registers(buf: bytes | bytearray) -> bytes | None:
     pieces = _XZERO_SPLIT.split(bytes(buf[HEADER:]))
     total = 0
     for i, piece in enumerate(pieces):
-        total += _xzero_span(piece) if i & 1 else sum(piece.translate(_SPAN))
+        total += _xzero_span(piece, past) if i & 1 else sum(piece.translate(_SPAN))
     if total != REGISTERS:
         return None
     expand = _EXPAND.__getitem__
-    return b"".join([bytes(_xzero_span(piece)) if i & 1 else b"".join(map(expand, piece))
+    return b"".join([bytes(_xzero_span(piece, past)) if i & 1 else b"".join(map(expand, piece))
                      for i, piece in enumerate(pieces)])
 
 
-def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
+def sparse_to_dense(buf: bytes | bytearray, past: int = 0) -> bytearray | None:
     """The dense form of a sparse HLL (header copied, encoding changed), or
     None when the opcodes do not cover exactly 16384 registers
     (:func:`sparse_registers`).  O(n + 16384) in C."""
-    registers = sparse_registers(buf)
+    registers = sparse_registers(buf, past)
     if registers is None:
         return None
     out = bytearray(buf[:HEADER])
@@ -277,7 +278,8 @@ def sparse_to_dense(buf: bytes | bytearray) -> bytearray | None:
 _CHUNK = 128
 
 
-def _locate(buf: bytes | bytearray, index: int) -> tuple[int, int, int, int] | None:
+def _locate(buf: bytes | bytearray, index: int, past: int = 0
+            ) -> tuple[int, int, int, int] | None:
     """The sparse opcode covering register ``index``: (its position, its
     first register, its register count, the position of the opcode before
     it or -1), or None when the opcodes end first.
@@ -291,7 +293,7 @@ def _locate(buf: bytes | bytearray, index: int) -> tuple[int, int, int, int] | N
     spans: bytes | bytearray = body.translate(_SPAN)
     leads: dict[int, int] = {}
     for match in _XZERO_OP.finditer(body):
-        leads[match.start()] = _xzero_span(match.group())
+        leads[match.start()] = _xzero_span(match.group(), past)
     if leads:
         spans = bytearray(spans)
         for q in leads:
@@ -331,7 +333,7 @@ def _zeros(run: int) -> bytes:
 
 
 def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
-               cursor: list[int] | None = None) -> int:
+               cursor: list[int] | None = None, tail: list[int] | None = None) -> int:
     """Raise register ``index`` of a sparse HLL to ``count`` in place: 1 if
     it changed, 0 if not, -1 if the string is corrupt.  ``buf`` becomes
     dense (in place) when the value does not fit a VAL opcode or the string
@@ -343,12 +345,19 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
     registers in order, which makes a merge O(n) rather than O(n^2)).  The
     opcode is split (ZERO/XZERO into zeros-VAL-zeros, VAL into VAL-VAL-VAL),
     then up to five opcodes from the one before are scanned to merge equal
-    VAL neighbours, as Redis does.  O(n) for the byte moves."""
+    VAL neighbours, as Redis does.  O(n) for the byte moves.
+
+    ``tail`` (``[byte]``, in and out) is the byte after the string in
+    Redis's memory, which Redis reads as the second byte of an XZERO cut
+    short at the end: 0 (its string terminator) unless an update of such
+    an XZERO wrote past the end (Redis writes the split's last byte there),
+    until the next change of length zeroes it again."""
+    past = tail[0] if tail is not None else 0
     if count > SPARSE_VAL_MAX:
-        return _promote(buf, index, count)
+        return _promote(buf, index, count, past, tail)
     n = len(buf)
     if cursor is None:
-        found = _locate(buf, index)
+        found = _locate(buf, index, past)
         if found is None:
             return -1
         p, first, span, prev = found
@@ -368,7 +377,7 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
                 span = (b & 3) + 1
                 oplen = 1
             else:
-                span = (((b & 63) << 8) | _byte(buf, p + 1)) + 1
+                span = (((b & 63) << 8) | _byte(buf, p + 1, past)) + 1
                 oplen = 2
             if index < first + span:
                 break
@@ -393,7 +402,7 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
         run = (b & 3) + 1
         if run == 1:
             buf[p] = _val(count, 1)
-            _merge_neighbours(buf, prev, cursor)
+            _merge_neighbours(buf, prev, cursor, tail)
             return 1
         seq = bytearray()
         if index != first:
@@ -406,7 +415,7 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
     else:
         if b < 0x40 and span == 1:
             buf[p] = _val(count, 1)
-            _merge_neighbours(buf, prev, cursor)
+            _merge_neighbours(buf, prev, cursor, tail)
             return 1
         seq = bytearray()
         if index != first:
@@ -418,19 +427,28 @@ def sparse_set(buf: bytearray, index: int, count: int, max_bytes: int,
         oldlen = oplen
     delta = len(seq) - oldlen
     if delta > 0 and n + delta > max_bytes:
-        return _promote(buf, index, count)
+        return _promote(buf, index, count, past, tail)
     buf[p:p + oldlen] = seq
-    if len(buf) > n + delta:  # an XZERO cut short at the end: its last byte falls off
+    after = 0  # Redis ends the string with a 0 byte (sdsIncrLen) before writing seq
+    if len(buf) > n + delta:
+        # An XZERO cut short at the end: Redis writes seq's last byte past
+        # the end of the string, where the next read of a cut XZERO finds it.
+        after = seq[-1]
         del buf[n + delta:]
-    _merge_neighbours(buf, prev, cursor)
+    if tail is not None:
+        tail[0] = after
+    _merge_neighbours(buf, prev, cursor, tail)
     return 1
 
 
-def _merge_neighbours(buf: bytearray, prev: int, cursor: list[int] | None) -> None:
+def _merge_neighbours(buf: bytearray, prev: int, cursor: list[int] | None,
+                      tail: list[int] | None) -> None:
     """Step 4 of Redis's sparse update: from the opcode before the changed
     one, up to five opcodes are looked at; two adjacent VALs of one value
     whose runs fit one VAL become one.  Then the count goes stale.  A
-    ``cursor`` given (one the walk did not move) goes back to the start."""
+    ``cursor`` given (one the walk did not move) goes back to the start.
+    A merge shortens the string, and Redis then zeroes the byte after it
+    (``tail``)."""
     if cursor is not None:
         cursor[0], cursor[1], cursor[2] = HEADER, 0, -1
     p = prev if prev >= 0 else HEADER
@@ -450,21 +468,26 @@ def _merge_neighbours(buf: bytearray, prev: int, cursor: list[int] | None) -> No
                     buf[p + 1] = (c & 0xFC) | (run - 1)
                     del buf[p]
                     end -= 1
+                    if tail is not None:
+                        tail[0] = 0
                     continue
         p += 1
     buf[15] |= 0x80
 
 
-def _promote(buf: bytearray, index: int, count: int) -> int:
-    dense = sparse_to_dense(buf)
+def _promote(buf: bytearray, index: int, count: int, past: int,
+             tail: list[int] | None) -> int:
+    dense = sparse_to_dense(buf, past)
     if dense is None:
         return -1
     buf[:] = dense
+    if tail is not None:
+        tail[0] = 0
     return dense_set(buf, index, count)
 
 
 # -- adding, merging, counting ------------------------------------------------------------
-def add(buf: bytearray, element: bytes, max_bytes: int) -> int:
+def add(buf: bytearray, element: bytes, max_bytes: int, tail: list[int] | None = None) -> int:
     """Add one element to the HLL in ``buf`` (in place): 1 if a register
     rose, 0 if not, -1 if the string is corrupt (or of no known encoding).
     Dense: O(1) after the hash; sparse: O(n)."""
@@ -473,15 +496,15 @@ def add(buf: bytearray, element: bytes, max_bytes: int) -> int:
     if encoding == DENSE:
         return dense_set(buf, index, count)
     if encoding == SPARSE:
-        return sparse_set(buf, index, count, max_bytes)
+        return sparse_set(buf, index, count, max_bytes, None, tail)
     return -1
 
 
-def merge_into(registers: bytearray, value: bytes) -> bool:
+def merge_into(registers: bytearray, value: bytes, past: int = 0) -> bool:
     """registers[i] = max(registers[i], register i of ``value``) for a
     valid-looking HLL string (:func:`is_hll`).  False when a sparse string
     does not cover exactly 16384 registers.  O(n + 16384) in C."""
-    other = dense_registers(value) if value[4] == DENSE else sparse_registers(value)
+    other = dense_registers(value) if value[4] == DENSE else sparse_registers(value, past)
     if other is None:
         return False
     registers[:] = max_registers(registers, other)
@@ -502,10 +525,10 @@ def max_registers(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
     return ((x & mask) | (y & ~mask)).to_bytes(REGISTERS, "little")
 
 
-def histogram(value: bytes | bytearray) -> list[int] | None:
+def histogram(value: bytes | bytearray, past: int = 0) -> list[int] | None:
     """How many registers hold each value 0..63, or None for a sparse
     string that does not cover exactly 16384 registers.  O(n + 16384) in C."""
-    registers = dense_registers(value) if value[4] == DENSE else sparse_registers(value)
+    registers = dense_registers(value) if value[4] == DENSE else sparse_registers(value, past)
     return None if registers is None else raw_histogram(registers)
 
 
@@ -572,15 +595,15 @@ def estimate(hist: list[int]) -> int:
     return int(floor) + (1 if e - floor >= 0.5 else 0)
 
 
-def count(value: bytes | bytearray) -> int | None:
+def count(value: bytes | bytearray, past: int = 0) -> int | None:
     """The estimated cardinality of one HLL string (the cache ignored), or
     None if corrupt.  O(16384) in C for dense, O(n) for sparse."""
-    hist = histogram(value)
+    hist = histogram(value, past)
     return None if hist is None else estimate(hist)
 
 
 # -- debugging -------------------------------------------------------------------------
-def decode_sparse(value: bytes) -> bytes:
+def decode_sparse(value: bytes, past: int = 0) -> bytes:
     """PFDEBUG DECODE's text: ``z:<run>``, ``Z:<run>``, ``v:<value>,<run>``
     per opcode, space-separated.  O(n)."""
     parts = []
@@ -592,7 +615,7 @@ def decode_sparse(value: bytes) -> bytes:
             parts.append(b"z:%d" % ((b & 63) + 1))
             p += 1
         elif b < 0x80:
-            parts.append(b"Z:%d" % ((((b & 63) << 8) | _byte(value, p + 1)) + 1))
+            parts.append(b"Z:%d" % ((((b & 63) << 8) | _byte(value, p + 1, past)) + 1))
             p += 2
         else:
             parts.append(b"v:%d,%d" % (((b >> 2) & 31) + 1, (b & 3) + 1))
