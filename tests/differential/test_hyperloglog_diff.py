@@ -344,6 +344,10 @@ EFFECT_SCRIPT = [
     ["SET", "bad", "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x40\x00"],
     ["PFADD", "bad", "x"], ["PFCOUNT", "bad"], ["PFMERGE", "m", "bad"],
     ["PFCOUNT", "m"],
+    ["MULTI"], ["PFADD", "t", "x"], ["PFCOUNT", "t"], ["PFCOUNT", "t"], ["EXEC"],
+    ["MULTI"], ["PFCOUNT", "t"], ["PFCOUNT", "m", "t"], ["EXEC"],
+    ["EVAL", "return redis.call('PFCOUNT', KEYS[1])", "1", "h"],
+    ["PFADD", "h", "zz"], ["EVAL", "return redis.call('PFCOUNT', KEYS[1])", "1", "h"],
 ]
 
 
