@@ -297,3 +297,13 @@ def test_estimator_edges():
 def test_selftest_passes():
     from tidelog.commands.hyperloglog import selftest
     assert selftest(3000, random.Random(1)) is None
+
+
+def test_max_and_raised_registers():
+    rng = random.Random(9)
+    a = bytes(rng.randrange(64) for _ in range(hll.REGISTERS))
+    b = bytes(rng.randrange(64) for _ in range(hll.REGISTERS))
+    top = hll.max_registers(a, b)
+    assert top == bytes(max(x, y) for x, y in zip(a, b))
+    rising = hll.raised(a, top)
+    assert [i for i, v in enumerate(rising) if v] == [i for i in range(hll.REGISTERS) if b[i] > a[i]]

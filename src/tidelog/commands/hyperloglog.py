@@ -215,10 +215,15 @@ def pfmerge(ctx: Ctx, argv: list[bytes]) -> object:
             raise CommandError(HLL_CORRUPT)
         buf = dense
     if buf[4] == hll.SPARSE:
+        # Redis sets every non-zero maximum in turn; where the destination
+        # holds it already the set changes nothing, so only the registers
+        # that rise are visited (the destination was one of the merged keys).
+        own = hll.sparse_registers(buf, tail[0]) if current is not None else None
+        rising = registers if own is None else hll.raised(own, registers)
         max_bytes = ctx.config["hll-sparse-max-bytes"]
         cursor = [hll.HEADER, 0, -1]
         sparse_set = hll.sparse_set
-        for match in _NONZERO.finditer(registers):
+        for match in _NONZERO.finditer(rising):
             j = match.start()
             sparse_set(buf, j, registers[j], max_bytes, cursor, tail)
             if buf[4] == hll.DENSE:  # promoted: every register ends at the maximum

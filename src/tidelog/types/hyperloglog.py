@@ -525,6 +525,14 @@ def max_registers(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
     return ((x & mask) | (y & ~mask)).to_bytes(REGISTERS, "little")
 
 
+def raised(old: bytes | bytearray, new: bytes | bytearray) -> bytes:
+    """A register array that is non-zero exactly where ``new`` is above
+    ``old`` (both arrays of values < 128, ``new`` >= ``old`` bytewise): the
+    bytewise XOR, on big integers.  O(16384) in C."""
+    x = int.from_bytes(old, "little") ^ int.from_bytes(new, "little")
+    return x.to_bytes(REGISTERS, "little")
+
+
 def histogram(value: bytes | bytearray, past: int = 0) -> list[int] | None:
     """How many registers hold each value 0..63, or None for a sparse
     string that does not cover exactly 16384 registers.  O(n + 16384) in C."""
