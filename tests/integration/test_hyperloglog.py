@@ -196,3 +196,32 @@ def test_config_file_sets_the_limit(processes):
         assert r.config_get("hll-sparse-max-bytes") == {"hll-sparse-max-bytes": "64"}
         r.pfadd("h", *[f"x{i}" for i in range(40)])
         assert r.strlen("h") == 12304
+
+
+def test_client_pause_write_holds_pfcount(tidelog):
+    """PFCOUNT may write the cached count and propagate it: CLIENT PAUSE
+    WRITE holds it back, as Redis holds its commands that may replicate."""
+    import threading
+
+    from tests.support.waits import wait_until
+
+    r = redis.Redis(port=tidelog.port)
+    counter = redis.Redis(port=tidelog.port)
+    results: list = []
+    try:
+        counter.ping()
+        r.pfadd("h", "a", "b")
+        assert r.client_pause(60_000, all=False)
+        assert r.get("h") is not None                       # plain reads go on
+        worker = threading.Thread(target=lambda: results.append(counter.pfcount("h")))
+        worker.start()
+        wait_until(lambda: any(c["flags"] == "b" for c in r.client_list()), timeout=10)
+        held = [c for c in r.client_list() if c["flags"] == "b"]
+        assert len(held) == 1 and held[0]["cmd"] == "pfcount" and results == []
+        assert r.client_unpause()
+        worker.join(10)
+        assert results == [2]
+    finally:
+        r.client_unpause()
+        r.close()
+        counter.close()
