@@ -20,7 +20,8 @@ from tidelog.commands.table import COMMANDS
 GROUP_TITLES = [
     ("stream", "Streams"), ("string", "Strings"), ("bitmap", "Bitmaps"), ("hash", "Hashes"),
     ("list", "Lists"),
-    ("set", "Sets"), ("sorted_set", "Sorted sets"), ("geo", "Geo"), ("generic", "Keys"),
+    ("set", "Sets"), ("sorted_set", "Sorted sets"), ("geo", "Geo"),
+    ("hyperloglog", "HyperLogLog"), ("generic", "Keys"),
     ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
     ("connection", "Connection"),
     ("server", "Server"),

@@ -476,6 +476,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # Scripting: past this many milliseconds a running script makes the
     # server answer -BUSY (SCRIPT KILL can stop it); 0: at once.
     Option("busy-reply-threshold", _parse_int(0, LONG_MAX), "5000"),
+    # HyperLogLog (types/hyperloglog.py): a sparse HLL that would grow past
+    # this many bytes (header included) turns dense.
+    Option("hll-sparse-max-bytes", _parse_memory_bounded(0, LONG_MAX), "3000"),
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).

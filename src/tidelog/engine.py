@@ -159,7 +159,7 @@ _MONITOR_BEFORE = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall"
 # What a monitor (a replica, to Redis) may not run: commands that read,
 # write or may replicate.
 _KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
-_MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall"})
+_MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall", "pfcount"})
 
 
 def monitor_args(argv: list[bytes]) -> list[bytes]:

@@ -695,3 +695,18 @@ GEO_ANY_NEEDS_COUNT = b"ERR the ANY argument requires COUNT argument"
 GEO_STORE_WITH = b"ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
 GEO_NEED_FROM = b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s"
 GEO_NEED_BY = b"ERR exactly one of BYRADIUS and BYBOX can be specified for %s"
+# -- HyperLogLog ---------------------------------------------------------------------
+HLL_NOT_VALID = b"WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = b"INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = b"ERR The specified key does not exist"
+PFDEBUG_NOT_SPARSE = b"ERR HLL encoding is not sparse"
+PFSELFTEST_REGISTER = b"TESTFAILED Register %d should be %d but is %d"
+PFSELFTEST_NOT_SPARSE = b"TESTFAILED sparse encoding not used"
+PFSELFTEST_DISAGREE = b"TESTFAILED dense/sparse disagree"
+PFSELFTEST_ERROR = b"TESTFAILED Too big error. card:%d abserr:%d"
+
+
+def pfdebug_unknown_subcommand(sub: bytes) -> CommandError:
+    """Redis formats the subcommand whole, line breaks turned to spaces."""
+    sub = sub.replace(b"\r", b" ").replace(b"\n", b" ")
+    return CommandError(b"ERR Unknown PFDEBUG subcommand '%s'" % sub)

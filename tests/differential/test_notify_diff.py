@@ -203,8 +203,16 @@ BITMAPS = [
     ["BITOP", "XOR", "t", "b"],
 ]
 
+HYPERLOGLOG = [
+    ["PFADD", "h", "a", "b"], ["PFADD", "h", "a"], ["PFADD", "h"], ["PFADD", "e"],
+    ["PFCOUNT", "h"], ["PFCOUNT", "h", "none"], ["PFCOUNT", "none"], ["PFMERGE", "m", "h"],
+    ["PFMERGE", "m"], ["PFMERGE", "n", "none"], ["PFDEBUG", "TODENSE", "h"],
+    ["PFDEBUG", "GETREG", "m"], ["PFADD", "h", "c"],
+]
+
 FAMILIES = {"generic": GENERIC, "strings": STRINGS, "lists": LISTS, "hashes": HASHES,
-            "sets": SETS, "zsets": ZSETS, "streams": STREAMS, "bitmaps": BITMAPS}
+            "sets": SETS, "zsets": ZSETS, "streams": STREAMS, "bitmaps": BITMAPS,
+            "hyperloglog": HYPERLOGLOG}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -551,3 +551,57 @@ def test_bitmap_writes_reach_replicas(processes, tmp_path) -> None:
                 assert replica.get(key) == primary.get(key), key
                 assert (replica.ttl(key) > 0) == (primary.ttl(key) > 0), key
     assert log_of(primary_srv).count("BITOP DIFF1 has no Redis 7.0 form") == 1
+
+
+def test_hyperloglog_strings_reach_a_redis_replica_byte_for_byte(processes, tmp_path) -> None:
+    """HLLs in the snapshot and through the stream: PFADD, PFMERGE (sparse
+    and dense), PFCOUNT storing its count, PFDEBUG TODENSE; the replica's
+    strings equal the primary's byte for byte and count the same."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    primary.pfadd("before", *[f"b{i}" for i in range(500)])
+    assert primary.pfcount("before") > 0
+    replica_srv, _ = start_replica(processes, primary_srv.port)
+    replica = redis.Redis(port=replica_srv.port, socket_timeout=30)
+    raw = redis.Redis(port=primary_srv.port)
+    raw.pfadd("small", "a", "b", "c")
+    raw.pfadd("big", *[f"x{i}" for i in range(5000)])
+    raw.pfcount("small")                      # stores the count: propagated
+    raw.pfcount("small", "big")               # stores nothing
+    raw.pfmerge("merged", "small", "before")  # sparse
+    raw.pfmerge("dense", "small", "big")      # dense
+    for client in (raw, replica):               # each applies its own limit
+        client.config_set("hll-sparse-max-bytes", "20")
+    raw.pfadd("small", "d", "e", "f", "g")     # promoted on both
+    raw.execute_command("PFDEBUG", "TODENSE", "before")
+    raw.pfcount("dense")
+    assert caught_up(primary)
+    for key in ("before", "small", "big", "merged", "dense"):
+        assert replica.get(key) == raw.get(key), key
+    assert raw.get("small")[4] == raw.get("before")[4] == 0    # dense
+    assert replica.pfcount("small", "big", "merged") == raw.pfcount("small", "big", "merged")
+    raw.close()
+    replica.close()
+
+
+def test_pfcount_on_a_tidelog_replica_keeps_the_offsets(processes, tmp_path) -> None:
+    """PFCOUNT run on a replica stores the fresh count in its own copy (as
+    Redis's replica does) and sends nothing anywhere: the replica's offset
+    stays the primary's, and later writes still arrive."""
+    primary_srv = start_primary(processes, tmp_path)
+    primary = primary_srv.client()
+    replica_srv, replica = start_tidelog_replica(processes, tmp_path, primary_srv.port)
+    primary.pfadd("h", "a", "b", "c")
+    assert caught_up(primary)
+    assert replica.pfcount("h") == 3
+    assert replica.pfcount("h") == 3
+    primary.pfadd("h", "d")
+    assert caught_up(primary)
+    assert replica.pfcount("h") == 4
+    assert primary.pfcount("h") == 4
+    assert caught_up(primary)
+    with redis.Redis(port=primary_srv.port) as p, redis.Redis(port=replica_srv.port) as r:
+        assert r.get("h") == p.get("h")
+    assert replica.info("replication")["slave_repl_offset"] == \
+        primary.info("replication")["master_repl_offset"]
+    assert "internal error" not in log_of(replica_srv)

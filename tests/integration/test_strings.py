@@ -70,6 +70,29 @@ def test_string_commands_survive_the_aof(processes):
         assert after["p"][1] == -1
 
 
+def test_hyperloglogs_survive_the_aof(processes):
+    """PFADD, PFMERGE, PFCOUNT's stored count and PFDEBUG TODENSE replayed
+    from the AOF after kill -9: the same strings, byte for byte."""
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always",
+                       "--hll-sparse-max-bytes", "200")
+    with redis.Redis(port=port) as r:
+        assert r.config_get("hll-sparse-max-bytes") == {"hll-sparse-max-bytes": "200"}
+        assert r.pfadd("h", *[f"e{i}" for i in range(150)]) == 1
+        assert r.execute_command("PFDEBUG", "ENCODING", "h") == b"dense"   # past 200 bytes
+        assert r.pfadd("s", "a", "b") == 1
+        assert r.pfcount("s") == 2                # the count stored in the header
+        r.pfmerge("m", "s", "h")
+        r.pfmerge("m2", "s")
+        r.execute_command("PFDEBUG", "TODENSE", "m2")
+        assert r.pfcount("m2", "h") == r.pfcount("m")
+        before = {key: r.get(key) for key in (b"h", b"s", b"m", b"m2")}
+    proc.sigkill()
+    proc, port = start(processes, "--appendonly", "yes", "--hll-sparse-max-bytes", "200")
+    with redis.Redis(port=port) as r:
+        assert {key: r.get(key) for key in before} == before
+        assert r.pfcount("s") == 2
+
+
 @pytest.mark.filterwarnings("ignore:Call to experimental method")
 @pytest.mark.filterwarnings("ignore:Call to .set. method with experimental usage")
 def test_redis_84_string_commands_with_redis_py(processes):

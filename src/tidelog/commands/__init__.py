@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     geo,
     hash_ttl,
     hashes,
+    hyperloglog,
     idmp,
     info,
     keys,
