@@ -463,6 +463,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # Scripting: past this many milliseconds a running script makes the
     # server answer -BUSY (SCRIPT KILL can stop it); 0: at once.
     Option("busy-reply-threshold", _parse_int(0, LONG_MAX), "5000"),
+    # Client-side caching (commands/tracking.py): most keys the tracking
+    # table remembers (0: no limit); past it the oldest are invalidated.
+    Option("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).

@@ -71,6 +71,7 @@ from .commands.contract import (
     Wait,
 )
 from .commands.replies import repr_arg
+from .commands.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,
@@ -444,6 +445,9 @@ class Engine:
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
         # Lua scripting: the script cache and the runner (EVAL, SCRIPT).
         self.scripts = Scripts(self)
+        # Client-side caching (CLIENT TRACKING): the tracking table, and who
+        # is told of which modified key (commands.tracking).
+        self.tracking = Tracker(self)
         # rename-command: lower-case name -> the table's name it stands for
         # (None: a name that no longer exists); empty without renames.
         self.names: dict[bytes, bytes | None] = {}
@@ -501,11 +505,12 @@ class Engine:
         """Which dispatch a client uses: the engine's cache when it may run
         anything (authenticated, or no password needed, and a user without
         restrictions), else an empty one, so that each of its commands is
-        checked by :meth:`_access`.  Called whenever the client's user or
-        the users change."""
+        checked by :meth:`_access`; so is each command of a client that
+        tracks keys (CLIENT TRACKING: :meth:`_call_tracking`).  Called
+        whenever the client's user, the users or its tracking change."""
         user = client.user
         free = (client.authenticated or not self.acl.auth_required()) and \
-            (user is None or user.unrestricted)
+            (user is None or user.unrestricted) and client.tracking is None
         client.dispatch = self._dispatch if free else NO_DISPATCH
 
     def set_client_user(self, client: ClientState, user: User | None) -> None:
@@ -612,6 +617,8 @@ class Engine:
             self._unblock(client.blocked)
         self.unwatch_all(client)
         self.drop_subscriptions(client)
+        if client.tracking is not None:
+            self.tracking.disable(client)
         self.replication.client_closed(client)
         self.remove_monitor(client)
         if client.postponed:
@@ -1070,12 +1077,39 @@ class Engine:
             if entry.queued_in_multi:
                 client.multi.append(argv)
                 return QUEUED
-        if self.ops.monitors and entry.monitor:
+        if client.tracking is not None:
+            reply = self._call_tracking(client, entry, argv)
+        elif self.ops.monitors and entry.monitor:
             reply = self._call_monitored(client, entry, argv, True)
         else:
             reply = self._call(client, entry, argv, True)
         if self._ready and not self._executing:
             self.serve_ready()
+        return reply
+
+    def _call_tracking(self, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply:
+        """A command of a client that tracks keys (CLIENT TRACKING): while it
+        runs, the tracking knows it as the current client (NOLOOP, and its
+        own invalidations wait); afterwards the keys it read are remembered
+        and the messages for it follow its reply, as Redis orders them."""
+        tracking = self.tracking
+        outer, tracking.current = tracking.current, client
+        try:
+            if self.ops.monitors and entry.monitor:
+                reply = self._call_monitored(client, entry, argv, True)
+            else:
+                reply = self._call(client, entry, argv, True)
+            tracking.remember(entry.spec, argv)
+            tail = tracking.finish(client, entry.name)
+        finally:
+            tracking.current = outer
+        if tail:
+            if reply is BLOCKED or reply is POSTPONED:
+                for message in tail:
+                    client.send(message)
+            else:
+                items = reply.items if reply.__class__ is Replies else [reply]
+                reply = Replies([*items, *tail])
         return reply
 
     def apply_renames(self, renames: list[tuple[str, str]]) -> None:
@@ -1299,7 +1333,10 @@ class Engine:
         entry = self._entry(spec)
         if self.ops.monitors:
             self.feed_monitors(client, client.db, argv, from_script=True)
-        return self._call(client, entry, argv, may_block=False), entry.is_write
+        reply = self._call(client, entry, argv, may_block=False)
+        if self.tracking.current is not None:  # the script's caller tracks keys
+            self.tracking.remember(spec, argv)
+        return reply, entry.is_write
 
     # -- statistics -----------------------------------------------------------------
     @property
@@ -1435,6 +1472,8 @@ class Engine:
                     reply = self._call_monitored(client, entry, argv, False)
                 else:
                     reply = self._call(client, entry, argv, False)
+                if self.tracking.current is not None:
+                    self.tracking.remember(entry.spec, argv)
                 if inbox or reply.__class__ is Replies:
                     # Several replies for one command (SUBSCRIBE a b, or a
                     # message and PUBLISH's count): Redis writes them all
@@ -1605,6 +1644,10 @@ class Engine:
             self.latency_sample("expire-cycle", (time.monotonic_ns() - started) // 1_000_000)
         if self._idmp_sweep:
             self.expire_idmp()
+        if self.tracking.clients:
+            self.tracking.enforce_limit()
+        if self.tracking.bcast_due:
+            self.tracking.broadcast()
         self.replication.cron()
         if self._ready:
             self.serve_ready()
