@@ -224,7 +224,7 @@ def test_config_get_globs(run):
         b"hash-max-listpack-value", b"set-max-intset-entries", b"set-max-listpack-entries",
         b"set-max-listpack-value", b"zset-max-listpack-entries", b"zset-max-listpack-value",
         b"acllog-max-len", b"maxmemory", b"maxmemory-policy", b"maxmemory-samples", b"min-replicas-max-lag",
-        b"slowlog-max-len"]
+        b"slowlog-max-len", b"tracking-table-max-keys"]
     assert len(config_get(run, "*")) == len(OPTIONS)
     assert config_get(run, "hz", "h?") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []
