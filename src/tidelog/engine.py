@@ -1038,6 +1038,12 @@ class Engine:
         except CommandError as exc:
             if client.multi is not None:
                 client.multi_error = True
+            elif client.tracking is not None:
+                # CLIENT CACHING covered this command, unless it is a CLIENT
+                # subcommand (with the wrong argument count), as in Redis.
+                spec = table.lookup(argv)
+                if spec is None or not spec.name.startswith("client|"):
+                    client.tracking.caching = False
             return self._error(exc.message)
         client.last_command = entry.name
         if client.dispatch is not self._dispatch:  # not authenticated, or restricted
@@ -1616,17 +1622,38 @@ class Engine:
                     saved_db, client.db = client.db, request.db
                     ctx = Ctx.new(self, client, request.argv, entry, False)
                     ctx.ready_key = db_key[1]
+                    tracking = self.tracking if client.tracking is not None else None
+                    if tracking is not None:  # as a command of its own (_call_tracking)
+                        outer, tracking.current = tracking.current, client
                     try:
                         reply = request.wait.retry(ctx)
                     except CommandError as exc:
                         reply = self._error(exc.message)
                     finally:
                         client.db = saved_db
+                        if tracking is not None:
+                            tracking.current = outer
                     if reply is None:
                         continue
                     self._unblock(request)
                     self._finish(ctx)
+                    if tracking is not None:
+                        reply = self._tracked_retry(client, entry, request.argv, reply)
                     client.send(reply)
+
+    def _tracked_retry(self, client: ClientState, entry: Entry, argv: list[bytes],
+                       reply: Reply) -> Reply:
+        """A blocked command of a tracking client was served: as Redis 7.2+
+        runs it again, its keys are remembered (a read) and the messages
+        for it follow its reply."""
+        tracking = self.tracking
+        outer, tracking.current = tracking.current, client
+        try:
+            tracking.remember(entry.spec, argv)
+            tail = tracking.finish(client, entry.name)
+        finally:
+            tracking.current = outer
+        return Replies([reply, *tail]) if tail else reply
 
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:

@@ -230,6 +230,61 @@ def test_optin_and_optout(differ, pairs):
     assert drain(a) == [push(b"t7.a"), push(b"t7.c")]
 
 
+def expiry(differ, a: Pair) -> None:
+    differ.check("SET", "t16.e", "v", "PX", "300")
+    differ.check("SET", "t16.own", "v", "PX", "300")
+    same(a, "MGET", "t16.e", "t16.own")
+    time.sleep(0.4)                         # both keys are past their deadline now
+    differ.check("EXISTS", "t16.e")         # another client's lookup expires it
+    assert drain(a) == [push(b"t16.e")]
+    assert same(a, "GET", "t16.own") == b"_\r\n"  # its own lookup: told after the reply
+    assert drain(a) == [push(b"t16.own")]
+    differ.check("SET", "t16.own", "v")     # the expired key was read again: remembered
+    assert drain(a) == [push(b"t16.own")]
+
+
+def test_expiry_databases_and_swapdb(differ, pairs):
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON")
+    differ.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # only lookups expire keys here
+    try:
+        expiry(differ, a)
+    finally:
+        differ.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    same(a, "SELECT", "1")
+    same(a, "GET", "t16.k")
+    differ.check("SET", "t16.k", "db0")     # keys are the same in every database
+    assert drain(a) == [push(b"t16.k")]
+    same(a, "GET", "t16.k")
+    differ.check("SWAPDB", "0", "1")        # no message: Redis does not invalidate on SWAPDB
+    assert drain(a) == []
+    differ.check("SELECT", "1")
+    differ.check("DEL", "t16.k")
+    differ.check("SELECT", "0")
+    assert drain(a) == [push(b"t16.k")]
+
+
+def test_caching_and_refused_commands(differ, pairs):
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON", "OPTIN")
+    same(a, "CLIENT", "CACHING", "YES")
+    same(a, "NOSUCH")                       # an unknown command uses the YES up
+    same(a, "GET", "t15.a")
+    same(a, "CLIENT", "CACHING", "YES")
+    same(a, "GET")                          # so does a wrong argument count
+    same(a, "GET", "t15.b")
+    same(a, "CLIENT", "CACHING", "YES")
+    same(a, "CLIENT", "CACHING")            # but not a CLIENT subcommand's
+    same(a, "CLIENT", "ID", "x")
+    same(a, "GET", "t15.c")
+    for refused in (["CLIENT", "NOSUCH"], ["CLIENT"]):  # an unknown one, or CLIENT alone, does
+        same(a, "CLIENT", "CACHING", "YES")
+        same(a, *refused)
+        same(a, "GET", "t15.d")
+    differ.check("MSET", "t15.a", "1", "t15.b", "1", "t15.c", "1", "t15.d", "1")
+    assert drain(a) == [push(b"t15.c")]
+
+
 # -- BCAST -------------------------------------------------------------------------------
 def test_bcast_prefixes(differ, pairs):
     a = pairs()

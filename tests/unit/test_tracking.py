@@ -157,3 +157,30 @@ def test_closed_client_leaves_its_prefixes_and_the_count():
     h("SET", "q1", "x")
     h.engine.cron()                                # no scheduler here: the cron broadcasts
     assert b.inbox == [inv(b"p1")]
+
+
+def test_a_served_blocked_read_is_remembered_again():
+    """Redis 7.2+ runs a served blocked command again (through call()), so
+    the keys of a served XREAD are remembered (7.0 did not)."""
+    h = Harness()
+    a = tracker(h)
+    assert h("XREAD", "BLOCK", "0", "STREAMS", "s", "$", client=a).__class__.__name__ == "_Blocked"
+    assert list(h.engine.tracking.table.keys) == [b"s"]   # remembered when it blocked
+    h("XADD", "s", "1-1", "f", "v")
+    assert a.inbox[0] == inv(b"s")                        # the XADD told it, then it was served
+    assert list(h.engine.tracking.table.keys) == [b"s"]
+    h("XADD", "s", "2-1", "f", "v")
+    assert a.inbox[-1] == inv(b"s")
+
+
+def test_an_unknown_command_uses_up_caching_yes():
+    h = Harness()
+    a = tracker(h, "OPTIN")
+    h("CLIENT", "CACHING", "YES", client=a)
+    h("CLIENT", "CACHING", client=a)        # a CLIENT arity error keeps it (as in Redis)
+    assert a.tracking.caching
+    h("NOSUCH", client=a)
+    assert not a.tracking.caching
+    h("CLIENT", "CACHING", "YES", client=a)
+    h("CLIENT", "NOSUCH", client=a)         # an unknown subcommand uses it up
+    assert not a.tracking.caching
