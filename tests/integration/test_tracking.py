@@ -114,6 +114,9 @@ def test_bcast_prefixes(tidelog, r, tracked):
         pipe.set("user:2", 1).set("other", 1).set("user:1", 1).set("cart:9", 1)
         pipe.execute()
     assert a.invalidations() == [[b"cart:9"], [b"user:1", b"user:2"]]
+    deadline = time.monotonic() + TIMEOUT  # earlier tests' connections leave asynchronously
+    while r.info("clients")["tracking_clients"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
     info = r.info("everything")
     assert info["tracking_clients"] == 1 and info["tracking_total_prefixes"] == 2
     with pytest.raises(redis.ResponseError, match="overlaps with an existing prefix 'user:'"):
