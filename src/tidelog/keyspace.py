@@ -233,8 +233,9 @@ class Database:
         if self.on_new is not None:  # a replaced destination counts as new, as in Redis
             self.on_new(self, dst)
         self.expires.pop(dst, None)
-        if when is not None:
-            self.set_expire(dst, when)
+        if when is not None:  # (set_expire would signal dst before src: see below)
+            self.expires[dst] = when
+            heapq.heappush(self._deadlines, (when, dst))
         if type(value) is Hash and value.ttl:
             self.track_fields(dst, value.next_deadline())
         self.touch(src)
