@@ -183,6 +183,21 @@ def test_script_writes_then_invalidations(differ, pairs):
     assert drain(a) == [push(b"t4.b")]
 
 
+def test_script_reads_remember_their_own_keys(differ, pairs):
+    """Redis 7.2+ (redis/redis#11770): a read command a script runs
+    remembers that command's keys; 7.0.15 remembered every key the EVAL
+    named, at each read."""
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON")
+    same(a, "EVAL", "return redis.call('get', KEYS[1])", "2", "t18.read", "t18.named")
+    differ.check("SET", "t18.named", "1")
+    ours, theirs = a.call("PING")
+    assert ours == PONG and theirs == push(b"t18.named")
+    assert a.theirs.read_reply() == PONG
+    differ.check("SET", "t18.read", "1")
+    assert drain(a) == [push(b"t18.read")]
+
+
 def test_flush_sends_a_null(differ, pairs):
     a = pairs()
     same(a, "CLIENT", "TRACKING", "ON")
@@ -484,6 +499,8 @@ def _random_command(rng, tracker: bool) -> list:
         ["HINCRBY", k, "n", "1"], ["HDEL", k, "f"], ["UNLINK", k, other], ["SORT", k, "STORE", other],
         ["SMOVE", k, other, "m"], ["ZPOPMIN", k], ["TTL", k],
         ["SPOP", k], ["SUNIONSTORE", other, k], ["ZUNIONSTORE", other, "1", k],
+        ["EVAL", "return redis.pcall('incr', KEYS[1])", "1", k],  # (see test_script_reads)
+        ["EVAL_RO", "return redis.call('get', KEYS[1])", "1", k],
     ]
     if not tracker:
         choices.append(["FLUSHDB"])
@@ -496,7 +513,8 @@ def test_random_sequences(differ, pairs, options):
     """Random reads and writes from the tracking client and from another,
     a CLIENT CACHING now and then, MULTI blocks: after each step everything
     the tracking client received is the same on both servers.  The seed is
-    17 (``TRACKING_SEED`` picks another, to explore)."""
+    17 (``TRACKING_SEED`` picks another, to explore; ``TRACKING_HISTORY``
+    how many of the last commands a failure shows)."""
     rng = random.Random(int(os.environ.get("TRACKING_SEED", "17")))
     differ.check("FLUSHALL")
     a = pairs()
@@ -527,5 +545,6 @@ def test_random_sequences(differ, pairs, options):
         try:
             received += len(drain(a))
         except AssertionError as exc:
-            raise AssertionError(f"after {history[-6:]!r}") from exc
+            shown = int(os.environ.get("TRACKING_HISTORY", "6"))
+            raise AssertionError(f"after {history[-shown:]!r}") from exc
     assert received > 0 or options == ["OPTIN"]  # the sequences do make invalidations
