@@ -507,18 +507,30 @@ def _random_command(rng, tracker: bool) -> list:
     return rng.choice(choices)
 
 
-@pytest.mark.parametrize("options", [[], ["NOLOOP"], ["OPTIN"], ["OPTOUT"], ["BCAST", "PREFIX", "t17.a"]],
-                         ids=["default", "noloop", "optin", "optout", "bcast"])
+@pytest.mark.parametrize("options", [[], ["NOLOOP"], ["OPTIN"], ["OPTOUT"], ["BCAST", "PREFIX", "t17.a"],
+                                     ["REDIRECT"], ["REDIRECT", "BCAST"]],
+                         ids=["default", "noloop", "optin", "optout", "bcast", "resp2-redirect",
+                              "resp2-redirect-bcast"])
 def test_random_sequences(differ, pairs, options):
     """Random reads and writes from the tracking client and from another,
     a CLIENT CACHING now and then, MULTI blocks: after each step everything
-    the tracking client received is the same on both servers.  The seed is
-    17 (``TRACKING_SEED`` picks another, to explore; ``TRACKING_HISTORY``
-    how many of the last commands a failure shows)."""
+    the tracking client (or, for a RESP2 one, the subscriber it redirects
+    to) received is the same on both servers.  The seed is 17
+    (``TRACKING_SEED`` picks another, to explore; ``TRACKING_HISTORY`` how
+    many of the last commands a failure shows)."""
     rng = random.Random(int(os.environ.get("TRACKING_SEED", "17")))
     differ.check("FLUSHALL")
-    a = pairs()
-    same(a, "CLIENT", "TRACKING", "ON", *options)
+    if options[:1] == ["REDIRECT"]:
+        sink = pairs(resp3=False)
+        sink_ids = ids(sink)
+        same(sink, "SUBSCRIBE", "__redis__:invalidate")
+        a = pairs(resp3=False)
+        track_redirect(a, sink_ids, *options[1:])
+        listener, pong = sink, PONG2_SUBSCRIBED
+    else:
+        a = pairs()
+        same(a, "CLIENT", "TRACKING", "ON", *options)
+        listener, pong = a, PONG
     received = 0
     history: list = []
     for step in range(150):
@@ -543,7 +555,9 @@ def test_random_sequences(differ, pairs, options):
             ours, theirs = differ.ours.call(*argv), differ.theirs.call(*argv)
             assert ours == theirs, (step, argv, ours, theirs)
         try:
-            received += len(drain(a))
+            received += len(drain(listener, pong))
+            if listener is not a:
+                assert drain(a) == []
         except AssertionError as exc:
             shown = int(os.environ.get("TRACKING_HISTORY", "6"))
             raise AssertionError(f"after {history[-shown:]!r}") from exc
