@@ -1099,7 +1099,10 @@ class Engine:
         own invalidations wait); afterwards the keys it read are remembered
         and the messages for it follow its reply, as Redis orders them."""
         tracking = self.tracking
+        # (Another client's command may run inside this one's, while a
+        # script of that client is busy: its state is put back after.)
         outer, tracking.current = tracking.current, client
+        outer_pending, tracking.pending = tracking.pending, []
         try:
             if self.ops.monitors and entry.monitor:
                 reply = self._call_monitored(client, entry, argv, True)
@@ -1108,7 +1111,7 @@ class Engine:
             tracking.remember(entry.spec, argv)
             tail = tracking.finish(client, entry.name)
         finally:
-            tracking.current = outer
+            tracking.current, tracking.pending = outer, outer_pending
         if tail:
             if reply is BLOCKED or reply is POSTPONED:
                 for message in tail:
