@@ -69,7 +69,7 @@ from ..errors import (
 from ..resp.replies import OK, Map, Push, RawReply, SetReply
 from ..types.tracking import TrackingTable, overlapping
 from .args import parse_int
-from .key_specs import acl_keys
+from .key_specs import acl_keys, key_specs
 from .table import command
 
 if TYPE_CHECKING:
@@ -83,6 +83,29 @@ REDIR_BROKEN = b"tracking-redir-broken"
 _FLUSH_NULL = {2: RawReply(b"$-1\r\n"), 3: RawReply(b"_\r\n")}
 # Read commands whose keys are not remembered (the commands they run are).
 _NOT_REMEMBERED = frozenset({"eval_ro", "evalsha_ro", "fcall_ro"})
+
+
+_UNKNOWN: Any = object()
+_NEVER: Any = ()  # a command whose keys are never remembered
+
+
+def _key_ranges(spec: CommandSpec) -> Any:
+    """Where a read command's keys are, when its key specs are plain ranges
+    (``(begin, lastkey, keystep)`` each, as COMMAND INFO shows them); None
+    when they need more (a keyword, a count argument, XREAD's options):
+    :func:`~.key_specs.acl_keys` then finds them, per call; ``_NEVER`` for
+    a command that is not a read (or a Pub/Sub one, or EVAL_RO ...)."""
+    if "readonly" not in spec.flags or "pubsub" in spec.flags or spec.name in _NOT_REMEMBERED:
+        return _NEVER
+    if spec.name in ("xread", "xreadgroup"):
+        return None
+    ranges = []
+    for ks in key_specs(spec):
+        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
+            return None
+        if "not_key" not in ks.flags:
+            ranges.append((ks.begin, ks.lastkey, ks.keystep))
+    return ranges or _NEVER
 
 
 class ClientTracking:
@@ -117,6 +140,9 @@ class Tracker:
         self.hooked = False         # the databases' on_touch hook is installed
         self.bcast_due = False      # a broadcast is scheduled
         self.limit_misses = 0       # tracking-table-max-keys: attempts that stayed over
+        # Per command: where its keys are if it is a read (_key_ranges), found once.
+        self._ranges: dict[str, Any] = {}
+        self.grew = False           # keys were remembered since the size was checked
 
     # -- turning it on and off ------------------------------------------------------
     def enable(self, client: ClientState, redirect: int, bcast: bool, optin: bool,
@@ -166,14 +192,26 @@ class Tracker:
         EXEC or script): the keys of a read command, in the default mode."""
         client = self.current
         state = client.tracking if client is not None else None
-        if state is None or state.bcast or "readonly" not in spec.flags or \
-                "pubsub" in spec.flags or spec.name in _NOT_REMEMBERED:
+        if state is None or state.bcast:
+            return
+        ranges = self._ranges.get(spec.name, _UNKNOWN)
+        if ranges is _UNKNOWN:
+            ranges = self._ranges[spec.name] = _key_ranges(spec)
+        if ranges is _NEVER:
             return
         if (state.optin and not state.caching) or (state.optout and state.caching):
             return
-        keys = [argv[i] for i, _ in acl_keys(spec, argv)]
+        if ranges is None:
+            keys = [argv[i] for i, _ in acl_keys(spec, argv)]
+        else:
+            argc = len(argv)
+            keys = []
+            for first, lastkey, step in ranges:
+                last = first + lastkey if lastkey >= 0 else argc + lastkey
+                keys += argv[first:min(last, argc - 1) + 1:step]
         if keys:
             self.table.remember(client.id, keys)  # type: ignore[union-attr]
+            self.grew = True
 
     def finish(self, client: ClientState, name: str) -> list[Any]:
         """After a tracking client's top-level command (``name``; the client is
@@ -186,7 +224,9 @@ class Tracker:
         if state is not None and state.caching and client.multi is None and \
                 not name.startswith("client"):
             state.caching = False
-        self.enforce_limit()
+        if self.grew:
+            self.grew = False
+            self.enforce_limit()
         if not self.pending:
             return []
         pending, self.pending = self.pending, []
