@@ -184,3 +184,29 @@ def test_an_unknown_command_uses_up_caching_yes():
     h("CLIENT", "CACHING", "YES", client=a)
     h("CLIENT", "NOSUCH", client=a)         # an unknown subcommand uses it up
     assert not a.tracking.caching
+
+
+def test_key_ranges_find_what_acl_keys_finds():
+    """The per-command shortcut (plain key-spec ranges) names the same keys
+    as the general finder, for every read command of the table and
+    argument counts from its arity up."""
+    from tidelog.commands import table
+    from tidelog.commands.key_specs import acl_keys
+    from tidelog.commands.tracking import _NEVER, _key_ranges
+
+    specs = [s for spec in table.COMMANDS.values()
+             for s in ([spec] if not spec.subcommands else spec.subcommands.values())]
+    checked = 0
+    for spec in specs:
+        ranges = _key_ranges(spec)
+        if ranges is _NEVER or ranges is None:
+            continue
+        for argc in range(abs(spec.arity), abs(spec.arity) + 5):
+            argv = [b"%d" % i for i in range(argc)]
+            found = []
+            for first, lastkey, step in ranges:
+                last = first + lastkey if lastkey >= 0 else argc + lastkey
+                found += argv[first:min(last, argc - 1) + 1:step]
+            assert found == [argv[i] for i, _ in acl_keys(spec, argv)], (spec.name, argc)
+            checked += 1
+    assert checked > 100
