@@ -386,6 +386,23 @@ def test_redirect_to_a_resp3_client_and_broken(differ, pairs):
         b"$8\r\nredirect\r\n:<id>\r\n$8\r\nprefixes\r\n*0\r\n")
 
 
+def test_flush_null_in_the_tracking_clients_protocol(differ, pairs):
+    """A flush's null is written in the protocol of the client that tracks,
+    whatever the redirect client speaks (as Redis writes it)."""
+    resp3_sink = pairs()
+    a = pairs(resp3=False)
+    track_redirect(a, ids(resp3_sink))
+    resp2_sink = pairs(resp3=False)
+    resp2_ids = ids(resp2_sink)
+    same(resp2_sink, "SUBSCRIBE", "__redis__:invalidate")
+    b = pairs()
+    track_redirect(b, resp2_ids)
+    differ.check("FLUSHALL")
+    assert drain(resp3_sink) == [b">2\r\n$10\r\ninvalidate\r\n$-1\r\n"]
+    assert drain(resp2_sink, PONG2_SUBSCRIBED) == [
+        b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n_\r\n"]
+
+
 # -- the commands' replies and errors ------------------------------------------------------
 @pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
 def test_trackinginfo_and_getredir(differ, pairs, resp3):

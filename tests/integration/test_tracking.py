@@ -17,6 +17,7 @@ import time
 import pytest
 import redis
 import redis.asyncio
+from redis._parsers import _RESP3Parser
 from redis.cache import CacheConfig
 
 TIMEOUT = 5.0
@@ -25,8 +26,8 @@ TIMEOUT = 5.0
 class Tracked:
     """A RESP3 redis-py connection that records the invalidations it gets."""
 
-    def __init__(self, port: int) -> None:
-        self.conn = redis.Connection(port=port, protocol=3, socket_timeout=TIMEOUT)
+    def __init__(self, port: int, **kwargs) -> None:
+        self.conn = redis.Connection(port=port, protocol=3, socket_timeout=TIMEOUT, **kwargs)
         self.conn.connect()
         self.seen: list[list] = []
         self.conn._parser.set_invalidation_push_handler(self.seen.append)
@@ -49,8 +50,8 @@ class Tracked:
 def tracked(tidelog):
     opened: list[Tracked] = []
 
-    def make() -> Tracked:
-        t = Tracked(tidelog.port)
+    def make(**kwargs) -> Tracked:
+        t = Tracked(tidelog.port, **kwargs)
         opened.append(t)
         return t
 
@@ -59,8 +60,9 @@ def tracked(tidelog):
         t.close()
 
 
-def test_resp3_pushes(tidelog, r, tracked):
-    a = tracked()
+@pytest.mark.parametrize("parser", ["default", "python"])
+def test_resp3_pushes(tidelog, r, tracked, parser):
+    a = tracked(**({"parser_class": _RESP3Parser} if parser == "python" else {}))
     assert a.call("CLIENT", "TRACKING", "ON") == b"OK"
     assert a.call("GET", "k") is None
     assert a.call("HGETALL", "h") == {}
