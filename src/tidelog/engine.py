@@ -1481,8 +1481,8 @@ class Engine:
                     reply = self._call_monitored(client, entry, argv, False)
                 else:
                     reply = self._call(client, entry, argv, False)
-                if self.tracking.current is not None:
-                    self.tracking.remember(entry.spec, argv)
+                if client.tracking is not None:  # (perhaps turned on by this EXEC)
+                    self.tracking.remember(entry.spec, argv, client)
                 if inbox or reply.__class__ is Replies:
                     # Several replies for one command (SUBSCRIBE a b, or a
                     # message and PUBLISH's count): Redis writes them all

@@ -183,6 +183,15 @@ def test_script_writes_then_invalidations(differ, pairs):
     assert drain(a) == [push(b"t4.b")]
 
 
+def test_tracking_turned_on_inside_exec(differ, pairs):
+    a = pairs()
+    for argv in (["MULTI"], ["CLIENT", "TRACKING", "ON"], ["GET", "t19.k"], ["SET", "t19.j", "1"],
+                 ["EXEC"]):
+        same(a, *argv)
+    differ.check("SET", "t19.k", "1")
+    assert drain(a) == [push(b"t19.k")]
+
+
 def test_script_reads_remember_their_own_keys(differ, pairs):
     """Redis 7.2+ (redis/redis#11770): a read command a script runs
     remembers that command's keys; 7.0.15 remembered every key the EVAL

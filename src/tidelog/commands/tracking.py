@@ -187,10 +187,13 @@ class Tracker:
             self._hook(False)
 
     # -- what clients read ----------------------------------------------------------
-    def remember(self, spec: CommandSpec, argv: list[bytes]) -> None:
-        """After a command the current tracking client ran (itself, or in its
-        EXEC or script): the keys of a read command, in the default mode."""
-        client = self.current
+    def remember(self, spec: CommandSpec, argv: list[bytes],
+                 client: ClientState | None = None) -> None:
+        """After a command the current tracking client (or ``client``) ran,
+        itself or in its EXEC or script: the keys of a read command, in the
+        default mode."""
+        if client is None:
+            client = self.current
         state = client.tracking if client is not None else None
         if state is None or state.bcast:
             return
