@@ -192,6 +192,15 @@ def test_tracking_turned_on_inside_exec(differ, pairs):
     assert drain(a) == [push(b"t19.k")]
 
 
+def test_turned_off_inside_exec_after_a_write(differ, pairs):
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON")
+    same(a, "GET", "t20.k")
+    for argv in (["MULTI"], ["SET", "t20.k", "1"], ["CLIENT", "TRACKING", "OFF"], ["EXEC"]):
+        same(a, *argv)
+    assert drain(a) == [push(b"t20.k")]     # it waited for EXEC's reply: it still goes out
+
+
 def test_script_reads_remember_their_own_keys(differ, pairs):
     """Redis 7.2+ (redis/redis#11770): a read command a script runs
     remembers that command's keys; 7.0.15 remembered every key the EVAL

@@ -143,6 +143,7 @@ class Tracker:
         # Per command: where its keys are if it is a read (_key_ranges), found once.
         self._ranges: dict[str, Any] = {}
         self.grew = False           # keys were remembered since the size was checked
+        self.left: ClientTracking | None = None  # the current client's, turned off meanwhile
 
     # -- turning it on and off ------------------------------------------------------
     def enable(self, client: ClientState, redirect: int, bcast: bool, optin: bool,
@@ -171,6 +172,8 @@ class Tracker:
         for prefix in state.prefixes:
             self.table.remove_prefix(client.id, prefix)
         client.tracking = None
+        if client is self.current:  # what waits for its reply still goes out (as Redis)
+            self.left = state
         self.clients -= 1
         self._unhook_if_idle()
         self.engine.refresh_access(client)
@@ -233,11 +236,13 @@ class Tracker:
         if not self.pending:
             return []
         pending, self.pending = self.pending, []
+        state = client.tracking if client.tracking is not None else self.left
+        self.left = None
         tail: list[Any] = []
-        if client.tracking is None:
+        if state is None:
             return tail
         for key in pending:
-            self._send(client, _FLUSH_NULL[client.protocol] if key is None else [key], tail)
+            self._send(client, _FLUSH_NULL[client.protocol] if key is None else [key], tail, state)
         return tail
 
     # -- what changes ---------------------------------------------------------------
@@ -338,11 +343,14 @@ class Tracker:
                 self._send(client, common, None)
 
     # -- delivery -------------------------------------------------------------------
-    def _send(self, client: ClientState, payload: Any, tail: list[Any] | None) -> None:
+    def _send(self, client: ClientState, payload: Any, tail: list[Any] | None,
+              state: ClientTracking | None = None) -> None:
         """One invalidation for a tracking client (``payload``: the array of
-        keys, or a flush's null), where its options say.  A message for the
-        client whose command just finished goes into ``tail``."""
-        state = client.tracking
+        keys, or a flush's null), where its options (or ``state``) say.  A
+        message for the client whose command just finished goes into
+        ``tail``."""
+        if state is None:
+            state = client.tracking
         target = client
         redirected = False
         if state is not None and state.redirect:
