@@ -201,6 +201,20 @@ def test_turned_off_inside_exec_after_a_write(differ, pairs):
     assert drain(a) == [push(b"t20.k")]     # it waited for EXEC's reply: it still goes out
 
 
+def test_reset_turns_tracking_off(differ, pairs):
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "t21.", "NOLOOP")
+    same(a, "RESET")
+    same(a, "CLIENT", "TRACKINGINFO")
+    same(a, "CLIENT", "GETREDIR")
+    for client in (a.ours, a.theirs):       # (HELLO's replies differ: versions, ids)
+        assert client.call("HELLO", "3").startswith(b"%7")
+    differ.check("SET", "t21.k", "1")
+    assert drain(a) == []
+    same(a, "CLIENT", "TRACKING", "ON")      # no BCAST now: not a switch
+    same(a, "CLIENT", "TRACKINGINFO")
+
+
 def test_script_reads_remember_their_own_keys(differ, pairs):
     """Redis 7.2+ (redis/redis#11770): a read command a script runs
     remembers that command's keys; 7.0.15 remembered every key the EVAL
