@@ -86,7 +86,7 @@ _NOT_REMEMBERED = frozenset({"eval_ro", "evalsha_ro", "fcall_ro"})
 
 
 _UNKNOWN: Any = object()
-_NEVER: Any = ()  # a command whose keys are never remembered
+_NEVER: Any = object()  # a command whose keys are never remembered
 
 
 def _key_ranges(spec: CommandSpec) -> Any:
