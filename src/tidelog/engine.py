@@ -1432,6 +1432,8 @@ class Engine:
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1
+        if self.tracking.table.prefixes:  # BCAST: an expiry is no client's change (NOLOOP)
+            self.tracking.table.modified(key, None)
         self.signal_ready(db.index, key)
         self.emit([(db.index, [b"DEL", key])])
         if self.notify_flags & NOTIFY_EXPIRED:

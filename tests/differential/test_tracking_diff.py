@@ -313,6 +313,24 @@ def test_expiry_databases_and_swapdb(differ, pairs):
     assert drain(a) == [push(b"t16.k")]
 
 
+def test_bcast_noloop_and_an_expiry_its_own_lookup_made(differ, pairs):
+    """An expiry is no client's change: a NOLOOP BCAST client is told of the
+    key its own lookup expired."""
+    a = pairs()
+    same(a, "CLIENT", "TRACKING", "ON", "BCAST", "NOLOOP", "PREFIX", "t22.")
+    differ.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        differ.check("SET", "t22.k", "v", "PX", "100")
+        assert drain(a) == [push(b"t22.k")]
+        time.sleep(0.2)
+        same(a, "GET", "t22.k")             # expires it: sent at the end of the loop turn
+        assert drain(a) == [push(b"t22.k")]
+        same(a, "SET", "t22.own", "1")      # its own change: left out
+        assert drain(a) == []
+    finally:
+        differ.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
 def test_caching_and_refused_commands(differ, pairs):
     a = pairs()
     same(a, "CLIENT", "TRACKING", "ON", "OPTIN")
