@@ -129,7 +129,7 @@ def test_resp2_redirect_to_a_subscriber(tidelog, r):
     sink = r.pubsub()
     sink.subscribe("__redis__:invalidate")
     assert sink.get_message(timeout=TIMEOUT)["type"] == "subscribe"
-    sink_id = next(c["id"] for c in r.client_list(_type="pubsub"))
+    sink_id = max(int(c["id"]) for c in r.client_list(_type="pubsub"))  # the newest subscriber
     tracker = redis.Redis(port=tidelog.port, protocol=2, single_connection_client=True)
     try:
         assert tracker.client_tracking_on(clientid=int(sink_id)) == b"OK"
@@ -194,3 +194,25 @@ def test_redis_py_client_side_cache(tidelog, r):
     finally:
         cached.close()
     assert tidelog.engine.internal_errors == 0
+
+
+def test_asyncio_resp2_redirect(tidelog):
+    async def main() -> dict:
+        w = redis.asyncio.Redis(port=tidelog.port, protocol=2)  # (redis-py 8's default: 3)
+        sink = w.pubsub()
+        tracker = redis.asyncio.Redis(port=tidelog.port, protocol=2, single_connection_client=True)
+        try:
+            await sink.subscribe("__redis__:invalidate")
+            assert (await sink.get_message(timeout=TIMEOUT))["type"] == "subscribe"
+            sink_id = max(int(c["id"]) for c in await w.client_list(_type="pubsub"))
+            await tracker.client_tracking_on(clientid=int(sink_id))
+            await tracker.get("ak")
+            await w.set("ak", "v")
+            return await sink.get_message(timeout=TIMEOUT)
+        finally:
+            await sink.aclose()
+            await tracker.aclose()
+            await w.aclose()
+
+    assert asyncio.run(main()) == {"type": "message", "pattern": None,
+                                   "channel": b"__redis__:invalidate", "data": [b"ak"]}
