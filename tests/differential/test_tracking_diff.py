@@ -453,6 +453,42 @@ def test_flush_null_in_the_tracking_clients_protocol(differ, pairs):
         b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n_\r\n"]
 
 
+def test_client_info_flags_and_redir(differ, pairs):
+    """CLIENT INFO's ``flags`` (t, B, R) and ``redir`` fields (the rest of the
+    line differs by design: addresses, ages, buffers)."""
+    sink = pairs()
+    sink_ids = ids(sink)
+    a = pairs()
+
+    def fields(pair: Pair) -> tuple[list[bytes], list[bytes]]:
+        ours, theirs = pair.call("CLIENT", "INFO")
+        picked = []
+        for line, own_id in ((ours, sink_ids[0]), (theirs, sink_ids[1])):
+            words = dict(w.split(b"=", 1) for w in parse(line).split() if b"=" in w)
+            redir = words[b"redir"].replace(b"%d" % own_id, b"<id>")
+            picked.append([words[b"flags"], redir])
+        return picked[0], picked[1]
+
+    ours, theirs = fields(a)
+    assert ours == theirs == [b"N", b"-1"]
+    same(a, "CLIENT", "TRACKING", "ON")
+    ours, theirs = fields(a)
+    assert ours == theirs == [b"t", b"0"]
+    same(a, "CLIENT", "TRACKING", "OFF")
+    track_redirect(a, sink_ids, "BCAST")
+    ours, theirs = fields(a)
+    assert ours == theirs == [b"tB", b"<id>"]
+    sink.close()
+    wait_closed(differ, sink_ids)
+    differ.check("SET", "t23.k", "1")
+    ours, theirs = a.call("PING")           # the broadcast found the redirect gone
+    assert (ours, theirs) == tuple(b">2\r\n$21\r\ntracking-redir-broken\r\n:%d\r\n" % i
+                                   for i in sink_ids)
+    assert a.replies() == (PONG, PONG)
+    ours, theirs = fields(a)
+    assert ours == theirs == [b"tRB", b"<id>"]
+
+
 # -- the commands' replies and errors ------------------------------------------------------
 @pytest.mark.parametrize("resp3", [False, True], ids=["resp2", "resp3"])
 def test_trackinginfo_and_getredir(differ, pairs, resp3):
