@@ -479,6 +479,9 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # HyperLogLog (types/hyperloglog.py): a sparse HLL that would grow past
     # this many bytes (header included) turns dense.
     Option("hll-sparse-max-bytes", _parse_memory_bounded(0, LONG_MAX), "3000"),
+    # Client-side caching (commands/tracking.py): most keys the tracking
+    # table remembers (0: no limit); past it the oldest are invalidated.
+    Option("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).
@@ -644,7 +647,6 @@ OPTIONS.update({o.name: o for o in [
     _nx("max-new-tls-connections-per-cycle", _parse_int(1, 1000), "1"),
     _nx("maxmemory-clients", _parse_memory_or_percent(-100, LONG_MAX), "0",
         show=_show_memory_or_percent),
-    _nx("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
     _nx("io-threads", _parse_int(1, 128), "1", mutable=False),
     _nx("lookahead", _parse_int(1, INT32_MAX), "16"),
     _nx("tls-session-caching", _parse_bool, "yes", show=_show_bool),
@@ -704,7 +706,6 @@ OPTIONS.update({o.name: o for o in [
     _nx("bgsave-cpulist", _parse_string, "", mutable=False),
     # Data types Tidelog does not have (HyperLogLog, arrays, vector sets) and
     # the slowlog's per-entry caps (Tidelog keeps Redis's 32 and 128).
-    _nx("hll-sparse-max-bytes", _parse_memory_bounded(0, LONG_MAX), "3000"),
     _nx("array-slice-size", _parse_int(1, INT32_MAX), "4096"),
     _nx("array-sparse-kmin", _parse_int(1, INT32_MAX), "5"),
     _nx("array-sparse-kmax", _parse_int(1, INT32_MAX), "10"),

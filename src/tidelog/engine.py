@@ -71,6 +71,7 @@ from .commands.contract import (
     Wait,
 )
 from .commands.replies import repr_arg
+from .commands.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,
@@ -444,6 +445,9 @@ class Engine:
         self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
         # Lua scripting: the script cache and the runner (EVAL, SCRIPT).
         self.scripts = Scripts(self)
+        # Client-side caching (CLIENT TRACKING): the tracking table, and who
+        # is told of which modified key (commands.tracking).
+        self.tracking = Tracker(self)
         # rename-command: lower-case name -> the table's name it stands for
         # (None: a name that no longer exists); empty without renames.
         self.names: dict[bytes, bytes | None] = {}
@@ -501,11 +505,12 @@ class Engine:
         """Which dispatch a client uses: the engine's cache when it may run
         anything (authenticated, or no password needed, and a user without
         restrictions), else an empty one, so that each of its commands is
-        checked by :meth:`_access`.  Called whenever the client's user or
-        the users change."""
+        checked by :meth:`_access`; so is each command of a client that
+        tracks keys (CLIENT TRACKING: :meth:`_call_tracking`).  Called
+        whenever the client's user, the users or its tracking change."""
         user = client.user
         free = (client.authenticated or not self.acl.auth_required()) and \
-            (user is None or user.unrestricted)
+            (user is None or user.unrestricted) and client.tracking is None
         client.dispatch = self._dispatch if free else NO_DISPATCH
 
     def set_client_user(self, client: ClientState, user: User | None) -> None:
@@ -612,6 +617,8 @@ class Engine:
             self._unblock(client.blocked)
         self.unwatch_all(client)
         self.drop_subscriptions(client)
+        if client.tracking is not None:
+            self.tracking.disable(client)
         self.replication.client_closed(client)
         self.remove_monitor(client)
         if client.postponed:
@@ -1031,6 +1038,12 @@ class Engine:
         except CommandError as exc:
             if client.multi is not None:
                 client.multi_error = True
+            elif client.tracking is not None:
+                # CLIENT CACHING covered this command, unless it is a CLIENT
+                # subcommand (with the wrong argument count), as in Redis.
+                spec = table.lookup(argv)
+                if spec is None or not spec.name.startswith("client|"):
+                    client.tracking.caching = False
             return self._error(exc.message)
         client.last_command = entry.name
         if client.dispatch is not self._dispatch:  # not authenticated, or restricted
@@ -1070,12 +1083,42 @@ class Engine:
             if entry.queued_in_multi:
                 client.multi.append(argv)
                 return QUEUED
-        if self.ops.monitors and entry.monitor:
+        if client.tracking is not None:
+            reply = self._call_tracking(client, entry, argv)
+        elif self.ops.monitors and entry.monitor:
             reply = self._call_monitored(client, entry, argv, True)
         else:
             reply = self._call(client, entry, argv, True)
         if self._ready and not self._executing:
             self.serve_ready()
+        return reply
+
+    def _call_tracking(self, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply:
+        """A command of a client that tracks keys (CLIENT TRACKING): while it
+        runs, the tracking knows it as the current client (NOLOOP, and its
+        own invalidations wait); afterwards the keys it read are remembered
+        and the messages for it follow its reply, as Redis orders them."""
+        tracking = self.tracking
+        # (Another client's command may run inside this one's, while a
+        # script of that client is busy: its state is put back after.)
+        outer, tracking.current = tracking.current, client
+        outer_pending, tracking.pending = tracking.pending, []
+        try:
+            if self.ops.monitors and entry.monitor:
+                reply = self._call_monitored(client, entry, argv, True)
+            else:
+                reply = self._call(client, entry, argv, True)
+            tracking.remember(entry.spec, argv)
+            tail = tracking.finish(client, entry.name)
+        finally:
+            tracking.current, tracking.pending = outer, outer_pending
+        if tail:
+            if reply is BLOCKED or reply is POSTPONED:
+                for message in tail:
+                    client.send(message)
+            else:
+                items = reply.items if reply.__class__ is Replies else [reply]
+                reply = Replies([*items, *tail])
         return reply
 
     def apply_renames(self, renames: list[tuple[str, str]]) -> None:
@@ -1299,7 +1342,10 @@ class Engine:
         entry = self._entry(spec)
         if self.ops.monitors:
             self.feed_monitors(client, client.db, argv, from_script=True)
-        return self._call(client, entry, argv, may_block=False), entry.is_write
+        reply = self._call(client, entry, argv, may_block=False)
+        if self.tracking.current is not None:  # the script's caller tracks keys
+            self.tracking.remember(spec, argv)
+        return reply, entry.is_write
 
     # -- statistics -----------------------------------------------------------------
     @property
@@ -1386,6 +1432,8 @@ class Engine:
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1
+        if self.tracking.table.prefixes:  # BCAST: an expiry is no client's change (NOLOOP)
+            self.tracking.table.modified(key, None)
         self.signal_ready(db.index, key)
         self.emit([(db.index, [b"DEL", key])])
         if self.notify_flags & NOTIFY_EXPIRED:
@@ -1435,6 +1483,8 @@ class Engine:
                     reply = self._call_monitored(client, entry, argv, False)
                 else:
                     reply = self._call(client, entry, argv, False)
+                if client.tracking is not None:  # (perhaps turned on by this EXEC)
+                    self.tracking.remember(entry.spec, argv, client)
                 if inbox or reply.__class__ is Replies:
                     # Several replies for one command (SUBSCRIBE a b, or a
                     # message and PUBLISH's count): Redis writes them all
@@ -1577,17 +1627,38 @@ class Engine:
                     saved_db, client.db = client.db, request.db
                     ctx = Ctx.new(self, client, request.argv, entry, False)
                     ctx.ready_key = db_key[1]
+                    tracking = self.tracking if client.tracking is not None else None
+                    if tracking is not None:  # as a command of its own (_call_tracking)
+                        outer, tracking.current = tracking.current, client
                     try:
                         reply = request.wait.retry(ctx)
                     except CommandError as exc:
                         reply = self._error(exc.message)
                     finally:
                         client.db = saved_db
+                        if tracking is not None:
+                            tracking.current = outer
                     if reply is None:
                         continue
                     self._unblock(request)
                     self._finish(ctx)
+                    if tracking is not None:
+                        reply = self._tracked_retry(client, entry, request.argv, reply)
                     client.send(reply)
+
+    def _tracked_retry(self, client: ClientState, entry: Entry, argv: list[bytes],
+                       reply: Reply) -> Reply:
+        """A blocked command of a tracking client was served: as Redis 7.2+
+        runs it again, its keys are remembered (a read) and the messages
+        for it follow its reply."""
+        tracking = self.tracking
+        outer, tracking.current = tracking.current, client
+        try:
+            tracking.remember(entry.spec, argv)
+            tail = tracking.finish(client, entry.name)
+        finally:
+            tracking.current = outer
+        return Replies([reply, *tail]) if tail else reply
 
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
@@ -1605,6 +1676,10 @@ class Engine:
             self.latency_sample("expire-cycle", (time.monotonic_ns() - started) // 1_000_000)
         if self._idmp_sweep:
             self.expire_idmp()
+        if self.tracking.clients:
+            self.tracking.enforce_limit()
+        if self.tracking.bcast_due:
+            self.tracking.broadcast()
         self.replication.cron()
         if self._ready:
             self.serve_ready()

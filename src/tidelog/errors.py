@@ -710,3 +710,21 @@ def pfdebug_unknown_subcommand(sub: bytes) -> CommandError:
     """Redis formats the subcommand whole, line breaks turned to spaces."""
     sub = sub.replace(b"\r", b" ").replace(b"\n", b" ")
     return CommandError(b"ERR Unknown PFDEBUG subcommand '%s'" % sub)
+# Client-side caching (CLIENT TRACKING, CLIENT CACHING).
+TRACKING_ONE_REDIRECT = b"ERR A client can only redirect to a single other client"
+TRACKING_NO_REDIRECT_CLIENT = b"ERR The client ID you want redirect to does not exist"
+TRACKING_PREFIX_NEEDS_BCAST = b"ERR PREFIX option requires BCAST mode to be enabled"
+TRACKING_BCAST_SWITCH = (b"ERR You can't switch BCAST mode on/off before disabling tracking for "
+                         b"this client, and then re-enabling it with a different mode.")
+TRACKING_OPTIN_BCAST = b"ERR OPTIN and OPTOUT are not compatible with BCAST"
+TRACKING_OPTIN_AND_OPTOUT = b"ERR You can't specify both OPTIN mode and OPTOUT mode"
+TRACKING_OPT_SWITCH = (b"ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for "
+                       b"this client, and then re-enabling it with a different mode.")
+TRACKING_PREFIX_EXISTING = (b"ERR Prefix '%s' overlaps with an existing prefix '%s'. "
+                            b"Prefixes for a single client must not overlap.")
+TRACKING_PREFIX_PROVIDED = (b"ERR Prefix '%s' overlaps with another provided prefix '%s'. "
+                            b"Prefixes for a single client must not overlap.")
+CACHING_NOT_TRACKING = (b"ERR CLIENT CACHING can be called only when the client is in tracking "
+                        b"mode with OPTIN or OPTOUT mode enabled")
+CACHING_YES_NOT_OPTIN = b"ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+CACHING_NO_NOT_OPTOUT = b"ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."

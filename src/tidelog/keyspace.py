@@ -15,7 +15,9 @@ goes with its last field.
 
 WATCH support: :meth:`touch` marks every transaction watching a key as
 dirty.  Every write to a key must call it (the command context does, through
-``Ctx.modified``).
+``Ctx.modified``).  It also tells ``on_touch`` (client-side caching: the
+engine's tracking, set only while some client tracks keys), so that is the
+one place every key modification is signalled.
 
 SCAN support: every key is also filed in a :class:`KeyIndex` (buckets by
 hash, Redis's reverse-binary cursor).  It is maintained by the methods
@@ -79,6 +81,9 @@ class Database:
         self.key_index = KeyIndex()        # buckets for SCAN
         self.access: dict[bytes, int] = {}  # key -> eviction marks (see the module's text)
         self.no_touch = False              # set while a CLIENT NO-TOUCH client runs a command
+        # Told of every modified key while client-side caching is in use
+        # (None otherwise: one test per modification).
+        self.on_touch: Callable[[bytes], None] | None = None
         # The policy's kind (track): a lookup stamps the time (stamp_reads),
         # counts (lfu: an LFU policy) or leaves nothing (lrm: an LRM policy,
         # where writes stamp it).
@@ -203,8 +208,9 @@ class Database:
     def flush(self) -> int:
         """Remove every key; returns how many there were.  O(N)."""
         count = len(self.data)
-        for key in list(self.watchers):
-            self.touch(key)
+        for watching in self.watchers.values():  # (tracking hears of a flush as one)
+            for watcher in watching:
+                watcher.dirty_cas = True
         self.data.clear()
         self.expires.clear()
         self._deadlines.clear()
@@ -227,8 +233,9 @@ class Database:
         if self.on_new is not None:  # a replaced destination counts as new, as in Redis
             self.on_new(self, dst)
         self.expires.pop(dst, None)
-        if when is not None:
-            self.set_expire(dst, when)
+        if when is not None:  # (set_expire would signal dst before src: see below)
+            self.expires[dst] = when
+            heapq.heappush(self._deadlines, (when, dst))
         if type(value) is Hash and value.ttl:
             self.track_fields(dst, value.next_deadline())
         self.touch(src)
@@ -256,14 +263,17 @@ class Database:
                 del self.watchers[key]
 
     def touch(self, key: bytes) -> None:
-        """A key changed: transactions watching it will fail at EXEC (and
-        under LRM its modification time moves: :meth:`written`)."""
+        """A key changed: transactions watching it will fail at EXEC, under
+        LRM its modification time moves (:meth:`written`), and client-side
+        caching hears of it (``on_touch``)."""
         watching = self.watchers.get(key)
         if watching:
             for watcher in watching:
                 watcher.dirty_cas = True
         if self.lrm and key in self.data:
             self.access[key] = self._now_ms()
+        if self.on_touch is not None:
+            self.on_touch(key)
 
     # -- eviction marks (the module's text) ---------------------------------------------
     def track(self, lfu: Lfu | None, lrm: bool) -> None:

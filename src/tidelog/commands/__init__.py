@@ -34,6 +34,7 @@ from . import (  # noqa: F401
     string_conditions,
     string_ranges,
     strings,
+    tracking,
     transactions,
     xgroup,
     xinfo,

@@ -182,6 +182,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     ctx.engine.unwatch_all(client)
     ctx.engine.drop_subscriptions(client)
     ctx.engine.remove_monitor(client)
+    ctx.engine.tracking.disable(client)  # CLIENT TRACKING OFF
     client.db = 0
     client.protocol = 2
     client.name = b""
@@ -256,6 +257,12 @@ def _client_flags(client: ClientState) -> str:
         flags += "x"
     if client.blocked is not None or client.postponed:
         flags += "b"
+    if client.tracking is not None:
+        flags += "t"
+        if client.tracking.broken:
+            flags += "R"
+        if client.tracking.bcast:
+            flags += "B"
     if client.dirty_cas:
         flags += "d"
     if client.close_after_reply:
@@ -294,7 +301,8 @@ def client_info_line(engine: EngineAPI, client: ClientState,
         f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem} events=r"
         f" cmd={client.last_command}"
     ).encode() + b" user=" + (client.user.name if client.user is not None else b"(superuser)") + (
-        f" redir=-1 resp={client.protocol}"
+        f" redir={client.tracking.redirect if client.tracking is not None else -1}"
+        f" resp={client.protocol}"
     ).encode() + b" lib-name=" + client.lib_name + b" lib-ver=" + client.lib_ver
 
 
@@ -519,6 +527,10 @@ def client_reply(ctx: Ctx, argv: list[bytes]) -> object:
 
 _CLIENT_HELP = [
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -557,6 +569,11 @@ _CLIENT_HELP = [
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",

@@ -117,6 +117,9 @@ class ClientState:
     # Bytes of replies not yet written to the socket (CLIENT LIST's omem);
     # the server gives it.
     output_bytes: Callable[[], int] = lambda: 0
+    # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
+    # None while tracking is off.
+    tracking: Any = None
 
 
 # INFO persistence's aof_* lines while no AOF runs (the engine's inert
@@ -266,6 +269,12 @@ class EngineAPI(Protocol):
     scripts: Any
     # ACL: the users and the log (a tidelog.commands.acl_users.Acl).
     acl: Any
+    # Client-side caching: the tracking table and its delivery (a
+    # tidelog.commands.tracking.Tracker); the server's timer (None: none).
+    tracking: Any
+    schedule: Callable[[float, Callable[[], None]], Any] | None
+
+    def refresh_access(self, client: ClientState) -> None: ...
 
     def set_client_user(self, client: ClientState, user: Any) -> None: ...
     def users_changed(self, current: ClientState | None, deleted: list[Any] = ...,

@@ -85,7 +85,7 @@ def _section_clients(ctx: Ctx) -> list[str]:
         "cluster_connections:0",
         f"maxclients:{ctx.config['maxclients']}",
         f"blocked_clients:{engine.blocked_clients}",
-        "tracking_clients:0",
+        f"tracking_clients:{engine.tracking.clients}",
         f"clients_in_timeout_table:{engine.blocked_with_timeout()}",
     ]
 
@@ -155,6 +155,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsub_channels:{len(ctx.engine.pubsub.channels)}",
         f"pubsub_patterns:{ctx.engine.pubsub.numpat()}",
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
+        *ctx.engine.tracking.info_stats(),
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
         # Redis 7.4: clients closed for passing client-output-buffer-limit.

@@ -48,6 +48,7 @@ def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     # now that its key is gone (Redis 7.2+).
     ctx.engine.signal_all_waited(ctx.db.index)
     ctx.changed(ctx.db.flush())
+    ctx.engine.tracking.flushed()  # one null to every tracking client
     ctx.effect(list(argv))  # always, even when nothing was there (as Redis)
     return OK
 
@@ -61,6 +62,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     for db in ctx.engine.dbs:
         ctx.engine.signal_all_waited(db.index)
         ctx.changed(db.flush())
+    ctx.engine.tracking.flushed()
     ctx.effect(list(argv))
     return OK
 

@@ -350,6 +350,7 @@ def reload(engine: Engine, aof: Aof) -> None:
     try:
         for db in engine.dbs:
             db.flush()
+        engine.tracking.flushed()
         load(engine)
     finally:
         listeners[:] = saved

@@ -132,6 +132,7 @@ def debug_loadaof(ctx: Ctx, argv: list[bytes]) -> Reply:
         else:
             for db in ctx.engine.dbs:
                 db.flush()
+            ctx.engine.tracking.flushed()
             aof_loader.load(ctx.engine)
     except aof_loader.AofLoadError as exc:
         raise errors.aof_load_failed(str(exc)) from None

@@ -626,6 +626,7 @@ def install(engine: Engine, snap: Snapshot) -> None:
             raise RdbError(f"a function library does not load: {exc.message!r}", 0) from None
     for db in engine.dbs:
         db.flush()
+    engine.tracking.flushed()  # clients that cache keys drop them all
     for index, items in snap.dbs.items():
         db = engine.dbs[index]
         for key, value, expire in items:
