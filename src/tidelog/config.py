@@ -191,21 +191,23 @@ NOTIFY_KEY_MISS = 1 << 11
 NOTIFY_LOADED = 1 << 12   # modules only; never set by the option
 NOTIFY_MODULE = 1 << 13
 NOTIFY_NEW = 1 << 14
+NOTIFY_ARRAY = 1 << 15    # arrays (Redis 8.8); class letter 'a' (see docs/compatibility.md)
 # 'A': every class but key-miss and new-key (as Redis).
 NOTIFY_ALL = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH
-              | NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+              | NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE
+              | NOTIFY_ARRAY)
 
 _NOTIFY_CLASSES = {
     "A": NOTIFY_ALL, "g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "l": NOTIFY_LIST,
     "s": NOTIFY_SET, "h": NOTIFY_HASH, "z": NOTIFY_ZSET, "x": NOTIFY_EXPIRED,
     "e": NOTIFY_EVICTED, "K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "t": NOTIFY_STREAM,
-    "m": NOTIFY_KEY_MISS, "d": NOTIFY_MODULE, "n": NOTIFY_NEW,
+    "m": NOTIFY_KEY_MISS, "d": NOTIFY_MODULE, "n": NOTIFY_NEW, "a": NOTIFY_ARRAY,
 }
 # The order CONFIG GET shows the classes in: these (or 'A' for all of them) ...
 _NOTIFY_SHOWN_CLASSES = (("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTIFY_LIST),
                          ("s", NOTIFY_SET), ("h", NOTIFY_HASH), ("z", NOTIFY_ZSET),
                          ("x", NOTIFY_EXPIRED), ("e", NOTIFY_EVICTED), ("t", NOTIFY_STREAM),
-                         ("d", NOTIFY_MODULE), ("n", NOTIFY_NEW))
+                         ("d", NOTIFY_MODULE), ("n", NOTIFY_NEW), ("a", NOTIFY_ARRAY))
 # ... then these.
 _NOTIFY_SHOWN_AFTER = (("K", NOTIFY_KEYSPACE), ("E", NOTIFY_KEYEVENT), ("m", NOTIFY_KEY_MISS))
 

@@ -1,0 +1,367 @@
+"""The array type (Redis 8.8): a sparse map of index -> string value.
+
+Indexes run from 0 to 2**64 - 2 (2**64 - 1 is reserved: the length, the
+highest index plus one, must fit in 64 bits).  Holes cost nothing.  Besides
+the values, an array keeps an *insert cursor* for ARINSERT and ARRING: the
+last index they wrote (``insert_idx``), or ``None`` before the first write
+or after ``ARSEEK key 0``.
+
+Representation::
+
+    values   {idx: bytes}            O(1) get / set / delete
+    index    SortedList[idx]         ordered scans, first / last index
+    slices   {idx >> bits: count}    populated slices (ARINFO's ``slices``)
+
+The slice map mirrors how Redis cuts the index space into slices of
+``array-slice-size`` (4096) positions; it only feeds ARINFO, which also
+reports the size of Redis's slice directory.  That directory is modelled by
+two numbers, replayed under Redis's documented growth rules: a flat table
+of ``dir_alloc`` slice pointers (a power of two) while every slice id is
+below 2048, then a "super-directory" of 2048-slice blocks (``sdir_cap``
+entries, starting at 4 and doubling).  Nothing else depends on them.
+
+Costs: get / set / delete O(log N) (the sorted index; the dict alone is
+O(1)); range scans O(log N + K) for K populated positions visited; length
+and count O(1).
+
+:meth:`_check` asserts the invariants (the tests call it after every
+mutation): the index holds exactly the dict's keys, every index is in range,
+the slice counts add up, the cursor is in range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sortedcontainers import SortedList
+
+# The largest usable index (2**64 - 2) and the reserved one.
+INDEX_MAX = (1 << 64) - 2
+_U64_MAX = (1 << 64) - 1
+SUPER_BLOCK_SLOTS = 2048  # slices per super-directory block
+DEFAULT_SLICE_SIZE = 4096
+
+
+class Array:
+    """A sparse array.  All costs are O(1) unless stated."""
+
+    TYPE_NAME = b"array"  # what TYPE says
+
+    __slots__ = ("values", "index", "insert_idx", "slice_size", "_bits", "slices",
+                 "dir_alloc", "superdir", "sdir_cap", "blocks")
+
+    def __init__(self, slice_size: int = DEFAULT_SLICE_SIZE) -> None:
+        self.values: dict[int, bytes] = {}
+        self.index = SortedList()
+        self.insert_idx: int | None = None
+        self.slice_size = slice_size
+        self._bits = slice_size.bit_length() - 1
+        self.slices: dict[int, int] = {}   # slice id -> populated positions
+        # Redis's slice directory, for ARINFO (see the module's text).
+        self.dir_alloc = 0
+        self.superdir = False
+        self.sdir_cap = 0
+        self.blocks: dict[int, int] = {}   # super-directory block -> populated slices
+
+    # -- queries ---------------------------------------------------------------
+    def __len__(self) -> int:
+        """The number of populated positions (ARCOUNT)."""
+        return len(self.values)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    @property
+    def length(self) -> int:
+        """The highest populated index plus one, 0 when empty (ARLEN)."""
+        return self.index[-1] + 1 if self.values else 0
+
+    def get(self, idx: int) -> bytes | None:
+        return self.values.get(idx)
+
+    def scan(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+        """The populated ``(index, value)`` pairs between start and end
+        inclusive, descending when start > end.  A lazy iterator: the array
+        must not change while it is used.  O(log N) to start, O(1) a pair."""
+        values = self.values
+        if start <= end:
+            for idx in self.index.irange(start, end):
+                yield idx, values[idx]
+        else:
+            for idx in self.index.irange(end, start, reverse=True):
+                yield idx, values[idx]
+
+    def items(self) -> Iterator[tuple[int, bytes]]:
+        """Every populated pair in index order.  O(N)."""
+        values = self.values
+        for idx in self.index:
+            yield idx, values[idx]
+
+    def object_encoding(self) -> bytes:
+        """OBJECT ENCODING: Redis has one encoding for arrays."""
+        return b"slicedarray"
+
+    def memory_usage(self) -> int:
+        """An estimate of what Redis would use (bytes): its 80-byte header,
+        the slice directory, per slice a header and a pointer-sized word a
+        value, and the heap strings of values too long to sit in that word.
+        O(N)."""
+        size = 80 + 8 * self.directory_size + 2048 * 8 * self.super_dir_entries
+        size += 32 * len(self.slices) + 10 * len(self.values)
+        for value in self.values.values():
+            if len(value) > 7 and value_tag(value)[0] == TAG_STRING:
+                size += (len(value) + (2 if len(value) <= 32767 else 8) + 7) & ~7
+        return size
+
+    # -- mutations -------------------------------------------------------------
+    def set(self, idx: int, value: bytes) -> bool:
+        """Store value at idx (0 <= idx <= INDEX_MAX); True if the position
+        was empty.  O(log N)."""
+        values = self.values
+        if idx in values:
+            values[idx] = value
+            return False
+        values[idx] = value
+        self.index.add(idx)
+        sid = idx >> self._bits
+        self._grow_directory(sid)
+        slices = self.slices
+        n = slices.get(sid, 0)
+        slices[sid] = n + 1
+        if not n and self.superdir:
+            block = sid // SUPER_BLOCK_SLOTS
+            have = self.blocks.get(block, 0)
+            if not have and len(self.blocks) >= self.sdir_cap:
+                self.sdir_cap = self.sdir_cap * 2 if self.sdir_cap else 4
+            self.blocks[block] = have + 1
+        return True
+
+    def reserve(self, lo: int, hi: int) -> None:
+        """Before a bulk write of [lo, hi] (ARSET, ARINSERT of several values):
+        Redis sizes its directory for the highest slice first."""
+        self._grow_directory(hi >> self._bits)
+
+    def delete(self, idx: int) -> bool:
+        """Remove idx; True if it was populated.  O(log N)."""
+        if self.values.pop(idx, None) is None:
+            return False
+        self.index.remove(idx)
+        if self._slice_lost(idx >> self._bits):
+            self._maybe_shrink()
+        return True
+
+    def delete_range(self, lo: int, hi: int) -> int:
+        """Remove every populated index in [lo, hi]; the number removed.
+        O(log N + K) for K removed."""
+        index = self.index
+        doomed = list(index.irange(lo, hi))
+        if not doomed:
+            self._maybe_shrink()
+            return 0
+        values = self.values
+        if len(doomed) == len(index):
+            index.clear()
+        else:
+            start = index.bisect_left(doomed[0])
+            del index[start:start + len(doomed)]
+        for idx in doomed:
+            del values[idx]
+            self._slice_lost(idx >> self._bits)
+        self._maybe_shrink()
+        return len(doomed)
+
+    def copy(self) -> Array:
+        """An independent copy (COPY), directory shape included.  O(N)."""
+        dup = Array(self.slice_size)
+        dup.values = dict(self.values)
+        dup.index = SortedList(self.index)
+        dup.insert_idx = self.insert_idx
+        dup.slices = dict(self.slices)
+        dup.dir_alloc = self.dir_alloc
+        dup.superdir = self.superdir
+        dup.sdir_cap = self.sdir_cap
+        dup.blocks = dict(self.blocks)
+        return dup
+
+    def adopt(self, other: Array) -> None:
+        """Take other's contents (ARRING's rebuild: the key keeps its
+        value object, its TTL and its watchers).  O(1)."""
+        for name in self.__slots__:
+            setattr(self, name, getattr(other, name))
+
+    # -- Redis's slice directory (ARINFO) ------------------------------------------
+    def _grow_directory(self, sid: int) -> None:
+        if not self.superdir and sid >= SUPER_BLOCK_SLOTS:
+            self.superdir = True
+            self.sdir_cap = 4
+            self.blocks = {0: len(self.slices)} if self.slices else {}
+            self.dir_alloc = 0
+        if self.superdir or sid < self.dir_alloc:
+            return
+        alloc = self.dir_alloc or 1
+        while alloc <= sid:
+            alloc <<= 1
+        self.dir_alloc = alloc
+
+    def _slice_lost(self, sid: int) -> bool:
+        """One position of slice sid emptied; True if the slice went away."""
+        slices = self.slices
+        n = slices[sid] - 1
+        if n:
+            slices[sid] = n
+            return False
+        del slices[sid]
+        if self.superdir:
+            block = sid // SUPER_BLOCK_SLOTS
+            left = self.blocks[block] - 1
+            if left:
+                self.blocks[block] = left
+            else:
+                del self.blocks[block]
+        return True
+
+    def _maybe_shrink(self) -> None:
+        """The flat directory halves (to the least power of two above the
+        highest populated slice) once that slice is below 90% of it."""
+        if self.superdir or not self.values:
+            return
+        highest = self.index[-1] >> self._bits
+        if highest >= self.dir_alloc * 9 // 10:
+            return
+        alloc = 1
+        while alloc <= highest:
+            alloc <<= 1
+        if alloc < self.dir_alloc:
+            self.dir_alloc = alloc
+
+    @property
+    def directory_size(self) -> int:
+        """ARINFO's ``directory-size``: the flat table's length, or the
+        super-directory's capacity."""
+        return self.sdir_cap if self.superdir else self.dir_alloc
+
+    @property
+    def super_dir_entries(self) -> int:
+        return len(self.blocks) if self.superdir else 0
+
+    # -- checks ------------------------------------------------------------------
+    def _check(self) -> None:
+        """Assert every invariant (tests call this after each mutation)."""
+        values, index = self.values, self.index
+        assert len(index) == len(values)
+        assert list(index) == sorted(values)
+        assert all(type(v) is bytes for v in values.values())
+        if index:
+            assert 0 <= index[0] and index[-1] <= INDEX_MAX
+        counts: dict[int, int] = {}
+        for idx in index:
+            counts[idx >> self._bits] = counts.get(idx >> self._bits, 0) + 1
+        assert counts == self.slices
+        if self.superdir:
+            blocks: dict[int, int] = {}
+            for sid in self.slices:
+                blocks[sid // SUPER_BLOCK_SLOTS] = blocks.get(sid // SUPER_BLOCK_SLOTS, 0) + 1
+            assert blocks == self.blocks
+            assert self.sdir_cap >= len(self.blocks)
+        elif self.slices:
+            assert max(self.slices) < self.dir_alloc
+        assert self.insert_idx is None or 0 <= self.insert_idx <= INDEX_MAX
+
+
+# -- how Redis stores a value (its RDB tags) ---------------------------------------
+# Redis keeps each value in one tagged machine word when it can: an integer
+# of at most 62 bits, a double whose two lowest bits are zero and that
+# prints back as the very same bytes, a string of at most 7 bytes; anything
+# else is a heap string.  Replies never show the difference (every form
+# prints back byte for byte), but the RDB encoding does.
+TAG_STRING = 0
+TAG_INT = 1
+TAG_FLOAT = 2
+TAG_SMALL = 3
+_INT62_MIN = -(1 << 61)
+_INT62_MAX = (1 << 61) - 1
+
+
+def canonical_int(s: bytes) -> int | None:
+    """The value of a canonical signed 64-bit decimal (no sign on 0, no
+    leading zeros, no spaces), else None."""
+    n = len(s)
+    if not 0 < n <= 20:
+        return None
+    digits = s[1:] if s[0] == 45 else s  # '-'
+    if not digits or not digits.isdigit() or not digits.isascii():
+        return None
+    if digits[0] == 48 and (len(digits) > 1 or s[0] == 45):  # '0'
+        return None
+    value = int(s)
+    if not -(1 << 63) <= value < 1 << 63:
+        return None
+    return value
+
+
+def format_double(d: float) -> bytes:
+    """A double as Redis's d2string prints it: integral values within
+    2**53 as plain integers, others in the shortest form that reads back
+    the same (no exponent between 1e-4 and 1e21)."""
+    if d == int(d) and abs(d) < 1 << 53:
+        return b"%d" % int(d) if d or str(d)[0] != "-" else b"-0"
+    text = repr(d)
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        e = int(exp)
+        if -5 <= e < 21:  # plain decimal, as the shortest-digits printer writes it
+            sign = "-" if mantissa.startswith("-") else ""
+            digits = mantissa.lstrip("-").replace(".", "")
+            point = len(mantissa.lstrip("-").split(".")[0]) + e
+            if point <= 0:
+                text = sign + "0." + "0" * -point + digits
+            elif point >= len(digits):
+                text = sign + digits + "0" * (point - len(digits))
+            else:
+                text = sign + digits[:point] + "." + digits[point:]
+    return text.encode()
+
+
+def value_tag(value: bytes) -> tuple[int, int | float | None]:
+    """The RDB tag Redis gives value, with the int or double it carries
+    (None for the string tags)."""
+    number = canonical_int(value)
+    if number is not None and _INT62_MIN <= number <= _INT62_MAX:
+        return TAG_INT, number
+    d = _inline_double(value)
+    if d is not None:
+        return TAG_FLOAT, d
+    return (TAG_SMALL if len(value) <= 7 else TAG_STRING), None
+
+
+def _inline_double(s: bytes) -> float | None:
+    """The double of s if Redis inlines it: digits with one '.', an
+    optional leading '-', and the double (low two bits cleared) printing
+    back as s, or as s without a trailing ``.0``."""
+    body = s[1:] if s[:1] == b"-" else s
+    if not body or body.count(b".") != 1 or not body.replace(b".", b"").isdigit() \
+            or not body.isascii():
+        return None
+    import math
+    import struct
+    try:
+        d = float(s)
+    except ValueError:
+        return None
+    if math.isinf(d) or math.isnan(d):
+        return None
+    bits = struct.unpack("<Q", struct.pack("<d", d))[0] & ~3
+    truncated = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    text = format_double(truncated)
+    if text == s or text + b".0" == s:
+        return truncated
+    return None
+
+
+def float_text(d: float) -> bytes:
+    """How Redis prints an inlined double back: d2string, plus ``.0`` when
+    that looks like an integer."""
+    text = format_double(d)
+    if b"." not in text and b"e" not in text and b"inf" not in text and b"nan" not in text:
+        text += b".0"
+    return text
