@@ -25,7 +25,7 @@ from .. import errors
 from ..config import NOTIFY_ARRAY, NOTIFY_GENERIC
 from ..errors import SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from ..glob import glob_match
-from ..resp.replies import Map
+from ..resp.replies import Map, RawReply
 from ..types import longdouble
 from ..types.array import _U64_MAX, INDEX_MAX, Array, canonical_int
 from .args import parse_int
@@ -53,6 +53,7 @@ COMMAND_EXTRAS.update({
 })
 
 _SPACE = b" \t\n\v\f\r"
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def parse_index(arg: bytes, allow_max: bool = False) -> int:
@@ -79,6 +80,12 @@ def _strtoull(s: bytes) -> int | None:
     if value > _U64_MAX:
         return None
     return (-value) % (1 << 64) if negative else value
+
+
+def unsigned(n: int) -> Any:
+    """An unsigned 64-bit integer reply (Redis's addReplyUnsignedLongLong):
+    ``:<digits>`` in both protocols, even above 2**63 - 1."""
+    return n if n <= _I64_MAX else RawReply(b":%d\r\n" % n)
 
 
 def _read(ctx: Ctx, key: bytes) -> Array | None:
@@ -234,7 +241,7 @@ def arlen(ctx: Ctx, argv: list[bytes]) -> Any:
 
     O(1): the highest index plus one, 0 for a missing key."""
     ar = _read(ctx, argv[1])
-    return 0 if ar is None else ar.length
+    return 0 if ar is None else unsigned(ar.length)
 
 
 @command("arcount", arity=2, flags="readonly fast", keys=(1, 1, 1), group="array",
@@ -299,7 +306,7 @@ def arscan(ctx: Ctx, argv: list[bytes]) -> Any:
         return []
     out = []
     for idx, value in ar.scan(start, end):
-        out.append([idx, value])
+        out.append([unsigned(idx), value])
         if limit is not None and len(out) == limit:
             break
     return out
@@ -412,14 +419,13 @@ def argrep(ctx: Ctx, argv: list[bytes]) -> Any:
     for idx, value in ar.scan(resolve(start_bound), resolve(end_bound)):
         if not combine(test(value) for test in tests):
             continue
-        out.append([idx, value] if withvalues else idx)
+        out.append([unsigned(idx), value] if withvalues else unsigned(idx))
         if limit is not None and len(out) == limit:
             break
     return out
 
 
 _OPS = (b"SUM", b"MIN", b"MAX", b"AND", b"OR", b"XOR", b"MATCH", b"USED")
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _number(value: bytes) -> tuple[Fraction | float, int | None] | None:
@@ -575,7 +581,7 @@ def arinsert(ctx: Ctx, argv: list[bytes]) -> Any:
         ar.set(start + offset, value)
     ar.insert_idx = last
     _written(ctx, key, b"arinsert", len(values))
-    return last
+    return unsigned(last)
 
 
 def _ring_rework(ar: Array, old_span: int, keep: int, slice_size: int) -> Array:
@@ -647,7 +653,7 @@ def arnext(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     if ar.insert_idx == INDEX_MAX:
         return None
-    return ar.insert_idx + 1
+    return unsigned(ar.insert_idx + 1)
 
 
 @command("arseek", arity=3, flags="write fast", keys=(1, 1, 1), group="array", since="8.8.0",
@@ -729,8 +735,9 @@ def arinfo(ctx: Ctx, argv: list[bytes]) -> Any:
     cursor = ar.insert_idx
     items: list[tuple[bytes, Any]] = [
         (b"count", len(ar)),
-        (b"len", ar.length),
-        (b"next-insert-index", 0 if cursor is None or cursor == INDEX_MAX else cursor + 1),
+        (b"len", unsigned(ar.length)),
+        (b"next-insert-index",
+         0 if cursor is None or cursor == INDEX_MAX else unsigned(cursor + 1)),
         (b"slices", len(ar.slices)),
         (b"directory-size", ar.directory_size),
         (b"super-dir-entries", ar.super_dir_entries),

@@ -300,26 +300,39 @@ def canonical_int(s: bytes) -> int | None:
 
 
 def format_double(d: float) -> bytes:
-    """A double as Redis's d2string prints it: integral values within
-    2**53 as plain integers, others in the shortest form that reads back
-    the same (no exponent between 1e-4 and 1e21)."""
-    if d == int(d) and abs(d) < 1 << 53:
-        return b"%d" % int(d) if d or str(d)[0] != "-" else b"-0"
+    """A double as Redis's d2string prints it: an integral value within
+    +-2**62 as an integer; otherwise the shortest digits that read back the
+    same, laid out as its fpconv printer does (plain when the exponent is
+    small, else ``d.ddde+XX``)."""
+    if d == 0:
+        return b"-0" if str(d)[0] == "-" else b"0"
+    if d == int(d) and abs(d) <= (1 << 62):
+        return b"%d" % int(d)
     text = repr(d)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        e = int(exp)
-        if -5 <= e < 21:  # plain decimal, as the shortest-digits printer writes it
-            sign = "-" if mantissa.startswith("-") else ""
-            digits = mantissa.lstrip("-").replace(".", "")
-            point = len(mantissa.lstrip("-").split(".")[0]) + e
-            if point <= 0:
-                text = sign + "0." + "0" * -point + digits
-            elif point >= len(digits):
-                text = sign + digits + "0" * (point - len(digits))
-            else:
-                text = sign + digits[:point] + "." + digits[point:]
-    return text.encode()
+    sign = "-" if text[0] == "-" else ""
+    text = text.lstrip("-")
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    frac = "" if frac == "0" else frac
+    digits = (whole + frac).lstrip("0") or "0"
+    # value = digits * 10**k
+    k = (int(exp_text) if exp_text else 0) - len(frac)
+    if not exp_text and whole == "0":
+        k = -len(frac)
+    digits = digits.rstrip("0") if digits != "0" else digits
+    k += len((whole + frac).lstrip("0")) - len(digits)
+    n = len(digits)
+    exp = abs(k + n - 1)
+    if k >= 0 and exp < n + 7:
+        return (sign + digits + "0" * k).encode()
+    if k < 0 and (k > -7 or exp < 4):
+        point = n + k
+        if point > 0:
+            return (sign + digits[:point] + "." + digits[point:]).encode()
+        return (sign + "0." + "0" * -point + digits).encode()
+    e = k + n - 1
+    body = digits[0] + ("." + digits[1:] if n > 1 else "")
+    return f"{sign}{body}e{'-' if e < 0 else '+'}{abs(e)}".encode()
 
 
 def value_tag(value: bytes) -> tuple[int, int | float | None]:
