@@ -1,0 +1,215 @@
+"""Array commands on an in-process engine (no sockets): replies and errors
+as t_array.c gives them (the pages at redis.io/commands/ar*/ describe each
+reply), effects and keyspace events."""
+
+from __future__ import annotations
+
+import pytest
+
+import tidelog.persistence  # noqa: F401  (DUMP, RESTORE)
+from tests.support.engine_harness import Harness
+from tidelog.resp.replies import ErrorReply, Map, RawReply
+
+MAX = 2**64 - 2
+
+
+def err(h: Harness, *argv) -> bytes:
+    reply = h(*argv)
+    assert isinstance(reply, ErrorReply), reply
+    return reply.message
+
+
+def effects_of(h: Harness, *argv) -> list[list[bytes]]:
+    h.take_effects()
+    h(*argv)
+    return h.take_effects()
+
+
+def test_set_get_len_count():
+    # redis.io/docs/latest/develop/data-types/arrays/ (basic usage, length vs count)
+    h = Harness()
+    assert h("ARSET", "events:1", "0", "login", "click", "purchase") == 3
+    assert h("ARGET", "events:1", "0") == b"login"
+    assert h("ARGET", "events:1", "999") is None
+    assert h("ARMSET", "metrics", "0", "10", "5", "20", "100", "30") == 3
+    assert h("ARMGET", "metrics", "0", "5", "100", "999") == [b"10", b"20", b"30", None]
+    assert h("ARSET", "sparse", "0", "a") == 1
+    assert h("ARSET", "sparse", "1000000", "b") == 1
+    assert h("ARLEN", "sparse") == 1000001
+    assert h("ARCOUNT", "sparse") == 2
+    assert h("ARSET", "sparse", "0", "again") == 0          # an overwrite fills nothing
+    assert h("ARLEN", "nokey") == 0 and h("ARCOUNT", "nokey") == 0
+    assert h("ARMGET", "nokey", "1", "2") == [None, None]
+    assert h("TYPE", "sparse").text == b"array"
+    assert h("OBJECT", "ENCODING", "sparse") == b"slicedarray"
+
+
+def test_index_parsing():
+    h = Harness()
+    for bad in ("-1", "abc", "", "18446744073709551615", "18446744073709551616", "1.5"):
+        assert err(h, "ARGET", "a", bad) == b"ERR invalid array index"
+    h("ARSET", "a", "7", "x")
+    # string2ull: what strtoull takes whole is an index too
+    assert h("ARGET", "a", "007") == b"x"
+    assert h("ARGET", "a", "+7") == b"x"
+    assert h("ARSET", "a", str(MAX), "last") == 1
+    assert h("ARLEN", "a") == RawReply(b":18446744073709551615\r\n")
+    assert err(h, "ARSET", "a", str(MAX), "x", "y") == b"ERR array index overflow"
+    # a bad index anywhere fails the whole command, before anything changes
+    assert err(h, "ARMSET", "a", "1", "v", "-1", "w") == b"ERR invalid array index"
+    assert h("ARGET", "a", "1") is None
+    assert err(h, "ARMSET", "a", "1", "v", "2") == \
+        b"ERR wrong number of arguments for 'armset' command"
+
+
+def test_wrongtype_both_ways():
+    h = Harness()
+    h("SET", "s", "v")
+    for argv in (("ARGET", "s", "0"), ("ARSET", "s", "0", "x"), ("ARLEN", "s"),
+                 ("ARINSERT", "s", "x"), ("ARRING", "s", "3", "x"), ("ARSCAN", "s", "0", "9"),
+                 ("ARINFO", "s"), ("AROP", "s", "0", "9", "SUM"), ("ARDEL", "s", "0")):
+        assert err(h, *argv).startswith(b"WRONGTYPE"), argv
+    h("ARSET", "a", "0", "x")
+    for argv in (("GET", "a"), ("LPUSH", "a", "x"), ("HGET", "a", "f"), ("SADD", "a", "m"),
+                 ("ZADD", "a", "1", "m"), ("XADD", "a", "*", "f", "v"), ("PFADD", "a", "x")):
+        assert err(h, *argv).startswith(b"WRONGTYPE"), argv
+
+
+def test_del_and_delrange_remove_the_key_when_empty():
+    h = Harness()
+    h("ARSET", "a", "0", "a", "b", "c", "d")
+    assert h("ARDEL", "a", "1", "1", "50") == 1
+    assert h("ARDELRANGE", "a", "3", "2") == 2               # either order
+    assert h("ARDELRANGE", "a", "10", "0", "1000", "2000") == 1
+    assert h("EXISTS", "a") == 0
+    assert h("ARDEL", "a", "0") == 0 and h("ARDELRANGE", "a", "0", "9") == 0
+    assert err(h, "ARDEL", "a", "x") == b"ERR invalid array index"   # checked before the key
+
+
+def test_getrange_scan_grep():
+    h = Harness()
+    h("ARMSET", "a", "2", "two", "5", "five", "6", "six")
+    assert h("ARGETRANGE", "a", "1", "3") == [None, b"two", None]
+    assert h("ARGETRANGE", "a", "6", "5") == [b"six", b"five"]
+    assert h("ARGETRANGE", "nokey", "0", "1") == [None, None]
+    assert err(h, "ARGETRANGE", "a", "0", "1000000") == \
+        b"ERR range exceeds maximum of 1000000 items"
+    assert h("ARSCAN", "a", "0", str(MAX)) == [[2, b"two"], [5, b"five"], [6, b"six"]]
+    assert h("ARSCAN", "a", str(MAX), "0", "LIMIT", "2") == [[6, b"six"], [5, b"five"]]
+    assert err(h, "ARSCAN", "a", "0", "9", "LIMIT", "0") == b"ERR LIMIT must be positive"
+    assert err(h, "ARSCAN", "a", "0", "9", "COUNT", "2") == b"ERR syntax error"
+    assert err(h, "ARSCAN", "a", "0", "9", "LIMIT") == \
+        b"ERR wrong number of arguments for 'arscan' command"
+    assert h("ARGREP", "a", "-", "+", "MATCH", "i") == [5, 6]
+    assert h("ARGREP", "a", "-", "+", "GLOB", "t*", "GLOB", "*x", "WITHVALUES") == \
+        [[2, b"two"], [6, b"six"]]
+    assert h("ARGREP", "a", "-", "+", "MATCH", "I", "AND", "EXACT", "SIX", "NOCASE") == [6]
+    assert h("ARGREP", "a", "+", "-", "RE", "^f|^s", "LIMIT", "1") == [6]
+    assert err(h, "ARGREP", "a", "-", "+", "LIMIT", "2") == b"ERR syntax error"
+    assert err(h, "ARGREP", "a", "-", "+", "RE", "") == b"ERR regular expression is empty"
+    assert err(h, "ARGREP", "a", "-", "+", "RE", "(a)\\1") == \
+        b"ERR regular expression backreferences are not supported"
+    assert err(h, "ARGREP", "a", "-", "+", "RE", "x" * 2049) == \
+        b"ERR regular expression is too long, maximum is 2048 bytes"
+    assert err(h, "ARGREP", "a", "-", "+", *["EXACT", "x"] * 251) == \
+        b"ERR too many predicates, maximum is 250"
+    assert h("ARGREP", "nokey", "-", "+", "EXACT", "x") == []
+
+
+def test_arop():
+    h = Harness()
+    h("ARSET", "n", "0", "1.5", "2", "abc", "-3", "", "7")
+    assert h("AROP", "n", "0", "100", "SUM") == b"7.5"
+    assert h("AROP", "n", "0", "100", "MIN") == b"-3"
+    assert h("AROP", "n", "0", "100", "MAX") == b"7"
+    assert h("AROP", "n", "0", "100", "AND") == 1 & 2 & -3 & 7
+    assert h("AROP", "n", "0", "100", "OR") == 1 | 2 | -3 | 7
+    assert h("AROP", "n", "100", "0", "XOR") == 1 ^ 2 ^ -3 ^ 7
+    assert h("AROP", "n", "0", "100", "USED") == 6
+    assert h("AROP", "n", "0", "100", "MATCH", "abc") == 1
+    assert h("AROP", "n", "2", "2", "SUM") is None                 # nothing numeric
+    assert h("AROP", "nokey", "0", "1", "SUM") is None
+    assert h("AROP", "nokey", "0", "1", "USED") == 0
+    h("ARSET", "f", "0", "0.1", "0.2")
+    assert h("AROP", "f", "0", "1", "SUM") == b"0.3"                # long double, %.17Lg
+    assert err(h, "AROP", "n", "0", "1", "AVG") == b"ERR unknown operation"
+    assert err(h, "AROP", "n", "0", "1", "MATCH") == b"ERR MATCH requires a value argument"
+    assert err(h, "AROP", "n", "0", "1", "SUM", "x") == \
+        b"ERR wrong number of arguments for 'arop' command"
+
+
+def test_insert_next_seek_lastitems():
+    h = Harness()
+    assert h("ARNEXT", "q") == 0
+    assert h("ARINSERT", "q", "a", "b", "c") == 2
+    assert h("ARNEXT", "q") == 3
+    assert h("ARLASTITEMS", "q", "2") == [b"b", b"c"]
+    assert h("ARLASTITEMS", "q", "10", "REV") == [b"c", b"b", b"a"]
+    assert h("ARLASTITEMS", "q", "0") == [] and h("ARLASTITEMS", "q", "-5", "BAD") == []
+    assert err(h, "ARLASTITEMS", "q", "x") == b"ERR invalid COUNT"
+    assert err(h, "ARLASTITEMS", "q", "1", "BAD") == b"ERR syntax error"
+    assert h("ARSEEK", "q", "10") == 1
+    assert h("ARINSERT", "q", "k") == 10
+    assert h("ARSEEK", "nokey", "5") == 0 and h("EXISTS", "nokey") == 0
+    assert h("ARSEEK", "q", "18446744073709551615") == 1
+    assert h("ARNEXT", "q") is None
+    assert err(h, "ARINSERT", "q", "x") == b"ERR insert index overflow"
+    assert h("ARSEEK", "q", "0") == 1 and h("ARNEXT", "q") == 0
+    info = dict(h("ARINFO", "q").items)
+    assert info[b"count"] == 4 and info[b"len"] == 11 and info[b"next-insert-index"] == 0
+    assert err(h, "ARINFO", "nokey") == b"ERR no such key"
+    assert err(h, "ARINFO", "q", "BRIEF") == b"ERR syntax error"
+    assert isinstance(h("ARINFO", "q", "FULL"), Map)
+
+
+def test_ring():
+    h = Harness()
+    assert h("ARRING", "r", "3", "a", "b", "c", "d") == 0
+    assert h("ARGETRANGE", "r", "0", "2") == [b"d", b"b", b"c"]
+    assert h("ARLASTITEMS", "r", "3") == [b"b", b"c", b"d"]
+    # shrink: keep the newest two, oldest at 0
+    assert h("ARRING", "r", "2", "e") == 0
+    assert h("ARGETRANGE", "r", "0", "1") == [b"e", b"d"]
+    assert h("ARLASTITEMS", "r", "2") == [b"d", b"e"]
+    # grow after a wrap: repacked, then new capacity used
+    assert h("ARRING", "r", "4", "f") == 2
+    assert h("ARLASTITEMS", "r", "3") == [b"d", b"e", b"f"]
+    assert err(h, "ARRING", "r", "0", "x") == b"ERR size must be positive"
+    assert err(h, "ARRING", "r", "x", "x") == b"ERR invalid size"
+
+
+def test_effects_are_the_commands_themselves():
+    h = Harness()
+    for argv in (("ARSET", "a", "0", "x"), ("ARMSET", "a", "5", "y"), ("ARINSERT", "a", "z"),
+                 ("ARRING", "a", "2", "w"), ("ARSEEK", "a", "3"), ("ARDEL", "a", "0"),
+                 ("ARDELRANGE", "a", "0", "100")):
+        assert effects_of(h, *argv) == [[x.encode() for x in argv]], argv
+    assert effects_of(h, "ARDEL", "a", "0") == []
+    assert effects_of(h, "ARSEEK", "a", "1") == []          # the key is gone
+    assert effects_of(h, "ARGET", "a", "0") == []
+
+
+def test_copy_rename_dump_restore():
+    h = Harness()
+    h("ARINSERT", "a", "x", "y")
+    h("ARSET", "a", "100", "1.5")
+    assert h("COPY", "a", "b") == 1
+    h("ARSET", "a", "0", "changed")
+    assert h("ARGET", "b", "0") == b"x" and h("ARNEXT", "b") == 2
+    payload = h("DUMP", "b")
+    assert payload[0] == 28 and payload[-10:-8] == b"\x0e\x00"
+    h("RESTORE", "c", "0", payload)
+    assert h("ARSCAN", "c", "0", "1000") == [[0, b"x"], [1, b"y"], [100, b"1.5"]]
+    assert h("ARNEXT", "c") == 2
+    h("RENAME", "c", "d")
+    assert h("ARCOUNT", "d") == 3 and h("EXISTS", "c") == 0
+    assert h("MEMORY", "USAGE", "d") > 0
+
+
+@pytest.mark.parametrize("argv,arity", [
+    (("ARGET", "a"), "arget"), (("ARSET", "a", "0"), "arset"), (("ARINFO",), "arinfo"),
+    (("ARGREP", "a", "0", "1", "EXACT"), "argrep"), (("AROP", "a", "0", "1"), "arop"),
+])
+def test_arity(argv, arity):
+    h = Harness()
+    assert err(h, *argv) == b"ERR wrong number of arguments for '%s' command" % arity.encode()
