@@ -25,7 +25,7 @@ from .. import errors
 from ..config import NOTIFY_ARRAY, NOTIFY_GENERIC
 from ..errors import SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from ..glob import glob_match
-from ..resp.replies import Map, RawReply
+from ..resp.replies import Map
 from ..types import longdouble
 from ..types.array import _U64_MAX, INDEX_MAX, Array, canonical_int
 from .args import parse_int
@@ -83,9 +83,10 @@ def _strtoull(s: bytes) -> int | None:
 
 
 def unsigned(n: int) -> Any:
-    """An unsigned 64-bit integer reply (Redis's addReplyUnsignedLongLong):
-    ``:<digits>`` in both protocols, even above 2**63 - 1."""
-    return n if n <= _I64_MAX else RawReply(b":%d\r\n" % n)
+    """An unsigned 64-bit integer reply (Redis's addReplyUnsignedLongLong).
+    Above 2**63 - 1 the encoder writes a bulk string (RESP2) or a big number
+    (RESP3): what clients can read (hiredis refuses a larger ``:``)."""
+    return n
 
 
 def _read(ctx: Ctx, key: bytes) -> Array | None:
