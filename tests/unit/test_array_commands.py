@@ -41,7 +41,7 @@ def test_set_get_len_count():
     assert h("ARLEN", "nokey") == 0 and h("ARCOUNT", "nokey") == 0
     assert h("ARMGET", "nokey", "1", "2") == [None, None]
     assert h("TYPE", "sparse").text == b"array"
-    assert h("OBJECT", "ENCODING", "sparse") == b"slicedarray"
+    assert h("OBJECT", "ENCODING", "sparse") == b"sliced-array"
 
 
 def test_index_parsing():
@@ -213,3 +213,47 @@ def test_copy_rename_dump_restore():
 def test_arity(argv, arity):
     h = Harness()
     assert err(h, *argv) == b"ERR wrong number of arguments for '%s' command" % arity.encode()
+
+
+def _full(h: Harness, key: str) -> dict[bytes, object]:
+    return dict(h("ARINFO", key, "FULL").items)
+
+
+def test_arinfo_full_follows_promotion_and_demotion():
+    # the behaviours Redis's own array tests check (dense window growth,
+    # sparse -> dense past array-sparse-kmax, dense -> sparse below -kmin)
+    h = Harness()
+    for i in range(100):
+        h("ARSET", "d", str(i), f"val{i}")
+    info = _full(h, "d")
+    assert info[b"dense-slices"] == 1 and info[b"avg-dense-size"] == 128.0
+    h("ARSET", "l", "500", "anchor")
+    for i in range(499, 399, -1):
+        h("ARSET", "l", str(i), "v")
+    assert _full(h, "l")[b"dense-slices"] == 1 and _full(h, "l")[b"avg-dense-size"] >= 128
+    for i in range(5):
+        h("ARSET", "p", str(i * 200), "x")
+    info = _full(h, "p")
+    assert (info[b"dense-slices"], info[b"sparse-slices"], info[b"avg-sparse-size"]) == (0, 1, 8.0)
+    for i in range(5, 20):
+        h("ARSET", "p", str(i * 200), "x")
+    info = _full(h, "p")
+    assert (info[b"dense-slices"], info[b"sparse-slices"]) == (1, 0)
+    for i in range(50):
+        h("ARSET", "m", str(i), "x")
+    for i in range(3, 50):
+        h("ARDEL", "m", str(i))
+    info = _full(h, "m")
+    assert (info[b"dense-slices"], info[b"sparse-slices"], info[b"avg-sparse-size"]) == (0, 1, 5.0)
+    # a bulk ARSET of more than kmax values in one slice makes it dense at
+    # once; across two slices, six values each stay sparse
+    h("ARSET", "b", "4090", *["v"] * 12)
+    info = _full(h, "b")
+    assert (info[b"dense-slices"], info[b"sparse-slices"], info[b"slices"]) == (0, 2, 2)
+    h("ARSET", "b2", "3", *["v"] * 12)
+    info = _full(h, "b2")
+    assert (info[b"dense-slices"], info[b"avg-dense-size"], info[b"avg-dense-fill"]) == \
+        (1, 8.0 * 2, 12 / 16)
+    for i in range(20):
+        h("ARSET", "w", str(2100 + i * 100), "x")
+    assert _full(h, "w")[b"avg-dense-size"] <= 4096

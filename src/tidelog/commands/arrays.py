@@ -100,10 +100,18 @@ def _write(ctx: Ctx, key: bytes) -> Array | None:
     return ctx.db.get_typed(key, Array)
 
 
+def new_array(ctx: Ctx) -> Array:
+    """An empty array with the slice settings in force (array-slice-size,
+    array-sparse-kmax, array-sparse-kmin)."""
+    config = ctx.config
+    return Array(config["array-slice-size"], config["array-sparse-kmax"],
+                 config["array-sparse-kmin"])
+
+
 def _write_or_create(ctx: Ctx, key: bytes) -> Array:
     ar = ctx.db.get_typed(key, Array)
     if ar is None:
-        ar = Array(ctx.config["array-slice-size"])
+        ar = new_array(ctx)
         ctx.db.set(key, ar)
     return ar
 
@@ -585,7 +593,7 @@ def arinsert(ctx: Ctx, argv: list[bytes]) -> Any:
     return unsigned(last)
 
 
-def _ring_rework(ar: Array, old_span: int, keep: int, slice_size: int) -> Array:
+def _ring_rework(ar: Array, old_span: int, keep: int, fresh: Array) -> Array:
     """A fresh array holding the newest contiguous run (at most ``keep``)
     of the ring's positions, oldest at 0; the walk back from the cursor
     stops at the first hole."""
@@ -599,7 +607,6 @@ def _ring_rework(ar: Array, old_span: int, keep: int, slice_size: int) -> Array:
             break
         kept.append(value)
         src = old_span - 1 if src == 0 else src - 1
-    fresh = Array(slice_size)
     for dst, value in enumerate(reversed(kept)):
         fresh.set(dst, value)
     if kept:
@@ -629,7 +636,7 @@ def arring(ctx: Ctx, argv: list[bytes]) -> Any:
         elif size > old_span and ar.insert_idx is not None and ar.insert_idx + 1 < old_span:
             keep = old_span
     if keep:
-        ar.adopt(_ring_rework(ar, old_span, keep, ctx.config["array-slice-size"]))
+        ar.adopt(_ring_rework(ar, old_span, keep, new_array(ctx)))
     cursor = 0
     for value in argv[3:]:
         cursor = 0 if ar.insert_idx is None else ar.insert_idx + 1
@@ -745,42 +752,18 @@ def arinfo(ctx: Ctx, argv: list[bytes]) -> Any:
         (b"slice-size", ar.slice_size),
     ]
     if full:
-        items += _slice_stats(ar, ctx.config["array-sparse-kmax"])
+        items += _slice_stats(ar)
     return Map(items)
 
 
-def _slice_stats(ar: Array, kmax: int) -> list[tuple[bytes, Any]]:
-    """ARINFO FULL's per-encoding figures.  Redis keeps a slice of at most
-    ``array-sparse-kmax`` values sparse (a sorted list with spare room) and
-    a fuller one dense (a window of power-of-two size over its span); this
-    estimates both from the populated positions of each slice."""
-    dense = sparse = dense_win = dense_count = sparse_cap = 0
-    bits = ar.slice_size.bit_length() - 1
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for idx in ar.index:
-        sid = idx >> bits
-        first.setdefault(sid, idx)
-        last[sid] = idx
-    for sid, count in ar.slices.items():
-        if count <= kmax:
-            sparse += 1
-            cap = 4
-            while cap < count:
-                cap *= 2
-            sparse_cap += min(cap, kmax) if kmax >= 4 else kmax
-        else:
-            dense += 1
-            span = last[sid] - first[sid] + 1
-            win = 8
-            while win < span:
-                win *= 2
-            dense_win += min(win, ar.slice_size)
-            dense_count += count
+def _slice_stats(ar: Array) -> list[tuple[bytes, Any]]:
+    """ARINFO FULL's per-encoding figures, from the model of Redis's slice
+    encodings the array keeps (types/array.py)."""
+    dense, sparse, windows, dense_count, caps = ar.slice_stats()
     return [
         (b"dense-slices", dense),
         (b"sparse-slices", sparse),
-        (b"avg-dense-size", dense_win / dense if dense else 0.0),
-        (b"avg-dense-fill", dense_count / dense_win if dense_win else 0.0),
-        (b"avg-sparse-size", sparse_cap / sparse if sparse else 0.0),
+        (b"avg-dense-size", windows / dense if dense else 0.0),
+        (b"avg-dense-fill", dense_count / windows if windows else 0.0),
+        (b"avg-sparse-size", caps / sparse if sparse else 0.0),
     ]

@@ -42,15 +42,58 @@ SUPER_BLOCK_SLOTS = 2048  # slices per super-directory block
 DEFAULT_SLICE_SIZE = 4096
 
 
+DENSE = 0
+SPARSE = 1
+MIN_WINDOW = 8          # a dense slice's first window
+_SLICE_HEADER = 32      # sizeof(arSlice) on 64-bit builds
+
+
+def _next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _sparse_bytes(cap: int) -> int:
+    offsets = 2 * cap
+    return _SLICE_HEADER + offsets + (-offsets % 8) + 8 * cap
+
+
+def _dense_new(rel: int, size: int) -> list[int]:
+    offset = rel if rel + MIN_WINDOW <= size else size - MIN_WINDOW
+    return [DENSE, offset, MIN_WINDOW]
+
+
+def _dense_grow(state: list[int], rel: int, size: int) -> None:
+    """Widen a dense slice's window to hold offset rel: doubling to the
+    right, or to the next power of two on the left, as Redis does."""
+    _, offset, window = state
+    if rel >= offset + window:
+        while rel >= offset + window and window < size:
+            window <<= 1
+        if window >= size:
+            window, offset = size, 0
+        elif offset + window > size:
+            offset = size - window
+    elif rel < offset:
+        end = offset + window
+        window = min(max(_next_pow2(end - rel), MIN_WINDOW), size)
+        offset = max(end - window, 0)
+        if window == size:
+            offset = 0
+    else:
+        return
+    state[1], state[2] = offset, window
+
+
 class Array:
     """A sparse array.  All costs are O(1) unless stated."""
 
     TYPE_NAME = b"array"  # what TYPE says
 
     __slots__ = ("values", "index", "insert_idx", "slice_size", "_bits", "slices",
-                 "dir_alloc", "superdir", "sdir_cap", "blocks")
+                 "dir_alloc", "superdir", "sdir_cap", "blocks", "layout", "kmax", "kmin")
 
-    def __init__(self, slice_size: int = DEFAULT_SLICE_SIZE) -> None:
+    def __init__(self, slice_size: int = DEFAULT_SLICE_SIZE, kmax: int = 10,
+                 kmin: int = 5) -> None:
         self.values: dict[int, bytes] = {}
         self.index = SortedList()
         self.insert_idx: int | None = None
@@ -62,6 +105,11 @@ class Array:
         self.superdir = False
         self.sdir_cap = 0
         self.blocks: dict[int, int] = {}   # super-directory block -> populated slices
+        # Each slice's encoding in Redis (ARINFO FULL): [DENSE, offset, window]
+        # or [SPARSE, capacity], under array-sparse-kmax / -kmin.
+        self.layout: dict[int, list[int]] = {}
+        self.kmax = kmax
+        self.kmin = kmin
 
     # -- queries ---------------------------------------------------------------
     def __len__(self) -> int:
@@ -99,7 +147,7 @@ class Array:
 
     def object_encoding(self) -> bytes:
         """OBJECT ENCODING: Redis has one encoding for arrays."""
-        return b"slicedarray"
+        return b"sliced-array"
 
     def memory_usage(self) -> int:
         """An estimate of what Redis would use (bytes): its 80-byte header,
@@ -121,10 +169,11 @@ class Array:
         if idx in values:
             values[idx] = value
             return False
-        values[idx] = value
-        self.index.add(idx)
         sid = idx >> self._bits
         self._grow_directory(sid)
+        self._layout_insert(sid, idx & (self.slice_size - 1))
+        values[idx] = value
+        self.index.add(idx)
         slices = self.slices
         n = slices.get(sid, 0)
         slices[sid] = n + 1
@@ -140,14 +189,37 @@ class Array:
         """Before a bulk write of [lo, hi] (ARSET, ARINSERT of several values):
         Redis sizes its directory for the highest slice first."""
         self._grow_directory(hi >> self._bits)
+        if not self.kmax:
+            return
+        size, bits = self.slice_size, self._bits
+        for sid in range(lo >> bits, (hi >> bits) + 1):
+            first = max(lo, sid << bits)
+            last = min(hi, ((sid + 1) << bits) - 1)
+            span = last - first + 1
+            state = self.layout.get(sid)
+            if state is None:
+                if span > self.kmax:
+                    self.layout[sid] = _dense_new(first & (size - 1), size)
+                continue
+            if state[0] == DENSE:
+                continue
+            if span > self.kmax:
+                self._promote(sid)
+                continue
+            existing = sum(1 for _ in self.index.irange(first, last))
+            if self.slices.get(sid, 0) + span - existing > self.kmax:
+                self._promote(sid)
 
     def delete(self, idx: int) -> bool:
         """Remove idx; True if it was populated.  O(log N)."""
         if self.values.pop(idx, None) is None:
             return False
         self.index.remove(idx)
-        if self._slice_lost(idx >> self._bits):
+        sid = idx >> self._bits
+        if self._slice_lost(sid):
             self._maybe_shrink()
+        else:
+            self._maybe_demote(sid)
         return True
 
     def delete_range(self, lo: int, hi: int) -> int:
@@ -164,15 +236,22 @@ class Array:
         else:
             start = index.bisect_left(doomed[0])
             del index[start:start + len(doomed)]
+        touched = set()
         for idx in doomed:
             del values[idx]
-            self._slice_lost(idx >> self._bits)
+            sid = idx >> self._bits
+            if not self._slice_lost(sid):
+                touched.add(sid)
+        for sid in touched:
+            if sid in self.slices:
+                self._maybe_demote(sid)
         self._maybe_shrink()
         return len(doomed)
 
     def copy(self) -> Array:
         """An independent copy (COPY), directory shape included.  O(N)."""
-        dup = Array(self.slice_size)
+        dup = Array(self.slice_size, self.kmax, self.kmin)
+        dup.layout = {sid: list(state) for sid, state in self.layout.items()}
         dup.values = dict(self.values)
         dup.index = SortedList(self.index)
         dup.insert_idx = self.insert_idx
@@ -211,6 +290,7 @@ class Array:
             slices[sid] = n
             return False
         del slices[sid]
+        self.layout.pop(sid, None)
         if self.superdir:
             block = sid // SUPER_BLOCK_SLOTS
             left = self.blocks[block] - 1
@@ -233,6 +313,72 @@ class Array:
             alloc <<= 1
         if alloc < self.dir_alloc:
             self.dir_alloc = alloc
+
+    # -- Redis's slice encodings (ARINFO FULL) -----------------------------------
+    def _layout_insert(self, sid: int, rel: int) -> None:
+        """A new position at offset rel of slice sid (not yet counted):
+        create, grow or promote the slice as Redis's arSet does."""
+        size = self.slice_size
+        state = self.layout.get(sid)
+        if state is None:
+            state = [SPARSE, min(self.kmax, 4)] if self.kmax else _dense_new(rel, size)
+            self.layout[sid] = state
+        if state[0] == SPARSE:
+            count = self.slices.get(sid, 0)
+            if count >= self.kmax:
+                state = self._promote(sid)
+            else:
+                if count >= state[1]:
+                    state[1] = min(state[1] * 2, self.kmax)
+                return
+        _dense_grow(state, rel, size)
+
+    def _promote(self, sid: int) -> list[int]:
+        size = self.slice_size
+        if not self.slices.get(sid):
+            state = _dense_new(0, size)
+        else:
+            base = sid << self._bits
+            offsets = list(self.index.irange(base, base + size - 1))
+            low, high = offsets[0] - base, offsets[-1] - base
+            window = max(_next_pow2(high - low + 1), MIN_WINDOW)
+            offset = low
+            if window >= size:
+                window, offset = size, 0
+            elif offset + window > size:
+                offset = size - window
+            state = [DENSE, offset, window]
+        self.layout[sid] = state
+        return state
+
+    def _maybe_demote(self, sid: int) -> None:
+        """After a removal from a slice still populated: a dense slice with
+        few values left goes back to sparse when that saves memory."""
+        state = self.layout[sid]
+        count = self.slices[sid]
+        kmin = self.kmin
+        if state[0] != DENSE or not self.kmax or count > kmin or count > self.kmax:
+            return
+        window = state[2]
+        if window == MIN_WINDOW or window < 4 * kmin:
+            return
+        if _SLICE_HEADER + 8 * window < _sparse_bytes(kmin) * 5 // 4:
+            return
+        self.layout[sid] = [SPARSE, kmin]
+
+    def slice_stats(self) -> tuple[int, int, int, int, int]:
+        """(dense slices, sparse slices, dense windows' total, values in
+        dense slices, sparse capacities' total).  O(S)."""
+        dense = sparse = windows = dense_count = caps = 0
+        for sid, state in self.layout.items():
+            if state[0] == DENSE:
+                dense += 1
+                windows += state[2]
+                dense_count += self.slices[sid]
+            else:
+                sparse += 1
+                caps += state[1]
+        return dense, sparse, windows, dense_count, caps
 
     @property
     def directory_size(self) -> int:
@@ -266,6 +412,15 @@ class Array:
         elif self.slices:
             assert max(self.slices) < self.dir_alloc
         assert self.insert_idx is None or 0 <= self.insert_idx <= INDEX_MAX
+        assert set(self.layout) == set(self.slices)
+        for sid, state in self.layout.items():
+            base = sid << self._bits
+            offsets = [i - base for i in index.irange(base, base + self.slice_size - 1)]
+            if state[0] == DENSE:
+                assert state[1] <= offsets[0] and offsets[-1] < state[1] + state[2]
+                assert state[1] + state[2] <= self.slice_size
+            else:
+                assert len(offsets) <= state[1] <= max(self.kmax, self.kmin)
 
 
 # -- how Redis stores a value (its RDB tags) ---------------------------------------
