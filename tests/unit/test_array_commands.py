@@ -204,6 +204,10 @@ def test_copy_rename_dump_restore():
     h("RENAME", "c", "d")
     assert h("ARCOUNT", "d") == 3 and h("EXISTS", "c") == 0
     assert h("MEMORY", "USAGE", "d") > 0
+    assert b"encoding:sliced-array serializedlength:" in h("DEBUG", "OBJECT", "d").text
+    assert h("SCAN", "0", "TYPE", "array") == [b"0", [b"a", b"b", b"d"]] or \
+        sorted(h("SCAN", "0", "TYPE", "array")[1]) == [b"a", b"b", b"d"]
+    assert h("MOVE", "d", "1") == 1
 
 
 @pytest.mark.parametrize("argv,arity", [
