@@ -261,3 +261,53 @@ def test_arinfo_full_follows_promotion_and_demotion():
     for i in range(20):
         h("ARSET", "w", str(2100 + i * 100), "x")
     assert _full(h, "w")[b"avg-dense-size"] <= 4096
+
+
+def test_ring_rebuilds():
+    # the ring behaviours of redis.io/commands/arring/ (a change of size keeps the
+    # newest contiguous run, oldest at 0; ARSEEK 0 is honoured on a grow)
+    h = Harness()
+    for i in range(5):
+        h("ARRING", "r", "3", f"ring{i}")
+    assert h("ARSEEK", "r", "0") == 1
+    h("ARRING", "r", "8", "grown")
+    assert h("ARGETRANGE", "r", "0", "2") == [b"grown", b"ring4", b"ring2"]
+    assert h("ARNEXT", "r") == 1
+    for i in range(5):
+        h("ARRING", "m", "3", f"ring{i}")
+    h("ARSET", "m", "100", "outside")
+    h("ARRING", "m", "3", "ring5")
+    assert h("ARCOUNT", "m") == 3 and h("ARGET", "m", "100") is None
+    assert h("ARGET", "m", "0") == b"ring5"
+    for i in range(5):
+        h("ARRING", "s", "5", f"v{i}")
+    h("ARDEL", "s", "3")
+    h("ARRING", "s", "3", "new")                  # the walk back stops at the hole
+    assert h("ARGETRANGE", "s", "0", "2") == [b"v4", b"new", None]
+    for i in range(8):
+        h("ARRING", "g", "5", f"v{i}")
+    h("ARDEL", "g", "1")
+    h("ARRING", "g", "8", "grown")
+    assert h("ARGETRANGE", "g", "0", "2") == [b"v7", b"grown", None]
+    for i in range(20):
+        h("ARSET", "t", str(i), f"val{i}")
+    h("ARSEEK", "t", "16")
+    assert h("ARRING", "t", "10", "wrap") == 0
+    assert h("ARCOUNT", "t") == 10 and h("ARGET", "t", "1") == b"val7"
+
+
+def test_array_settings():
+    h = Harness()
+    assert h("CONFIG", "GET", "array-*") == Map([(b"array-slice-size", b"4096"),
+                                                 (b"array-sparse-kmin", b"5"),
+                                                 (b"array-sparse-kmax", b"10")])
+    assert b"power of two" in err(h, "CONFIG", "SET", "array-slice-size", "5000")
+    h("CONFIG", "SET", "array-slice-size", "256")
+    h("ARSET", "a", "300", "x")
+    info = dict(h("ARINFO", "a").items)
+    assert info[b"slice-size"] == 256 and info[b"directory-size"] == 2
+    h("CONFIG", "SET", "array-sparse-kmax", "2")
+    h("ARSET", "b", "0", "x")
+    h("ARSET", "b", "5", "x")
+    h("ARSET", "b", "9", "x")                      # a third value: past kmax
+    assert dict(h("ARINFO", "b", "FULL").items)[b"dense-slices"] == 1
