@@ -153,3 +153,31 @@ def test_aof_after_sigkill(processes):
     with redis.Redis(port=port) as r:
         assert (r.arscan("a", 0, 100), r.arnext("a"), r.arscan("ring", 0, 100),
                 r.arnext("ring")) == want
+
+
+def _array_state(c: redis.Redis) -> dict:
+    return {key: (c.arscan(key, 0, 2**64 - 2), c.arnext(key)) for key in sorted(c.keys("ar:*"))}
+
+
+def test_replica_gets_the_snapshot_and_the_commands(processes, tmp_path):
+    from tests.support.waits import wait_until
+    primary_port, replica_port = free_port(), free_port()
+    (tmp_path / "p").mkdir()
+    (tmp_path / "r").mkdir()
+    primary_srv = processes.tidelog(["--port", str(primary_port), "--dir", str(tmp_path / "p"),
+                                     "--save", ""], port=primary_port)
+    primary = primary_srv.client()
+    primary.arinsert("ar:q", "a", "b", "1.5", "12")     # before the sync: in the snapshot
+    primary.arring("ar:r", 3, "x", "y", "z", "w")
+    replica_srv = processes.tidelog(["--port", str(replica_port), "--dir", str(tmp_path / "r"),
+                                     "--save", "", "--replicaof", "127.0.0.1",
+                                     str(primary_port)], port=replica_port)
+    replica = replica_srv.client()
+    wait_until(lambda: replica.info("replication")["master_link_status"] == "up", timeout=30)
+    primary.arinsert("ar:q", "c")                       # after: the commands themselves
+    primary.arring("ar:r", 2, "v")
+    primary.arseek("ar:q", 100)
+    primary.ardelrange("ar:q", (0, 1))
+    primary.set("sync-marker", "1")
+    assert primary.wait(1, 10_000) == 1
+    assert _array_state(replica) == _array_state(primary)
