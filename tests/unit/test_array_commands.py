@@ -114,6 +114,11 @@ def test_getrange_scan_grep():
     assert err(h, "ARGREP", "a", "-", "+", *["EXACT", "x"] * 251) == \
         b"ERR too many predicates, maximum is 250"
     assert h("ARGREP", "nokey", "-", "+", "EXACT", "x") == []
+    assert err(h, "ARGREP", "a", "-", "+", "RE", "(") == b"ERR invalid regular expression: Missing ')'"
+    assert err(h, "ARGREP", "a", "-", "+", "RE", "\\x{1") .startswith(b"ERR invalid regular expression")
+    h("ARMSET", "p", "0", "ab12", "1", "a b", "2", "x!")
+    assert h("ARGREP", "p", "-", "+", "RE", "[[:digit:]]{2}") == [0]     # POSIX classes
+    assert h("ARGREP", "p", "-", "+", "RE", "[[:space:]]|[[:punct:]]") == [1, 2]
 
 
 def test_arop():

@@ -43,6 +43,14 @@ class ArrayMachine(RuleBasedStateMachine):
         assert self.ar.set(idx, value) == (idx not in self.model)
         self.model[idx] = value
 
+    @rule(start=st.integers(0, 3000), n=st.integers(2, 30))
+    def bulk_set(self, start, n):
+        """ARSET / ARINSERT of several values: the slices are sized first."""
+        self.ar.reserve(start, start + n - 1)
+        for idx in range(start, start + n):
+            assert self.ar.set(idx, b"v") == (idx not in self.model)
+            self.model[idx] = b"v"
+
     @rule(idx=indexes)
     def delete(self, idx):
         assert self.ar.delete(idx) == (idx in self.model)
@@ -84,6 +92,18 @@ class ArrayMachine(RuleBasedStateMachine):
 
 TestArrayMachine = ArrayMachine.TestCase
 TestArrayMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+class SmallKmaxMachine(ArrayMachine):
+    """The same with array-sparse-kmax 3 and -kmin 2: slices change encoding often."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ar = Array(SLICE, kmax=3, kmin=2)
+
+
+TestSmallKmaxMachine = SmallKmaxMachine.TestCase
+TestSmallKmaxMachine.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 
 
 def test_directory_model_follows_redis_growth():

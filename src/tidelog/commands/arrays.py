@@ -325,6 +325,43 @@ _PREDICATES = (b"EXACT", b"MATCH", b"GLOB", b"RE")
 _BACKREF = re.compile(rb"\\[1-9]")
 
 
+# POSIX bracket classes (TRE has them, Python's re does not), as ranges.
+_POSIX_CLASSES = {
+    b"[:alpha:]": b"A-Za-z", b"[:digit:]": b"0-9", b"[:alnum:]": b"A-Za-z0-9",
+    b"[:upper:]": b"A-Z", b"[:lower:]": b"a-z", b"[:space:]": b" \\t\\n\\r\\f\\v",
+    b"[:xdigit:]": b"0-9A-Fa-f", b"[:punct:]": rb"!-/:-@\[-`{-~", b"[:blank:]": b" \\t",
+    b"[:cntrl:]": b"\\x00-\\x1f\\x7f", b"[:print:]": b" -~", b"[:graph:]": b"!-~",
+}
+
+
+def _posix_to_python(pattern: bytes) -> bytes:
+    for name, ranges in _POSIX_CLASSES.items():
+        pattern = pattern.replace(name, ranges)
+    return pattern
+
+
+# Python's reasons for a bad expression, as TRE's regerror words them.
+_TRE_MESSAGES = (
+    ("missing ), unterminated subpattern", b"Missing ')'"),
+    ("unbalanced parenthesis", b"Missing ')'"),
+    ("unterminated character set", b"Missing ']'"),
+    ("nothing to repeat", b"Invalid use of repetition operators"),
+    ("multiple repeat", b"Invalid use of repetition operators"),
+    ("bad character range", b"Invalid character range"),
+    ("bad escape (end of pattern)", b"Trailing backslash"),
+    ("min repeat greater than max repeat", b"Invalid contents of {}"),
+    ("invalid group reference", b"Invalid back reference"),
+)
+
+
+def _tre_message(exc: Exception) -> bytes:
+    text = str(exc)
+    for python, tre in _TRE_MESSAGES:
+        if text.startswith(python):
+            return tre
+    return b"Invalid regexp"
+
+
 def _grep_bound(arg: bytes) -> int | str:
     if arg == b"-":
         return "start"
@@ -359,10 +396,9 @@ def _compile_predicates(preds: list[tuple[bytes, bytes]], nocase: bool) -> list[
             if not pattern:
                 raise CommandError(errors.ARRAY_RE_EMPTY)
             try:
-                regex = re.compile(pattern, re.IGNORECASE if nocase else 0)
+                regex = re.compile(_posix_to_python(pattern), re.IGNORECASE if nocase else 0)
             except (re.error, OverflowError, RecursionError) as exc:
-                message = str(exc).split(" at position")[0].encode("latin-1", "replace")
-                raise CommandError(errors.ARRAY_RE_INVALID % message) from None
+                raise CommandError(errors.ARRAY_RE_INVALID % _tre_message(exc)) from None
             if _BACKREF.search(pattern):
                 raise CommandError(errors.ARRAY_RE_BACKREFS)
             tests.append(lambda v, r=regex: r.search(v) is not None)
