@@ -27,7 +27,7 @@ from ..errors import SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from ..glob import glob_match
 from ..resp.replies import Map
 from ..types import longdouble
-from ..types.array import _U64_MAX, INDEX_MAX, Array, canonical_int
+from ..types.array import _U64_MAX, INDEX_MAX, TAG_FLOAT, Array, canonical_int, value_tag
 from .args import parse_int
 from .key_specs import COMMAND_EXTRAS, KeySpec
 from .keys import lookup_read
@@ -479,6 +479,9 @@ def _number(value: bytes) -> tuple[Fraction | float, int | None] | None:
     ll = canonical_int(value)
     if ll is not None:
         return Fraction(ll), ll
+    tag, inline = value_tag(value)
+    if tag == TAG_FLOAT:  # Redis holds it as the double, low two bits cleared
+        return Fraction(inline), None
     ld = longdouble.parse(value)
     if ld is None:
         return None
