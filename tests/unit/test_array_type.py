@@ -174,3 +174,18 @@ def test_dump_payload_is_rdb_14():
     assert payload[-10:-8] == b"\x0e\x00"
     restored = rdb.value_from_payload(payload)
     assert dict(restored.items()) == {5: b"x"} and restored.insert_idx is None
+
+
+def test_aof_rewrite_form():
+    from tidelog.persistence.aof_rewrite import array_commands
+    ar = Array()
+    for i in range(70):
+        ar.set(i * 3, b"v%d" % i)
+    cmds = list(array_commands(b"k", ar))
+    assert [c[0] for c in cmds] == [b"ARMSET", b"ARMSET"]
+    assert len(cmds[0]) == 2 + 128 and cmds[0][2:4] == [b"0", b"v0"]
+    assert cmds[1][-2:] == [b"207", b"v69"]
+    ar.insert_idx = 5
+    assert list(array_commands(b"k", ar))[-1] == [b"ARSEEK", b"k", b"6"]
+    ar.insert_idx = INDEX_MAX                     # exhausted: ARSEEK 2**64 - 1 restores it
+    assert list(array_commands(b"k", ar))[-1] == [b"ARSEEK", b"k", b"18446744073709551615"]
