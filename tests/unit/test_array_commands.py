@@ -52,6 +52,8 @@ def test_index_parsing():
     # string2ull: what strtoull takes whole is an index too
     assert h("ARGET", "a", "007") == b"x"
     assert h("ARGET", "a", "+7") == b"x"
+    assert h("ARGET", "a", " 7") == b"x" and h("ARGET", "a", "7\0junk") == b"x"
+    assert err(h, "ARSEEK", "a", "-1\0") == b"ERR invalid array index"
     assert h("ARSET", "a", str(MAX), "last") == 1
     assert h("ARLEN", "a") == 18446744073709551615
     assert err(h, "ARSET", "a", str(MAX), "x", "y") == b"ERR array index overflow"

@@ -61,9 +61,10 @@ def parse_index(arg: bytes, allow_max: bool = False) -> int:
     else what C's strtoull takes whole -- leading blanks, a sign, leading
     zeros, a negative wrapping modulo 2**64); 2**64 - 1 only when
     ``allow_max`` (ARSEEK).  ``ERR invalid array index`` otherwise."""
-    value = canonical_int(arg)
+    text = arg.split(b"\0", 1)[0]  # C reads up to the first NUL
+    value = canonical_int(text)
     if value is None:
-        value = _strtoull(arg.split(b"\0", 1)[0])
+        value = _strtoull(text)
     if value is None or value < 0 or (value == _U64_MAX and not allow_max):
         raise CommandError(errors.ARRAY_INVALID_INDEX)
     return value
