@@ -102,7 +102,7 @@ def test_dump_restore_and_debug_reload(client):
     client.arinsert("a", "1", "2.5", "short", "a longer value")
     client.arset("a", 4096 * 3, "far")
     payload = client.dump("a")
-    assert payload[0] == 28 and payload[-10:-8] == b"\x0e\x00"   # type 28, RDB 14
+    assert payload[0] == 28 and payload[-10:-8] == b"\x0f\x00"   # type 28, RDB 15
     client.restore("b", 0, payload)
     assert client.arscan("b", 0, 2**64 - 2) == client.arscan("a", 0, 2**64 - 2)
     assert client.arnext("b") == 4

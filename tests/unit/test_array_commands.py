@@ -204,7 +204,7 @@ def test_copy_rename_dump_restore():
     h("ARSET", "a", "0", "changed")
     assert h("ARGET", "b", "0") == b"x" and h("ARNEXT", "b") == 2
     payload = h("DUMP", "b")
-    assert payload[0] == 28 and payload[-10:-8] == b"\x0e\x00"
+    assert payload[0] == 28 and payload[-10:-8] == b"\x0f\x00"
     h("RESTORE", "c", "0", payload)
     assert h("ARSCAN", "c", "0", "1000") == [[0, b"x"], [1, b"y"], [100, b"1.5"]]
     assert h("ARNEXT", "c") == 2

@@ -166,12 +166,12 @@ def test_rdb_form_bytes():
     assert dict(back.items()) == dict(ar.items()) and back.insert_idx == 1
 
 
-def test_dump_payload_is_rdb_14():
+def test_dump_payload_is_rdb_15():
     ar = Array()
     ar.set(5, b"x")
     payload = rdb.value_payload(ar, version=10)
     assert payload[0] == 28
-    assert payload[-10:-8] == b"\x0e\x00"
+    assert payload[-10:-8] == b"\x0f\x00"
     restored = rdb.value_from_payload(payload)
     assert dict(restored.items()) == {5: b"x"} and restored.insert_idx is None
 

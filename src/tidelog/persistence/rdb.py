@@ -108,7 +108,7 @@ log = logging.getLogger("tidelog")
 DEFAULT_VERSION = 10
 _U16 = struct.Struct("<H")
 WRITABLE_VERSIONS = (10, 11)
-MAX_READ_VERSION = 14  # 12 (Redis 7.4): hashes with field TTLs (types 24, 25); 14: arrays
+MAX_READ_VERSION = 15  # 12 (Redis 7.4): hashes with field TTLs (types 24, 25); 14: arrays; 15: 8.10
 # A snapshot holding a hash with field TTLs is written as this version
 # whatever rdb-version says (redis-server before 7.4 cannot load it).
 FIELD_TTL_VERSION = 12
@@ -169,7 +169,7 @@ class SaveStats:
     dropped_unowned: int = 0   # XNACK'd pending entries (no Redis 7 encoding)
     dropped_idmp: int = 0      # streams whose IDMP state was left out
     field_ttl_hashes: int = 0  # hashes with field TTLs, written as type 24 (RDB 12)
-    arrays: int = 0            # arrays, written as type 28 (RDB 14)
+    arrays: int = 0            # arrays, written as type 28 (RDB 15, as Redis 8.10)
 
 
 def _write_stream(out: list[bytes], stream: Stream, rdbtype: int, compress: bool,
@@ -242,7 +242,7 @@ def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool 
     _write_value(out, None, value, stream_type, compress, stats)
     if stats.field_ttl_hashes:  # a hash with field TTLs exists only from RDB 12 on
         version = FIELD_TTL_VERSION
-    if stats.arrays:  # an array exists only from RDB 14 on
+    if stats.arrays:  # an array exists only from RDB 14 on; written as Redis 8.10 (15)
         version = rdb_array.ARRAY_VERSION
     out.append(_U16.pack(version))
     body = b"".join(out)

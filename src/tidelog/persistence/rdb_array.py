@@ -1,4 +1,4 @@
-"""Arrays in RDB files (Redis 8.8, RDB version 14, type 28).
+"""Arrays in RDB files (Redis 8.8, type 28; RDB version 14 and later).
 
 Public format facts (the layout readers of Redis 8.8 files document)::
 
@@ -34,7 +34,9 @@ from ..types.array import (
 from .rdb_format import Reader, length_bytes, string_bytes
 
 TYPE_ARRAY = 28
-ARRAY_VERSION = 14  # the first RDB version with arrays (Redis 8.8)
+# Arrays came with RDB 14 (Redis 8.8); Redis 8.10, the version Tidelog
+# reports, writes RDB 15, so a DUMP of an array carries 15 as 8.10's does.
+ARRAY_VERSION = 15
 
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
