@@ -318,3 +318,8 @@ def test_array_settings():
     h("ARSET", "b", "5", "x")
     h("ARSET", "b", "9", "x")                      # a third value: past kmax
     assert dict(h("ARINFO", "b", "FULL").items)[b"dense-slices"] == 1
+    h("DEBUG", "RELOAD")                           # loaded under the settings in force
+    assert dict(h("ARINFO", "a").items)[b"slice-size"] == 256
+    assert dict(h("ARINFO", "b", "FULL").items)[b"dense-slices"] == 1
+    h("RESTORE", "c", "0", h("DUMP", "a"))
+    assert dict(h("ARINFO", "c").items)[b"slice-size"] == 256

@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING, Any
 from .. import REDIS_VERSION
 from ..errors import CommandError
 from ..ids import MIN_ID, StreamID
+from ..types.array import Array
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.hash import Hash
 from ..types.set import Set
@@ -640,6 +641,8 @@ def install(engine: Engine, snap: Snapshot) -> None:
     for index, items in snap.dbs.items():
         db = engine.dbs[index]
         for key, value, expire in items:
+            if type(value) is Array:
+                value = rdb_array.with_settings(value, engine.config)
             db.set(key, value)
             if expire is not None:
                 db.set_expire(key, expire)

@@ -20,6 +20,7 @@ wrote (flag 0: none).  Cost: O(N) each way.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from ..types.array import (
     INDEX_MAX,
@@ -89,6 +90,22 @@ def read_array(r: Reader, slice_size: int = 4096) -> Array:
         raise r.fail("empty array", at)
     ar.insert_idx = cursor
     return ar
+
+
+def with_settings(ar: Array, config: Any) -> Array:
+    """The loaded array as the server's array settings shape it (Redis
+    builds a loaded array under the settings in force): the same array
+    when they are the defaults it was read with, else a rebuilt copy.
+    O(1), or O(N) when rebuilt."""
+    settings = (config["array-slice-size"], config["array-sparse-kmax"],
+                config["array-sparse-kmin"])
+    if settings == (ar.slice_size, ar.kmax, ar.kmin):
+        return ar
+    fresh = Array(*settings)
+    for idx, item in ar.items():
+        fresh.set(idx, item)
+    fresh.insert_idx = ar.insert_idx
+    return fresh
 
 
 def register(writers: dict, readers: dict) -> None:
