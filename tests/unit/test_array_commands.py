@@ -323,3 +323,17 @@ def test_array_settings():
     assert dict(h("ARINFO", "b", "FULL").items)[b"dense-slices"] == 1
     h("RESTORE", "c", "0", h("DUMP", "a"))
     assert dict(h("ARINFO", "c").items)[b"slice-size"] == 256
+
+
+def test_ranges_across_super_directory_blocks():
+    h = Harness()
+    for idx in ("100", "8388608", "12000000", "16777200", "16777216", "20000000"):
+        h("ARSET", "a", idx, "v" + idx)
+    info = dict(h("ARINFO", "a").items)
+    assert (info[b"super-dir-entries"], info[b"directory-size"], info[b"slices"]) == (3, 4, 6)
+    assert h("ARDELRANGE", "a", "8388608", "18000000") == 4
+    assert h("ARSCAN", "a", "20000000", "0") == [[20000000, b"v20000000"], [100, b"v100"]]
+    info = dict(h("ARINFO", "a").items)
+    assert (info[b"super-dir-entries"], info[b"directory-size"], info[b"slices"]) == (2, 4, 2)
+    assert h("ARDELRANGE", "a", "5", "12", "8", "15") == 0
+    assert h("AROP", "a", "0", "30000000", "USED") == 2
