@@ -13,6 +13,11 @@ Propagation: every write propagates its own argv, as Redis does -- the
 cursor is part of the value (it is in the RDB form), so ARINSERT and ARRING
 replay to the same indexes on a replica or from the AOF.  A write that
 changed nothing (ARDEL of holes, ARSEEK of a missing key) propagates nothing.
+
+Indexes and lengths are unsigned 64-bit numbers: one above 2**63 - 1 (ARLEN
+of an array reaching the last indexes) is encoded as a bulk string in RESP2
+and a big number in RESP3, which clients read (hiredis refuses a larger
+``:`` integer).
 """
 
 from __future__ import annotations
@@ -81,13 +86,6 @@ def _strtoull(s: bytes) -> int | None:
     if value > _U64_MAX:
         return None
     return (-value) % (1 << 64) if negative else value
-
-
-def unsigned(n: int) -> Any:
-    """An unsigned 64-bit integer reply (Redis's addReplyUnsignedLongLong).
-    Above 2**63 - 1 the encoder writes a bulk string (RESP2) or a big number
-    (RESP3): what clients can read (hiredis refuses a larger ``:``)."""
-    return n
 
 
 def _read(ctx: Ctx, key: bytes) -> Array | None:
@@ -251,7 +249,7 @@ def arlen(ctx: Ctx, argv: list[bytes]) -> Any:
 
     O(1): the highest index plus one, 0 for a missing key."""
     ar = _read(ctx, argv[1])
-    return 0 if ar is None else unsigned(ar.length)
+    return 0 if ar is None else ar.length
 
 
 @command("arcount", arity=2, flags="readonly fast", keys=(1, 1, 1), group="array",
@@ -316,7 +314,7 @@ def arscan(ctx: Ctx, argv: list[bytes]) -> Any:
         return []
     out = []
     for idx, value in ar.scan(start, end):
-        out.append([unsigned(idx), value])
+        out.append([idx, value])
         if limit is not None and len(out) == limit:
             break
     return out
@@ -465,7 +463,7 @@ def argrep(ctx: Ctx, argv: list[bytes]) -> Any:
     for idx, value in ar.scan(resolve(start_bound), resolve(end_bound)):
         if not combine(test(value) for test in tests):
             continue
-        out.append([unsigned(idx), value] if withvalues else unsigned(idx))
+        out.append([idx, value] if withvalues else idx)
         if limit is not None and len(out) == limit:
             break
     return out
@@ -630,7 +628,7 @@ def arinsert(ctx: Ctx, argv: list[bytes]) -> Any:
         ar.set(start + offset, value)
     ar.insert_idx = last
     _written(ctx, key, b"arinsert", len(values))
-    return unsigned(last)
+    return last
 
 
 def _ring_rework(ar: Array, old_span: int, keep: int, fresh: Array) -> Array:
@@ -701,7 +699,7 @@ def arnext(ctx: Ctx, argv: list[bytes]) -> Any:
         return 0
     if ar.insert_idx == INDEX_MAX:
         return None
-    return unsigned(ar.insert_idx + 1)
+    return ar.insert_idx + 1
 
 
 @command("arseek", arity=3, flags="write fast", keys=(1, 1, 1), group="array", since="8.8.0",
@@ -783,9 +781,9 @@ def arinfo(ctx: Ctx, argv: list[bytes]) -> Any:
     cursor = ar.insert_idx
     items: list[tuple[bytes, Any]] = [
         (b"count", len(ar)),
-        (b"len", unsigned(ar.length)),
+        (b"len", ar.length),
         (b"next-insert-index",
-         0 if cursor is None or cursor == INDEX_MAX else unsigned(cursor + 1)),
+         0 if cursor is None or cursor == INDEX_MAX else cursor + 1),
         (b"slices", len(ar.slices)),
         (b"directory-size", ar.directory_size),
         (b"super-dir-entries", ar.super_dir_entries),
