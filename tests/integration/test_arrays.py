@@ -66,6 +66,10 @@ def test_ring_buffer_and_cursor(client):
     info = {k.decode() if isinstance(k, bytes) else k: v for k, v in client.arinfo("q").items()}
     assert info["count"] == 3 and info["len"] == 11 and info["next-insert-index"] == 11
     assert info["slice-size"] == 4096 and info["slices"] == 1
+    full = {k.decode() if isinstance(k, bytes) else k: v
+            for k, v in client.arinfo("q", full=True).items()}
+    assert full["sparse-slices"] == 1 and float(full["avg-sparse-size"]) == 4.0
+    assert float(full["avg-dense-fill"]) == 0.0
 
 
 def test_errors_and_wrongtype(client):
