@@ -21,7 +21,7 @@ GROUP_TITLES = [
     ("stream", "Streams"), ("string", "Strings"), ("bitmap", "Bitmaps"), ("hash", "Hashes"),
     ("list", "Lists"),
     ("set", "Sets"), ("sorted_set", "Sorted sets"), ("geo", "Geo"),
-    ("hyperloglog", "HyperLogLog"), ("generic", "Keys"),
+    ("hyperloglog", "HyperLogLog"), ("array", "Arrays"), ("generic", "Keys"),
     ("pubsub", "Pub/Sub"), ("transactions", "Transactions"), ("scripting", "Scripting"),
     ("connection", "Connection"),
     ("server", "Server"),

@@ -426,14 +426,14 @@ def test_restore_payload_versions_and_leftovers(differ):
     differ.check("RESTORE", "left", "0", _with_footer(b"\x00\x03abcdef", 10))
     # newer than any RDB version we read: refused as Redis refuses one newer than its own
     differ.check("RESTORE", "v99", "0", _with_footer(b"\x00\x03abc", 99))
-    differ.check("RESTORE", "v13", "0", _with_footer(b"\x00\x03abc", 13))
+    differ.check("RESTORE", "v16", "0", _with_footer(b"\x00\x03abc", 16))
 
 
 def test_restore_reads_rdb_11_and_12_payloads(differ):
     """Redis 7.2 writes RDB 11 payloads, 7.4 RDB 12 (redis.io/docs/latest/commands/restore/:
     a payload is refused only when its version is newer than the server's); 7.0.15 reads
-    up to 10."""
-    for version in (11, 12):
+    up to 10, Redis 8.10 up to 15."""
+    for version in (11, 12, 13, 14, 15):  # 14: Redis 8.8 (arrays), 15: 8.10
         payload = _with_footer(b"\x00\x03abc", version)
         differ.check_newer("RESTORE", f"v{version}", "0", payload, ours=b"+OK\r\n")
 

@@ -5,6 +5,7 @@ BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
 
 from . import (  # noqa: F401
     acl,
+    arrays,
     bitmaps,
     cluster,
     command_docs,

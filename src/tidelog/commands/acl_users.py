@@ -61,7 +61,7 @@ from .table import COMMANDS, CommandSpec
 CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting",
+    "dangerous", "connection", "transaction", "scripting", "array",
 )
 
 # What a check answers (Redis's order matters: of several selectors' denials

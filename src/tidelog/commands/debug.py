@@ -15,6 +15,7 @@ from typing import Any
 from .. import errors
 from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
+from ..types.array import TAG_FLOAT, TAG_INT, Array, value_tag
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
@@ -85,6 +86,10 @@ def _serialized_length(value: Any) -> int:
         return 5 + sum(len(m) + 1 for m in value.members())
     if isinstance(value, List):
         return value.lp_bytes + 2 * (value.lp_bytes // 8192 + 1) + 1
+    if isinstance(value, Array):  # RDB: per value its index, a tag, 8 bytes or a string
+        return 2 + sum((1 if idx < 64 else 2 if idx < 16384 else 5 if idx < 1 << 32 else 9) + 1
+                       + (8 if value_tag(item)[0] in (TAG_INT, TAG_FLOAT) else len(item) + 1)
+                       for idx, item in value.items())
     if isinstance(value, ZSet):  # RDB: a listpack blob, or a count and member + 8-byte score
         if value.encoding == b"listpack":
             return 11 + sum(len(m) + 12 for m in value)

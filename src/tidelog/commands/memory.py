@@ -23,6 +23,7 @@ from ..errors import (
     CommandError,
 )
 from ..resp.replies import OK, Map, Verbatim
+from ..types.array import Array
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
@@ -84,7 +85,7 @@ def key_memory(key: bytes, value: Any) -> int:
     """MEMORY USAGE: the bytes Redis would use for this key and value (its
     robj/sds/jemalloc layout for strings; the stream's own estimate)."""
     overhead = _jemalloc_size(_sds_size(len(key))) + 24  # the key's sds + the dict entry
-    if isinstance(value, (Stream, Set, ZSet)):
+    if isinstance(value, (Stream, Set, ZSet, Array)):
         return value.memory_usage() + overhead
     if isinstance(value, Hash):
         return hash_memory(value) + overhead

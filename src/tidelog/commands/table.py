@@ -39,7 +39,7 @@ _GROUP_CATEGORY = {
     "connection": "@connection", "server": "@admin", "transactions": "@transaction",
     "set": "@set", "sorted_set": "@sortedset", "pubsub": "@pubsub",
     "scripting": "@scripting",
-    "bitmap": "@bitmap", "geo": "@geo", "hyperloglog": "@hyperloglog",
+    "bitmap": "@bitmap", "geo": "@geo", "hyperloglog": "@hyperloglog", "array": "@array",
 }
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
 from ..resp.doubles import format_double
+from ..types.array import INDEX_MAX, Array
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
@@ -132,6 +133,27 @@ def zset_commands(key: bytes, value: ZSet) -> Iterator[list[bytes]]:
 
 
 VALUE_COMMANDS[ZSet] = zset_commands
+
+
+def array_commands(key: bytes, value: Array) -> Iterator[list[bytes]]:
+    """An array as ARMSET index value ..., 64 pairs to a command, then the
+    insert cursor as ``ARSEEK key <next index>`` (2**64 - 1 for a cursor
+    at the last index) when ARINSERT / ARRING had set one."""
+    flat: list[bytes] = []
+    for idx, item in value.items():
+        flat.append(b"%d" % idx)
+        flat.append(item)
+        if len(flat) == 2 * ITEMS_PER_COMMAND:
+            yield [b"ARMSET", key, *flat]
+            flat = []
+    if flat:
+        yield [b"ARMSET", key, *flat]
+    cursor = value.insert_idx
+    if cursor is not None:
+        yield [b"ARSEEK", key, b"%d" % (cursor + 1 if cursor < INDEX_MAX else (1 << 64) - 1)]
+
+
+VALUE_COMMANDS[Array] = array_commands
 
 
 def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:

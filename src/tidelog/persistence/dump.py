@@ -26,7 +26,8 @@ from ..commands.keys import lookup_read
 from ..commands.table import command
 from ..errors import CommandError
 from ..resp.replies import OK
-from . import rdb
+from ..types.array import Array
+from . import rdb, rdb_array
 
 
 def _dump_version(ctx: Ctx) -> int:
@@ -98,6 +99,8 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     except rdb.PayloadError as exc:
         raise CommandError(errors.DUMP_PAYLOAD_WRONG if exc.version_or_checksum
                            else errors.BAD_DATA_FORMAT) from None
+    if type(value) is Array:
+        value = rdb_array.with_settings(value, ctx.config)
     deleted = replace and db.delete(key)
     now = ctx.now_ms()
     if ttl and not absttl:

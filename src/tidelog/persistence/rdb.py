@@ -77,12 +77,13 @@ from typing import TYPE_CHECKING, Any
 from .. import REDIS_VERSION
 from ..errors import CommandError
 from ..ids import MIN_ID, StreamID
+from ..types.array import Array
 from ..types.groups import ConsumerGroup, estimate_entries_read
 from ..types.hash import Hash
 from ..types.set import Set
 from ..types.stream import CorruptStream, Stream
 from ..types.zset import ZSet
-from . import rdb_hash, rdb_list, rdb_set, rdb_zset
+from . import rdb_array, rdb_hash, rdb_list, rdb_set, rdb_zset
 from .rdb_format import (  # noqa: F401 (crc64, lzf_* and RdbError are this module's API too)
     _I64,
     _ID,
@@ -108,7 +109,7 @@ log = logging.getLogger("tidelog")
 DEFAULT_VERSION = 10
 _U16 = struct.Struct("<H")
 WRITABLE_VERSIONS = (10, 11)
-MAX_READ_VERSION = 12  # 12 (Redis 7.4): hashes with field TTLs (types 24, 25)
+MAX_READ_VERSION = 15  # 12 (Redis 7.4): hashes with field TTLs (types 24, 25); 14: arrays; 15: 8.10
 # A snapshot holding a hash with field TTLs is written as this version
 # whatever rdb-version says (redis-server before 7.4 cannot load it).
 FIELD_TTL_VERSION = 12
@@ -150,6 +151,9 @@ rdb_list.register(VALUE_WRITERS, VALUE_READERS)
 VALUE_WRITERS[ZSet] = rdb_zset.write_zset
 VALUE_READERS.update(rdb_zset.READERS)
 
+# Arrays (rdb_array.py, Redis 8.8): type 28, only in RDB 14 and later.
+rdb_array.register(VALUE_WRITERS, VALUE_READERS)
+
 _TYPE_NAMES = {
     1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
     9: "hash (zipmap)", 10: "list (ziplist)", 11: "set (intset)", 12: "zset (ziplist)",
@@ -166,6 +170,7 @@ class SaveStats:
     dropped_unowned: int = 0   # XNACK'd pending entries (no Redis 7 encoding)
     dropped_idmp: int = 0      # streams whose IDMP state was left out
     field_ttl_hashes: int = 0  # hashes with field TTLs, written as type 24 (RDB 12)
+    arrays: int = 0            # arrays, written as type 28 (RDB 15, as Redis 8.10)
 
 
 def _write_stream(out: list[bytes], stream: Stream, rdbtype: int, compress: bool,
@@ -222,6 +227,8 @@ def _write_value(out: list[bytes], key: bytes | None, value: Any, stream_type: i
         out.append(bytes((rdbtype,)) + keyed + payload)
         if rdbtype == rdb_hash.TYPE_HASH_METADATA:
             stats.field_ttl_hashes += 1
+        elif rdbtype == rdb_array.TYPE_ARRAY:
+            stats.arrays += 1
 
 
 def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool = True) -> bytes:
@@ -236,6 +243,8 @@ def value_payload(value: Any, *, version: int = DEFAULT_VERSION, compress: bool 
     _write_value(out, None, value, stream_type, compress, stats)
     if stats.field_ttl_hashes:  # a hash with field TTLs exists only from RDB 12 on
         version = FIELD_TTL_VERSION
+    if stats.arrays:  # an array exists only from RDB 14 on; written as Redis 8.10 (15)
+        version = rdb_array.ARRAY_VERSION
     out.append(_U16.pack(version))
     body = b"".join(out)
     return body + _U64.pack(crc64(body))
@@ -324,6 +333,8 @@ def dumps(dbs: list[Any], *, version: int = DEFAULT_VERSION, compress: bool = Tr
     if stats.field_ttl_hashes and version < FIELD_TTL_VERSION:
         # Field TTLs exist only from RDB 12 on: say so rather than lose them.
         out[0] = b"REDIS%04d" % FIELD_TTL_VERSION
+    if stats.arrays and version < rdb_array.ARRAY_VERSION:
+        out[0] = b"REDIS%04d" % rdb_array.ARRAY_VERSION
     out.append(b"\xff")
     body = b"".join(out)
     return body + _U64.pack(crc64(body) if checksum else 0)
@@ -630,6 +641,8 @@ def install(engine: Engine, snap: Snapshot) -> None:
     for index, items in snap.dbs.items():
         db = engine.dbs[index]
         for key, value, expire in items:
+            if type(value) is Array:
+                value = rdb_array.with_settings(value, engine.config)
             db.set(key, value)
             if expire is not None:
                 db.set_expire(key, expire)
