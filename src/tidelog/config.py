@@ -466,7 +466,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).
-ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold"}
+ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold",
+                           # the ziplist names of Redis < 7, which 7 and 8 still accept
+                           "list-max-ziplist-size": "list-max-listpack-size",
+                           "hash-max-ziplist-entries": "hash-max-listpack-entries",
+                           "hash-max-ziplist-value": "hash-max-listpack-value",
+                           "zset-max-ziplist-entries": "zset-max-listpack-entries",
+                           "zset-max-ziplist-value": "zset-max-listpack-value"}
 
 
 class Config:

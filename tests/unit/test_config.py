@@ -13,7 +13,7 @@ import logging
 import pytest
 
 from tidelog.commands.config import rewrite_config_text
-from tidelog.config import OPTIONS, Config, ConfigError, parse_memory
+from tidelog.config import ALIASES, OPTIONS, Config, ConfigError, parse_memory
 from tidelog.engine import Ctx, Engine
 from tidelog.glob import glob_match
 from tidelog.resp.replies import ErrorReply, Map
@@ -224,8 +224,11 @@ def test_config_get_globs(run):
         b"hash-max-listpack-value", b"set-max-intset-entries", b"set-max-listpack-entries",
         b"set-max-listpack-value", b"zset-max-listpack-entries", b"zset-max-listpack-value",
         b"acllog-max-len", b"maxmemory", b"maxmemory-policy", b"maxmemory-samples", b"min-replicas-max-lag",
-        b"slowlog-max-len"]
-    assert len(config_get(run, "*")) == len(OPTIONS)
+        b"slowlog-max-len",
+        # the old names match too, as in Redis
+        b"list-max-ziplist-size", b"hash-max-ziplist-entries", b"hash-max-ziplist-value",
+        b"zset-max-ziplist-entries", b"zset-max-ziplist-value"]
+    assert len(config_get(run, "*")) == len(OPTIONS) + len(ALIASES)
     assert config_get(run, "hz", "h?") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []
 
