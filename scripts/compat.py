@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import shlex
 import shutil
@@ -195,6 +196,10 @@ def run_unit(unit: str, tree: Path, kind: str, args: argparse.Namespace,
         runner = [
             tclsh, "tests/test_helper.tcl", "--host", "127.0.0.1", "--port", str(port),
             "--single", unit, "--clients", "1", "--timeout", str(args.timeout),
+            # the suite's own listener (for its test client) scans 32 ports
+            # below this (and each plus 10000): away from the default, so two runs
+            # can go side by side
+            "--baseport", str(random.randrange(22000, 50000)),
         ]
         if args.tags:
             runner += ["--tags", args.tags]
@@ -215,6 +220,10 @@ def run_unit(unit: str, tree: Path, kind: str, args: argparse.Namespace,
         text = out.decode("utf-8", "replace")
         (results / f"{name}.log").write_text(text)
         parse_output(text, result)
+        done = re.search(r"^\[\d+/\d+ done\]: ", ANSI.sub("", text), re.M)
+        if suite.returncode and not (done or result.exception or result.timeout):
+            last = text.strip().splitlines()[-1:] or ["no output"]
+            result.exception = f"exit status {suite.returncode}: {last[0]}"
     finally:
         stop(server)
         server_log.close()

@@ -51,3 +51,18 @@ def test_ziplist_names_are_aliases(restore_listpack_limits):
         theirs = _as_map(d.theirs.call("CONFIG", "GET", pattern))
         assert ours == theirs, pattern
     assert len(_as_map(d.ours.call("CONFIG", "GET", "*ziplist*"))) == 5
+
+
+def test_debug_quicklist_packed_threshold(differ):
+    # accepted and checked as Redis checks it (Tidelog's lists have no plain nodes)
+    differ.check_all([
+        ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", value]
+        for value in ("1b", "1", "100", "1kb", "5gb", "abc", "-1", "4294967295", "4293918720",
+                      "4293918721", "1.5", "0")
+    ] + [["DEBUG", "quicklist-packed-threshold"], ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1", "2"]])
+    # a list pushed with a threshold of 1 byte reads back the same
+    differ.check("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b")
+    differ.check("RPUSH", "l", "a" * 500, "b", "c" * 500)
+    differ.check("LINSERT", "l", "AFTER", "b", "d" * 500)
+    differ.check("LRANGE", "l", "0", "-1")
+    differ.check("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0")

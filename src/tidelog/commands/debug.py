@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
+from ..config import ConfigError, parse_memory
+from ..errors import DEBUG_PACKED_THRESHOLD, NO_SUCH_KEY, CommandError, debug_unknown_subcommand
 from ..resp.replies import OK, SimpleString
 from ..types.hash import Hash
 from ..types.list import List
@@ -117,6 +118,10 @@ _DEBUG_HELP = [
     "    Show low level info about `key` and associated value.",
     "RELOAD [NOSAVE]",
     "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "    (Accepted; Tidelog's lists have no plain nodes.)",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -178,4 +183,21 @@ def debug_set_active_expire(ctx: Ctx, argv: list[bytes]) -> Reply:
 def debug_change_repl_id(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DEBUG CHANGE-REPL-ID"""
     ctx.engine.replication.change_replid()
+    return OK
+
+
+@debug_subcommand("quicklist-packed-threshold", arity=3)
+def debug_quicklist_packed_threshold(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG QUICKLIST-PACKED-THRESHOLD size
+
+    Redis stores list elements from this size up in nodes of their own;
+    Tidelog's lists have no such nodes, so the size is checked as Redis
+    checks it (a memory value, at most 4 GB less 1 MB) and has no effect.
+    O(1)."""
+    try:
+        size = parse_memory(argv[2].decode("latin-1"))
+    except ConfigError:
+        raise CommandError(DEBUG_PACKED_THRESHOLD) from None
+    if not 0 <= size <= (1 << 32) - (1 << 20):
+        raise CommandError(DEBUG_PACKED_THRESHOLD)
     return OK
