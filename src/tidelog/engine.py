@@ -1380,8 +1380,17 @@ class Engine:
             counts[code] = 1
         return ErrorReply(message)
 
-    def busy_reply(self) -> ErrorReply:
-        """What a command gets while a script runs past busy-reply-threshold."""
+    def busy_reply(self, client: ClientState, name: bytes) -> ErrorReply:
+        """What a command gets while a script runs past busy-reply-threshold:
+        -BUSY; an open MULTI then fails, and EXEC discards it as EXECABORT
+        (Redis refuses it like any other command)."""
+        if client.multi is not None:
+            client.multi_error = True
+        if name == b"exec":
+            client.multi = None
+            client.multi_error = False
+            self.unwatch_all(client)
+            return self._error(errors.exec_aborted(errors.BUSY))
         return self._error(errors.BUSY)
 
     def _key_expired(self, db: Database, key: bytes) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.differ_tools import parse
+from tests.support.rawclient import RawClient, encode_command
 
 pytestmark = pytest.mark.differential
 
@@ -66,3 +67,102 @@ def test_debug_quicklist_packed_threshold(differ):
     differ.check("LINSERT", "l", "AFTER", "b", "d" * 500)
     differ.check("LRANGE", "l", "0", "-1")
     differ.check("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0")
+
+
+def _port(client) -> int:
+    return client.sock.getpeername()[1]
+
+
+def _both(differ, scenario) -> None:
+    """Run ``scenario(port)`` (which returns a transcript of reply bytes) on
+    both servers and compare."""
+    ours = scenario(_port(differ.ours))
+    theirs = scenario(_port(differ.theirs))
+    assert ours == theirs, f"\ntidelog: {ours!r}\nredis:   {theirs!r}"
+
+
+def test_client_reply_off_keeps_resp3_pushes(differ):
+    # Redis's pubsub.tcl "PubSub messages with CLIENT REPLY OFF": in RESP3 the
+    # subscribe confirmations and the messages are pushes, sent all the same
+    def scenario(port):
+        sub, pub = RawClient(port), RawClient(port)
+        try:
+            out = [sub.call("HELLO", "3")[:1]]
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "OFF"]))
+            out.append(sub.call("SUBSCRIBE", "channel"))
+            out.append(sub.call("PSUBSCRIBE", "ch*"))
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "OFF"]))
+            out.append(pub.call("PUBLISH", "channel", "hello"))
+            out += [sub.read_reply(), sub.read_reply()]
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "OFF"]))
+            out.append(sub.call("UNSUBSCRIBE", "channel"))
+            out.append(sub.call("PUNSUBSCRIBE", "ch*"))
+            # a RESP3 command's own reply stays silent: PING's, then SKIP's
+            sub.send_raw(encode_command(["PING"]))
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "SKIP"]))
+            sub.send_raw(encode_command(["SUBSCRIBE", "x"]))  # a push: sent
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "ON"]))
+            out += [sub.read_reply(), sub.read_reply()]
+            return out
+        finally:
+            sub.close()
+            pub.close()
+
+    _both(differ, scenario)
+
+
+def test_client_reply_off_resp2_drops_messages(differ):
+    # in RESP2 a message is a plain array: CLIENT REPLY OFF drops it
+    def scenario(port):
+        sub, pub = RawClient(port), RawClient(port)
+        try:
+            out = [sub.call("SUBSCRIBE", "channel")]
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "OFF"]))
+            out.append(pub.call("PUBLISH", "channel", "dropped"))
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "ON"]))
+            out.append(sub.read_reply())
+            out.append(pub.call("PUBLISH", "channel", "seen"))
+            out.append(sub.read_reply())
+            return out
+        finally:
+            sub.close()
+            pub.close()
+
+    _both(differ, scenario)
+
+
+@pytest.fixture
+def short_busy_threshold(differ):
+    for client in (differ.ours, differ.theirs):
+        assert client.call("CONFIG", "SET", "lua-time-limit", "10") == b"+OK\r\n"
+    yield differ
+    for client in (differ.ours, differ.theirs):
+        assert client.call("CONFIG", "SET", "lua-time-limit", "5000") == b"+OK\r\n"
+
+
+@pytest.mark.parametrize("queued", [True, False], ids=["queued-then-busy", "just-exec"])
+def test_exec_while_a_script_is_busy(short_busy_threshold, queued):
+    # Redis's multi.tcl "EXEC and script timeout": EXEC refused with -BUSY is
+    # an EXECABORT that ends the transaction; none of it ran
+    def scenario(port):
+        looping, tx, admin = RawClient(port), RawClient(port), RawClient(port)
+        try:
+            out = [admin.call("SET", "xx", "1"), tx.call("MULTI"), tx.call("INCR", "xx")]
+            looping.send_raw(encode_command(["EVAL", "while true do end", "0"]))
+            for _ in range(1000):  # until the script is past the threshold
+                if admin.call("PING").startswith(b"-BUSY"):
+                    break
+            else:
+                raise AssertionError("the script never became busy")
+            if queued:
+                out.append(tx.call("INCR", "xx"))
+            out.append(tx.call("EXEC"))
+            out.append(admin.call("SCRIPT", "KILL"))
+            out.append(looping.read_reply()[:16])
+            out += [admin.call("GET", "xx"), tx.call("PING", "asdf"), tx.call("EXEC")]
+            return out
+        finally:
+            for client in (looping, tx, admin):
+                client.close()
+
+    _both(short_busy_threshold, scenario)
