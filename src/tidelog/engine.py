@@ -1417,7 +1417,7 @@ class Engine:
         client = ctx.client
         queued = client.multi or []
         failed = client.multi_error
-        dirty = client.dirty_cas
+        dirty = client.dirty_cas or self._watched_key_expired(client)
         client.multi, client.multi_error = None, False
         self.unwatch_all(client)
         if failed:
@@ -1471,10 +1471,18 @@ class Engine:
             client.watched.add((client.db, key))
             self.dbs[client.db].watch(key, client)
 
+    def _watched_key_expired(self, client: ClientState) -> bool:
+        """A key watched while alive has expired since (not yet removed): EXEC
+        fails, as in Redis.  O(watched keys)."""
+        stale = client.watched_expired
+        return any((index, key) not in stale and self.dbs[index].is_expired(key)
+                   for index, key in client.watched)
+
     def unwatch_all(self, client: ClientState) -> None:
         for db_index, key in client.watched:
             self.dbs[db_index].unwatch(key, client)
         client.watched.clear()
+        client.watched_expired.clear()
         client.dirty_cas = False
 
     # -- blocking -------------------------------------------------------------------
