@@ -209,3 +209,25 @@ def test_debug_digest_follows_contents(differ, build):
         assert parse(client.call("DEBUG", "DIGEST-VALUE", "{k}c")) == [a]
         assert client.call("DEBUG", "DIGEST") != before
         client.call("FLUSHALL")
+
+
+@pytest.mark.parametrize("script", [
+    "return _G",
+    "local a = {}; setmetatable(a,{__index=function() foo() end}) return a",
+    "local a = {}; setmetatable(a,{__index=function() redis.call('set', 'x', '1') end}) return a",
+    "local a = {1, 2}; setmetatable(a,{__index=function() return {err='no'} end}) return a",
+    "local a = {}; setmetatable(a,{__index={ok='fake'}}) return a",
+])
+def test_script_reply_tables_are_read_raw(differ, script):
+    # Redis's scripting.tcl: a metatable is not consulted when a reply is built
+    differ.check("EVAL", script, "0")
+    differ.check("GET", "x")
+
+
+def test_script_returning_a_table_that_holds_itself(differ):
+    # nested arrays down to Lua's stack limit, then the error; the connection
+    # stays in step (Redis's scripting.tcl "Script return recursive object")
+    script = "local a = {}; local b = {a}; a[1] = b; return a"
+    ours = differ.check("EVAL", script, "0")
+    assert ours.endswith(b"*1\r\n-ERR reached lua stack limit\r\n")
+    differ.check("PING")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -59,6 +60,11 @@ REPL_NONE, REPL_AOF, REPL_REPLICA, REPL_ALL = 0, 1, 2, 3
 
 # How many Lua instructions run between two checks of the kill flag.
 HOOK_COUNT = 100_000
+# How deep a script's reply may nest tables: Redis stops where Lua's C stack
+# (8,000 slots) runs out, 7,995 levels of a table holding itself; the
+# conversion takes one Python frame per level, so the interpreter's recursion
+# limit is raised to leave room for it (LuaRuntime.__init__).
+LUA_REPLY_DEPTH = 7995
 
 # The chunk name of our own Lua code: frames from it are skipped when an
 # error's position is looked up.
@@ -386,22 +392,28 @@ local function run_function(callback, keys, args)
 end
 
 -- A table's fields for the reply conversion, in one call from Python.
+-- Read raw, as Redis reads them: a metatable's __index is never called.
 local function fields(t)
-  local err, ok = t.err, t.ok
+  local err, ok = raw_rawget(t, 'err'), raw_rawget(t, 'ok')
   if raw_type(err) == 'string' then return 'err', err end
   if raw_type(ok) == 'string' then return 'ok', ok end
-  if raw_type(t.double) == 'number' then return 'double', t.double end
-  if raw_type(t.big_number) == 'string' then return 'big_number', t.big_number end
-  if raw_type(t.map) == 'table' then return 'map', t.map end
-  if raw_type(t.set) == 'table' then return 'set', t.set end
-  if raw_type(t.verbatim_string) == 'table' then return 'verbatim_string', t.verbatim_string end
+  local v = raw_rawget(t, 'double')
+  if raw_type(v) == 'number' then return 'double', v end
+  v = raw_rawget(t, 'big_number')
+  if raw_type(v) == 'string' then return 'big_number', v end
+  v = raw_rawget(t, 'map')
+  if raw_type(v) == 'table' then return 'map', v end
+  v = raw_rawget(t, 'set')
+  if raw_type(v) == 'table' then return 'set', v end
+  v = raw_rawget(t, 'verbatim_string')
+  if raw_type(v) == 'table' then return 'verbatim_string', v end
   return nil
 end
 
 local function array(t)
   local out, i = {}, 1
   while true do
-    local v = t[i]
+    local v = raw_rawget(t, i)
     if v == nil then break end
     out[i] = v
     i = i + 1
@@ -432,6 +444,8 @@ class LuaRuntime:
         self.logger = logger
         self.acl_checker = acl_checker
         self.resp = 2  # the script's protocol (redis.setresp)
+        if sys.getrecursionlimit() < LUA_REPLY_DEPTH + 2000:  # room for to_reply's levels
+            sys.setrecursionlimit(LUA_REPLY_DEPTH + 2000)
         for install in LIBRARY_INSTALLERS:
             install(self.lua)
         code = _BOOTSTRAP.replace("HOOK_COUNT", str(HOOK_COUNT))
@@ -638,8 +652,12 @@ class LuaRuntime:
             return self._table_from({b"err": reply.message})
         raise TypeError(f"no Lua form for {reply!r}")
 
-    def to_reply(self, value: Any) -> Any:
-        """A script's Lua value as a reply (for a client speaking any protocol)."""
+    def to_reply(self, value: Any, depth: int = 0) -> Any:
+        """A script's Lua value as a reply (for a client speaking any protocol).
+
+        Tables are read raw (a metatable's __index is not called, as in
+        Redis); past LUA_REPLY_DEPTH nested tables (a table holding itself)
+        the innermost one becomes Redis's "reached lua stack limit" error."""
         t = value.__class__
         if t is bytes:
             return value
@@ -655,6 +673,9 @@ class LuaRuntime:
             return 1 if value else None
         if self._lua_type(value) != "table":
             return None  # functions, coroutines, userdata: nil
+        if depth >= LUA_REPLY_DEPTH:
+            return ErrorReply(errors.LUA_STACK_LIMIT)
+        depth += 1
         found = self._fields(value)
         if found.__class__ is tuple:
             kind, inner = found
@@ -667,13 +688,17 @@ class LuaRuntime:
             if kind == b"big_number":
                 return inner if isinstance(inner, bytes) else _lua_tostring(inner)
             if kind == b"map" and self._lua_type(inner) == "table":
-                return Map([(self.to_reply(k), self.to_reply(v)) for k, v in inner.items()])
+                return Map([(self.to_reply(k, depth), self.to_reply(v, depth))
+                            for k, v in inner.items()])
             if kind == b"set" and self._lua_type(inner) == "table":
-                return SetReply([self.to_reply(k) for k in inner.keys()])
+                return SetReply([self.to_reply(k, depth) for k in inner.keys()])
             if kind == b"verbatim_string" and self._lua_type(inner) == "table":
                 return Verbatim(inner[b"string"] or b"", inner[b"format"] or b"txt")
         n, items = self._array(value)
-        return [self.to_reply(items[i]) for i in range(1, n + 1)]
+        out = []
+        for i in range(1, n + 1):  # a loop, not a comprehension: one frame per level
+            out.append(self.to_reply(items[i], depth))
+        return out
 
 
 class ScriptCallError(Exception):
