@@ -231,3 +231,19 @@ def test_script_returning_a_table_that_holds_itself(differ):
     ours = differ.check("EVAL", script, "0")
     assert ours.endswith(b"*1\r\n-ERR reached lua stack limit\r\n")
     differ.check("PING")
+
+
+@pytest.mark.parametrize("call", [
+    "unpack({1,2,3}, -2, 2147483647)", "unpack({1,2,3}, 0, 2147483647)",
+    "unpack({1,2,3}, -2147483648, -2)", "unpack({1,2,3}, -1, -2)", "unpack({1,2,3}, 1, -1)",
+    "unpack({1,2,3}, 1, 9000)", "unpack({1,2,3}, 1, 7000)", "unpack({1,2,3})",
+    "unpack({1,2,3}, 1.5, 2.7)", "unpack({1,2,3}, '2')", "unpack({1,2,3}, 'x')", "unpack()",
+    "unpack({1,2,3}, 2, '3')", "unpack({1,2,3}, -1, 5)",
+])
+def test_script_unpack_ranges(differ, call):
+    # Redis's scripting.tcl "Test table unpack with invalid indexes": a huge
+    # range is an error, never a crash
+    reply = differ.check("EVAL", f"return {{{call}}}", "0")
+    if reply.startswith(b"-"):  # the error names the script's SHA: same on both
+        assert b"script: " in reply
+    differ.check("PING")

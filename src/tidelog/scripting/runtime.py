@@ -223,6 +223,33 @@ env_globals.pairs = function(t)
   return pairs(t)
 end
 env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+-- unpack with Redis's fix of Lua 5.1's range overflow (unpack({}, -2,
+-- 2147483647) crashed the interpreter): a range wider than the stack can
+-- take is refused.  The arguments are checked here, with unpack's own
+-- messages, so that an error points at the script's line.
+do
+  local unpack, floor, to_number = raw_unpack, math.floor, tonumber
+  local function bad(n, expected, got, level)  -- level: the script's, seen from here
+    raw_error("bad argument #" .. n .. " to 'unpack' (" .. expected .. " expected, got " .. got .. ")",
+              level)
+  end
+  local function int(x, n)
+    local v = to_number(x)
+    if v == nil then bad(n, 'number', raw_type(x), 4) end
+    return v < 0 and -floor(-v) or floor(v)
+  end
+  env_globals.unpack = function(...)
+    local t, i, j = ...
+    if raw_type(t) ~= 'table' then
+      bad(1, 'table', raw_select('#', ...) == 0 and 'no value' or raw_type(t), 3)
+    end
+    local first = i == nil and 1 or int(i, 2)
+    local last = j == nil and #t or int(j, 3)
+    if first > last then return end
+    if last - first >= 7990 then raw_error('too many results to unpack', 2) end
+    return unpack(t, first, last)
+  end
+end
 -- Code compiled at run time (loadstring, load) runs in the sandbox too, and
 -- precompiled (binary) chunks are refused, as Redis refuses them.
 local env
