@@ -239,6 +239,10 @@ def test_script_returning_a_table_that_holds_itself(differ):
     "unpack({1,2,3}, 1, 9000)", "unpack({1,2,3}, 1, 7000)", "unpack({1,2,3})",
     "unpack({1,2,3}, 1.5, 2.7)", "unpack({1,2,3}, '2')", "unpack({1,2,3}, 'x')", "unpack()",
     "unpack({1,2,3}, 2, '3')", "unpack({1,2,3}, -1, 5)",
+    "#{unpack({}, 1, 7997)}", "#{unpack({}, 1, 7998)}", "#{unpack({}, 1, 7997, 'x')}",
+    "#{unpack((function() local a = {} for i = 1, 7999 do a[i] = 1 end return a end)())}",
+    "#{unpack((function() local a = {} for i = 1, 8000 do a[i] = 1 end return a end)())}",
+    "#{unpack((function() local a = {} for i = 1, 7999 do a[i] = 1 end return a end)(), 1)}",
 ])
 def test_script_unpack_ranges(differ, call):
     # Redis's scripting.tcl "Test table unpack with invalid indexes": a huge

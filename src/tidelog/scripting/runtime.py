@@ -246,7 +246,11 @@ do
     local first = i == nil and 1 or int(i, 2)
     local last = j == nil and #t or int(j, 3)
     if first > last then return end
-    if last - first >= 7990 then raw_error('too many results to unpack', 2) end
+    -- as lua_checkstack counts: the arguments plus the results, at most 8000
+    local nargs = raw_select('#', ...)
+    if last - first + 1 + nargs > 8000 then raw_error('too many results to unpack', 2) end
+    if nargs == 1 then return unpack(t) end
+    if nargs == 2 then return unpack(t, first) end
     return unpack(t, first, last)
   end
 end
