@@ -251,3 +251,20 @@ def test_script_unpack_ranges(differ, call):
     if reply.startswith(b"-"):  # the error names the script's SHA: same on both
         assert b"script: " in reply
     differ.check("PING")
+
+
+def test_function_names_are_case_insensitive(differ):
+    # Redis's functions.tcl "test function case insensitive"; library names are not
+    lib1 = "#!lua name=lib1\nredis.register_function('test', function() return 1 end)"
+    lib2 = "#!lua name=lib2\nredis.register_function('TEST', function() return 2 end)"
+    lib3 = "#!lua name=LIB1\nredis.register_function('other', function() return 3 end)"
+    try:
+        differ.check_all([
+            ["FUNCTION", "LOAD", lib1], ["FCALL", "TEST", "0"], ["FCALL", "TeSt", "0"],
+            ["FCALL_RO", "TEST", "0"], ["FUNCTION", "LOAD", lib2], ["FUNCTION", "LOAD", lib3],
+            ["FCALL", "OTHER", "0"], ["FUNCTION", "DELETE", "lib1"], ["FCALL", "test", "0"],
+            ["FUNCTION", "LOAD", lib2], ["FCALL", "test", "0"],
+        ])
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("FUNCTION", "FLUSH")

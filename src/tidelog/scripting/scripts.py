@@ -140,7 +140,9 @@ class Scripts:
         self.engine = engine
         self.cache: dict[bytes, Script] = {}
         self.libraries: dict[bytes, Library] = {}   # FUNCTION LOAD, by library name
-        self.functions: dict[bytes, Library] = {}   # function name -> its library
+        # function name (lower case: FCALL's names are case-insensitive, as in
+        # Redis) -> its library
+        self.functions: dict[bytes, Library] = {}
         self._runtime: LuaRuntime | None = None
         self._load_deadline = 0.0  # while FUNCTION LOAD runs a library's code
         self.current: Job | None = None   # the script running
@@ -214,14 +216,14 @@ class Scripts:
         if not functions:
             raise CommandError(errors.FUNCTION_NONE_REGISTERED)
         for fname in functions:
-            owner = self.functions.get(fname)
+            owner = self.functions.get(fname.lower())
             if owner is not None and owner is not old:
                 raise CommandError(errors.FUNCTION_EXISTS % fname)
         if old is not None:
             self.delete_library(name)
         library = self.libraries[name] = Library(name, code, functions)
         for fname in functions:
-            self.functions[fname] = library
+            self.functions[fname.lower()] = library
         return name
 
     def delete_library(self, name: bytes) -> None:
@@ -229,17 +231,21 @@ class Scripts:
         if library is None:
             raise CommandError(errors.FUNCTION_NO_LIBRARY)
         for fname in library.functions:
-            self.functions.pop(fname, None)
+            self.functions.pop(fname.lower(), None)
 
     def flush_functions(self) -> None:
         self.libraries.clear()
         self.functions.clear()
 
     def function(self, name: bytes) -> Script:
-        library = self.functions.get(name)
+        key = name.lower()
+        library = self.functions.get(key)
         if library is None:
             raise CommandError(errors.FUNCTION_NOT_FOUND)
-        return library.functions[name]
+        script = library.functions.get(name)
+        if script is None:  # named in another case
+            script = next(s for f, s in library.functions.items() if f.lower() == key)
+        return script
 
     def flush(self) -> None:
         self.cache.clear()
