@@ -1038,14 +1038,20 @@ class Engine:
             if refusal is not None:
                 return refusal
         ops = self.ops
-        if ops.stale_guard is not None and not entry.allow_stale:
+        allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
+        if client.multi and entry.name == "exec" and (
+                ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+            # EXEC is refused as its queued commands would be (Redis: the
+            # transaction's flags), as EXECABORT
+            allow_stale, deny_oom, is_write = self._queued_flags(client)
+        if ops.stale_guard is not None and not allow_stale:
             refusal = ops.stale_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
-        if entry.deny_oom and ops.maxmemory and client.kind == "normal" and \
+        if deny_oom and ops.maxmemory and client.kind == "normal" and \
                 not self.fits_in_memory():
             return self._reject(client, entry, errors.OOM)
-        if entry.is_write and ops.write_guard is not None:
+        if is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
@@ -1091,6 +1097,21 @@ class Engine:
                 self.names[new.encode()] = target
         self._dispatch.clear()
         self.runnable.clear()
+
+    def _queued_flags(self, client: ClientState) -> tuple[bool, bool, bool]:
+        """A transaction's (allow_stale, deny_oom, is_write): every queued
+        command allowed on stale data, any denied on OOM, any a write.
+        O(queued commands)."""
+        allow_stale, deny_oom, is_write = True, False, False
+        for argv in client.multi or ():
+            try:
+                queued = self._resolve(argv)
+            except CommandError:
+                continue
+            allow_stale = allow_stale and queued.allow_stale
+            deny_oom = deny_oom or queued.deny_oom
+            is_write = is_write or queued.is_write
+        return allow_stale, deny_oom, is_write
 
     def _reject(self, client: ClientState, entry: Entry, message: bytes) -> ErrorReply:
         """Refuse a command before it runs (-NOAUTH, -OOM, -READONLY ...), as

@@ -111,18 +111,23 @@ def test_client_reply_off_keeps_resp3_pushes(differ):
     _both(differ, scenario)
 
 
-def test_client_reply_off_resp2_drops_messages(differ):
-    # in RESP2 a message is a plain array: CLIENT REPLY OFF drops it
+def test_client_reply_off_resp2_keeps_pubsub(differ):
+    # Redis's pubsub.tcl keyspace notification tests: in RESP2 too, Pub/Sub
+    # confirmations and messages go out under CLIENT REPLY OFF / SKIP
     def scenario(port):
         sub, pub = RawClient(port), RawClient(port)
         try:
-            out = [sub.call("SUBSCRIBE", "channel")]
+            out = [pub.call("CONFIG", "SET", "notify-keyspace-events", "KA")]
             sub.send_raw(encode_command(["CLIENT", "REPLY", "OFF"]))
-            out.append(pub.call("PUBLISH", "channel", "dropped"))
-            sub.send_raw(encode_command(["CLIENT", "REPLY", "ON"]))
+            out.append(sub.call("PSUBSCRIBE", "*"))
+            out.append(pub.call("SET", "foo", "bar"))
             out.append(sub.read_reply())
-            out.append(pub.call("PUBLISH", "channel", "seen"))
+            out.append(sub.call("PUNSUBSCRIBE", "*"))
+            sub.send_raw(encode_command(["CLIENT", "REPLY", "SKIP"]))
+            out.append(sub.call("SUBSCRIBE", "ch"))
+            out.append(pub.call("PUBLISH", "ch", "hello"))
             out.append(sub.read_reply())
+            out.append(pub.call("CONFIG", "SET", "notify-keyspace-events", ""))
             return out
         finally:
             sub.close()
@@ -268,3 +273,24 @@ def test_function_names_are_case_insensitive(differ):
     finally:
         for client in (differ.ours, differ.theirs):
             client.call("FUNCTION", "FLUSH")
+
+
+def test_exec_refused_as_its_queued_writes_would_be(differ):
+    # Redis's multi.tcl "exec with write commands and state change": a write
+    # queued before min-replicas-to-write took effect makes EXEC an EXECABORT
+    def scenario(port):
+        tx, admin = RawClient(port), RawClient(port)
+        try:
+            out = [admin.call("SET", "xx", "1"), tx.call("MULTI"), tx.call("INCR", "xx")]
+            out.append(admin.call("CONFIG", "SET", "min-replicas-to-write", "2"))
+            out += [tx.call("EXEC"), admin.call("GET", "xx")]
+            # a read-only transaction still runs
+            out += [tx.call("MULTI"), tx.call("GET", "xx"), tx.call("EXEC")]
+            out.append(tx.call("INCR", "xx"))
+            return out
+        finally:
+            admin.call("CONFIG", "SET", "min-replicas-to-write", "0")
+            tx.close()
+            admin.close()
+
+    _both(differ, scenario)

@@ -232,8 +232,7 @@ class Connection(asyncio.Protocol):
                     if client.mute:  # CLIENT REPLY OFF / SKIP: the reply is dropped
                         if client.mute > 0:
                             client.mute -= 1
-                        if proto == 3:  # but not RESP3 pushes (SUBSCRIBE's), as in Redis
-                            replies += _pushes(reply)
+                        replies += _pushes(reply)  # but not Pub/Sub's, as in Redis
                         if client.close_after_reply:
                             encode_all(out, replies, proto)
                             self._write(out, close=True)
@@ -436,9 +435,8 @@ class Connection(asyncio.Protocol):
         a Pub/Sub message."""
         if self.closing or self.transport is None or self.client is None:
             return
-        if self.client.mute < 0 and not (  # CLIENT REPLY OFF: nothing but RESP3 pushes
-                reply.__class__ is Push and self.client.protocol == 3):
-            return
+        if self.client.mute < 0 and reply.__class__ is not Push:  # CLIENT REPLY OFF:
+            return                                                # nothing but Pub/Sub's
         if self._batch is not None:  # this client's own commands are running
             self._batch.append(reply)
             return
@@ -504,8 +502,8 @@ class Connection(asyncio.Protocol):
 
 
 def _pushes(reply: Any) -> list[Any]:
-    """The RESP3 pushes in a reply (SUBSCRIBE's confirmations), which Redis
-    sends even under CLIENT REPLY OFF or SKIP."""
+    """The Pub/Sub pushes in a reply (SUBSCRIBE's confirmations), which Redis
+    sends even under CLIENT REPLY OFF or SKIP, in RESP2 as in RESP3."""
     if reply.__class__ is Push:
         return [reply]
     if reply.__class__ is Replies:
