@@ -455,7 +455,6 @@ AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is ena
                 b"(appendonly yes)")
 DEBUG_PACKED_THRESHOLD = b"ERR argument must be a memory value bigger than 1 and smaller than 4gb"
 DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
-DEBUG_RELOAD_UNSUPPORTED = b"ERR DEBUG RELOAD MERGE and NOFLUSH are not supported by Tidelog"
 DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"
 DEBUG_RELOAD_LOAD_FAILED = b"ERR Error trying to load the RDB dump"
 
