@@ -133,7 +133,7 @@ def _parse_replicaof(text: str) -> str:
     words = text.split()
     if not words or [w.lower() for w in words] == ["no", "one"]:
         return ""
-    if len(words) != 2 or not words[1].isdigit() or not 0 < int(words[1]) < 65536:
+    if len(words) != 2 or not words[1].isdigit() or not 0 <= int(words[1]) < 65536:
         raise ConfigError("wrong number of arguments" if len(words) != 2 else "Invalid master port")
     return " ".join(words)
 

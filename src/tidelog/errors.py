@@ -453,6 +453,7 @@ SAVE_FAILED = b"ERR"  # Redis's bare reply when SAVE or a fork fails
 REWRITE_IN_PROGRESS = b"ERR Background append only file rewriting already in progress"
 AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is enabled "
                 b"(appendonly yes)")
+REPLICAOF_BAD_PORT = b"ERR Invalid master port"
 DEBUG_PACKED_THRESHOLD = b"ERR argument must be a memory value bigger than 1 and smaller than 4gb"
 DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
 DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"

@@ -294,3 +294,27 @@ def test_exec_refused_as_its_queued_writes_would_be(differ):
             admin.close()
 
     _both(differ, scenario)
+
+
+def test_exec_on_a_stale_replica(differ):
+    # Redis's multi.tcl "exec with read commands and stale replica state
+    # change": REPLICAOF to port 0 is accepted, and a queued read is then
+    # refused on stale data (EXECABORT ... MASTERDOWN)
+    def scenario(port):
+        tx, admin = RawClient(port), RawClient(port)
+        try:
+            out = [admin.call("CONFIG", "SET", "replica-serve-stale-data", "no"),
+                   admin.call("SET", "xx", "1"), tx.call("MULTI"), tx.call("GET", "xx"),
+                   admin.call("REPLICAOF", "localhsot", "0")]
+            out += [tx.call("EXEC"), admin.call("REPLICAOF", "no", "one")]
+            out += [admin.call("REPLICAOF", "localhsot", "-1"),
+                    admin.call("REPLICAOF", "localhsot", "65536"),
+                    admin.call("REPLICAOF", "localhsot", "x")]
+            return out
+        finally:
+            admin.call("REPLICAOF", "no", "one")
+            admin.call("CONFIG", "SET", "replica-serve-stale-data", "yes")
+            tx.close()
+            admin.close()
+
+    _both(differ, scenario)
