@@ -937,9 +937,13 @@ class Engine:
 
     def set_maxmemory(self, limit: int) -> None:
         """maxmemory (bytes, 0: none): while set, the commands that grow the
-        data set are out of the fast dispatch, and each asks the heap first."""
+        data set are out of the fast dispatch, and each asks the heap first.
+        As in Redis, keys are evicted at once when the data is over the new
+        limit (as many as one check evicts)."""
         self.ops.maxmemory = limit
         self._forget_dispatch()
+        if limit:
+            self.fits_in_memory()
 
     def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing any command not flagged

@@ -318,3 +318,24 @@ def test_exec_on_a_stale_replica(differ):
             admin.close()
 
     _both(differ, scenario)
+
+
+def test_config_set_maxmemory_evicts_at_once(differ):
+    # Redis's pubsub.tcl "Keyspace notifications: evicted events"
+    def scenario(port):
+        sub, admin = RawClient(port), RawClient(port)
+        try:
+            out = [admin.call("CONFIG", "SET", "notify-keyspace-events", "Ee"),
+                   admin.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"),
+                   sub.call("PSUBSCRIBE", "*"), admin.call("SET", "foo", "bar"),
+                   admin.call("CONFIG", "SET", "maxmemory", "1"), sub.read_reply()]
+            out += [admin.call("CONFIG", "SET", "maxmemory", "0"), admin.call("EXISTS", "foo")]
+            return out
+        finally:
+            admin.call("CONFIG", "SET", "maxmemory", "0")
+            admin.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            admin.call("CONFIG", "SET", "notify-keyspace-events", "")
+            sub.close()
+            admin.close()
+
+    _both(differ, scenario)
