@@ -454,6 +454,10 @@ REWRITE_IN_PROGRESS = b"ERR Background append only file rewriting already in pro
 AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is enabled "
                 b"(appendonly yes)")
 REPLICAOF_BAD_PORT = b"ERR Invalid master port"
+DEBUG_PROTOCOL_PUSH_RESP2 = b"ERR RESP2 is not supported by this command"
+DEBUG_PROTOCOL_TYPE = (b"ERR Wrong protocol type name. Please use one of the following: "
+                       b"string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
+                       b"true|false")
 DEBUG_PACKED_THRESHOLD = b"ERR argument must be a memory value bigger than 1 and smaller than 4gb"
 DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
 DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"

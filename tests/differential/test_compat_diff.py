@@ -339,3 +339,14 @@ def test_config_set_maxmemory_evicts_at_once(differ):
             admin.close()
 
     _both(differ, scenario)
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_debug_protocol(differ, resp):
+    # Redis's protocol.tcl "test big number parsing" and the RESP3 type tests
+    if resp == 3:
+        differ.resp3()
+    for kind in ("string", "integer", "double", "bignum", "null", "array", "set", "map",
+                 "attrib", "push", "verbatim", "true", "false", "nosuch", "STRING"):
+        differ.check("DEBUG", "PROTOCOL", kind)
+    differ.check("PING")

@@ -14,9 +14,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import ConfigError, parse_memory
-from ..errors import DEBUG_PACKED_THRESHOLD, NO_SUCH_KEY, CommandError, debug_unknown_subcommand
+from ..errors import (
+    DEBUG_PACKED_THRESHOLD,
+    DEBUG_PROTOCOL_PUSH_RESP2,
+    DEBUG_PROTOCOL_TYPE,
+    NO_SUCH_KEY,
+    CommandError,
+    debug_unknown_subcommand,
+)
 from ..ids import MIN_ID
-from ..resp.replies import OK, SimpleString
+from ..resp.replies import OK, Map, RawReply, SetReply, SimpleString, Verbatim
 from ..types.hash import Hash
 from ..types.list import List
 from ..types.set import Set
@@ -120,6 +127,10 @@ _DEBUG_HELP = [
     "    Show low level info about `key` and associated value.",
     "RELOAD [NOSAVE]",
     "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
     "QUICKLIST-PACKED-THRESHOLD <size>",
     "    Sets the threshold for elements to be inserted as plain vs packed nodes",
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
@@ -288,3 +299,48 @@ def debug_digest_value(ctx: Ctx, argv: list[bytes]) -> Reply:
         value = ctx.db.peek(key)
         out.append(SimpleString(_NO_DIGEST if value is None else value_digest(value)))
     return out
+
+
+_BIGNUM = b"1234567999999999999999999999999999999"
+
+
+@debug_subcommand("protocol", arity=3)
+def debug_protocol(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG PROTOCOL type
+
+    A sample reply of each RESP type, as Redis sends it (in RESP2 the RESP3
+    types fall back as Redis's do).  O(1)."""
+    kind = argv[2].lower()
+    resp3 = ctx.client.protocol == 3
+    if kind == b"string":
+        return b"Hello World"
+    if kind == b"integer":
+        return 12345
+    if kind == b"double":
+        return 3.141
+    if kind == b"bignum":
+        return RawReply(b"(%s\r\n" % _BIGNUM if resp3 else b"$%d\r\n%s\r\n" % (len(_BIGNUM), _BIGNUM))
+    if kind == b"null":
+        return None
+    if kind == b"array":
+        return [0, 1, 2]
+    if kind == b"set":
+        return SetReply([0, 1, 2])
+    if kind == b"map":
+        return Map([(0, False), (1, True), (2, False)])
+    if kind == b"attrib":
+        text = b"Some real reply following the attribute"
+        head = b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n" if resp3 else b""
+        return RawReply(head + b"$%d\r\n%s\r\n" % (len(text), text))
+    if kind == b"push":
+        if not resp3:
+            raise CommandError(DEBUG_PROTOCOL_PUSH_RESP2)
+        text = b"Some real reply following the push reply"
+        return RawReply(b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$%d\r\n%s\r\n" % (len(text), text))
+    if kind == b"verbatim":
+        return Verbatim(b"This is a verbatim\nstring", b"txt")
+    if kind == b"true":
+        return True
+    if kind == b"false":
+        return False
+    raise CommandError(DEBUG_PROTOCOL_TYPE)
