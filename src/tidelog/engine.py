@@ -87,7 +87,7 @@ from .keyspace import Database
 from .lfu import Lfu
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
-from .scripting.scripts import Scripts
+from .scripting.scripts import Scripts, parse_shebang
 from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
@@ -738,17 +738,37 @@ class Engine:
         if self.ops.bypass:
             self._forget_dispatch()
 
-    def _held(self, client: ClientState, entry: Entry) -> bool:
+    def _held(self, client: ClientState, entry: Entry, argv: list[bytes]) -> bool:
         """Does the pause in force hold this command back?"""
         if self.ops.pause_mode == "all":
             return True
         if entry.may_write:
-            return True
+            return not self._script_reads_only(entry.name, argv)
         if entry.name == "exec" and client.multi:  # a transaction that writes
-            for argv in client.multi:
-                spec = table.lookup(argv)
-                if spec is not None and self._entry(spec).may_write:
+            for queued in client.multi:
+                spec = table.lookup(queued)
+                if spec is not None and self._entry(spec).may_write and \
+                        not self._script_reads_only(spec.name, queued):
                     return True
+        return False
+
+    def _script_reads_only(self, name: str, argv: list[bytes]) -> bool:
+        """EVAL, EVALSHA or FCALL of a script or function flagged no-writes
+        (a shebang's flags, a function's): as in Redis, CLIENT PAUSE WRITE
+        lets it run.  O(1) but for EVAL's shebang line."""
+        if name == "eval" and len(argv) > 1 and argv[1].startswith(b"#!"):
+            try:
+                return b"no-writes" in parse_shebang(argv[1])[1]
+            except CommandError:
+                return False
+        if name == "evalsha" and len(argv) > 1:
+            script = self.scripts.cache.get(argv[1].lower())
+            return script is not None and script.shebang and b"no-writes" in script.flags
+        if name == "fcall" and len(argv) > 1:
+            try:
+                return b"no-writes" in self.scripts.function(argv[1]).flags
+            except CommandError:
+                return False
         return False
 
     # -- MONITOR --------------------------------------------------------------------
@@ -1068,7 +1088,7 @@ class Engine:
         if client.monitor and entry.keyspace:
             entry.rejected += 1
             return self._error(errors.REPLICA_KEYSPACE)
-        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry):
+        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry, argv):
             client.postponed = True
             self.ops.postponed.append(client)
             return POSTPONED
@@ -1682,7 +1702,9 @@ class Engine:
 
     @property
     def blocked_clients(self) -> int:
-        return sum(1 for c in self.clients.values() if c.blocked is not None)
+        """Clients waiting: blocked on keys, or holding a command CLIENT PAUSE
+        postponed (Redis counts those as blocked too)."""
+        return sum(1 for c in self.clients.values() if c.blocked is not None or c.postponed)
 
     def blocked_with_timeout(self) -> int:
         """Blocked clients whose wait has a timeout (INFO's timeout table)."""
