@@ -752,6 +752,12 @@ class Engine:
                     return True
         return False
 
+    def _script_allows_oom(self) -> bool:
+        """The running script or function is flagged allow-oom: its commands
+        run whatever the memory in use, as in Redis."""
+        job = self.scripts.current
+        return job is not None and b"allow-oom" in job.script.flags
+
     def _script_reads_only(self, name: str, argv: list[bytes]) -> bool:
         """EVAL, EVALSHA or FCALL of a script or function flagged no-writes
         (a shebang's flags, a function's): as in Redis, CLIENT PAUSE WRITE
@@ -1335,7 +1341,8 @@ class Engine:
                     break
                 if word == b"block":
                     return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
-        if "denyoom" in spec.flags and self.ops.maxmemory and not self.fits_in_memory():
+        if "denyoom" in spec.flags and self.ops.maxmemory and not self._script_allows_oom() \
+                and not self.fits_in_memory():
             return self._error(errors.OOM), False
         if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
             refusal = self.ops.write_guard(client)

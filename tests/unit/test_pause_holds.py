@@ -50,3 +50,4 @@ def test_no_writes_scripts_run_under_a_write_pause():
         assert h(*argv, client=h.new_client()) is POSTPONED
     assert h.engine.blocked_clients == 4
     h.ok("CLIENT", "UNPAUSE")
+
