@@ -350,3 +350,16 @@ def test_debug_protocol(differ, resp):
                  "attrib", "push", "verbatim", "true", "false", "nosuch", "STRING"):
         differ.check("DEBUG", "PROTOCOL", kind)
     differ.check("PING")
+
+
+def test_function_argument_errors(differ):
+    # Redis's functions.tcl "test function restore/wrong argument" and
+    # "function list ... multiple times"
+    differ.check_all([
+        ["FUNCTION", "FLUSH", "bad_arg"], ["FUNCTION", "FLUSH", "sync", "extra_arg"],
+        ["FUNCTION", "RESTORE"], ["FUNCTION", "RESTORE", "a", "b", "c", "d"],
+        ["FUNCTION", "LIST", "WITHCODE", "withcode"],
+        ["FUNCTION", "LIST", "LIBRARYNAME", "a", "libraryname", "b"],
+        ["FUNCTION", "LIST", "LIBRARYNAME"], ["FUNCTION", "LIST", "bad"],
+        ["FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "x"],
+    ])

@@ -243,7 +243,9 @@ def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Deletes all libraries and functions.")
 def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION FLUSH [ASYNC | SYNC]"""
-    if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
+    if len(argv) > 3:  # as Redis words it
+        raise errors.subcommand_syntax(argv[1], argv[0])
+    if len(argv) == 3 and argv[2].lower() not in (b"async", b"sync"):
         raise CommandError(errors.FUNCTION_FLUSH_MODE)
     ctx.engine.scripts.flush_functions()
     ctx.changed()
@@ -269,9 +271,9 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
     i = 2
     while i < len(argv):
         word = argv[i].lower()
-        if word == b"withcode":
+        if word == b"withcode" and not with_code:  # each option once, as in Redis
             with_code = True
-        elif word == b"libraryname":
+        elif word == b"libraryname" and pattern is None:
             if i + 1 >= len(argv):
                 raise CommandError(errors.FUNCTION_LIST_NO_NAME)
             i += 1
