@@ -363,3 +363,21 @@ def test_function_argument_errors(differ):
         ["FUNCTION", "LIST", "LIBRARYNAME"], ["FUNCTION", "LIST", "bad"],
         ["FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "x"],
     ])
+
+
+@pytest.mark.parametrize("body", [
+    "redis.register_function('f1')",
+    "return math.random()",
+    "local s = string.len('x')\nredis.register_function('f1', function() return 1 end)",
+    "local s = type('x')\nredis.register_function('f1', function() return 1 end)",
+    "redis.register_function('f1', function() return string.len('abc') end)",
+])
+def test_function_load_sees_only_redis(differ, body):
+    # Redis's functions.tcl "math.random from function load", "registration
+    # with only name": while a library loads, its code sees only redis
+    try:
+        differ.check("FUNCTION", "LOAD", "#!lua name=lib2\n" + body)
+        differ.check("FCALL", "f1", "0")
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("FUNCTION", "FLUSH")

@@ -330,7 +330,11 @@ local function fail(msg) raw_error({err = msg}) end
 local function register_function(...)
   local n = raw_select('#', ...)
   local name, callback, flags, description
-  if n == 1 and raw_type((...)) == 'table' then
+  if n == 1 and raw_type((...)) ~= 'table' then
+    fail('ERR calling redis.register_function with a single argument is only applicable to ' ..
+         'Lua table (representing named arguments).')
+  end
+  if n == 1 then
     for k, v in pairs((...)) do
       if k == 'function_name' then name = v
       elseif k == 'callback' then callback = v
@@ -387,6 +391,9 @@ local fn_env = raw_setmetatable({}, {__index = function(_, k)
   if k == 'redis' then
     if loading then return load_redis end
     return env_globals.redis
+  end
+  if loading then  -- a library's code sees nothing but redis while it loads, as in Redis
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
   end
   local v = raw_rawget(env_globals, k)
   if v == nil or k == 'KEYS' or k == 'ARGV' then
