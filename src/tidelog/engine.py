@@ -1442,8 +1442,13 @@ class Engine:
             client.multi = None
             client.multi_error = False
             self.unwatch_all(client)
-            return self._error(errors.exec_aborted(errors.BUSY))
-        return self._error(errors.BUSY)
+            return self._error(errors.exec_aborted(self._busy_text()))
+        return self._error(self._busy_text())
+
+    def _busy_text(self) -> bytes:
+        """-BUSY names the KILL that stops what runs: FUNCTION KILL for a function."""
+        job = self.scripts.busy
+        return errors.BUSY_FUNCTION if job is not None and job.script.function else errors.BUSY
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1

@@ -585,6 +585,8 @@ NUMKEYS_NEGATIVE = b"ERR Number of keys can't be negative"
 NOSCRIPT = b"NOSCRIPT No matching script. Please use EVAL."
 NOTBUSY = b"NOTBUSY No scripts in execution right now."
 BUSY = b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = (b"BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 b"SHUTDOWN NOSAVE.")
 UNKILLABLE = (b"UNKILLABLE Sorry the script already executed write commands against the dataset. "
               b"You can either wait the script termination or kill the server in a hard way "
               b"using the SHUTDOWN NOSAVE command.")

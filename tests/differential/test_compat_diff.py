@@ -381,3 +381,37 @@ def test_function_load_sees_only_redis(differ, body):
     finally:
         for client in (differ.ours, differ.theirs):
             client.call("FUNCTION", "FLUSH")
+
+
+@pytest.mark.parametrize("kind", ["function", "script"])
+def test_kill_stops_only_its_own_kind(short_busy_threshold, kind):
+    # Redis's functions.tcl "script kill not working on function", "function
+    # kill not working on eval": -BUSY names the KILL that works
+    lib = ("#!lua name=test\nredis.register_function('test', "
+           "function() local a = 1 while true do a = a + 1 end end)")
+
+    def scenario(port):
+        looping, admin = RawClient(port), RawClient(port)
+        try:
+            out = [admin.call("FUNCTION", "LOAD", "REPLACE", lib)]
+            if kind == "function":
+                looping.send_raw(encode_command(["FCALL", "test", "0"]))
+                wrong, right = ["SCRIPT", "KILL"], ["FUNCTION", "KILL"]
+            else:
+                looping.send_raw(encode_command(["EVAL", "local a = 1 while true do a = a + 1 end", "0"]))
+                wrong, right = ["FUNCTION", "KILL"], ["SCRIPT", "KILL"]
+            for _ in range(1000):  # until the script is past the threshold
+                reply = admin.call("PING")
+                if reply.startswith(b"-BUSY"):
+                    break
+            else:
+                raise AssertionError("never busy")
+            out += [reply, admin.call(*wrong), admin.call("MULTI"), admin.call("EXEC")]
+            out += [admin.call(*right), looping.read_reply(), admin.call("PING")]
+            return out
+        finally:
+            admin.call("FUNCTION", "FLUSH")
+            looping.close()
+            admin.close()
+
+    _both(short_busy_threshold, scenario)

@@ -257,7 +257,7 @@ def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(1)", summary="Terminates a function during execution.")
 def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION KILL"""
-    ctx.engine.scripts.kill()
+    ctx.engine.scripts.kill(function=True)
     return OK
 
 

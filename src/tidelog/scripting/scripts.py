@@ -320,11 +320,14 @@ class Scripts:
                     self.engine.internal_errors += 1
         return errors.SCRIPT_KILLED if job.kill else None
 
-    def kill(self) -> None:
-        """SCRIPT KILL / FUNCTION KILL."""
+    def kill(self, function: bool = False) -> None:
+        """SCRIPT KILL (``function`` False) / FUNCTION KILL (True): each stops
+        only its own kind; the other kind gets -BUSY, as in Redis."""
         job = self.busy
         if job is None:
             raise CommandError(errors.NOTBUSY)
+        if job.script.function != function:
+            raise CommandError(errors.BUSY_FUNCTION if job.script.function else errors.BUSY)
         if job.wrote:
             raise CommandError(errors.UNKILLABLE)
         job.kill = True
