@@ -415,3 +415,29 @@ def test_kill_stops_only_its_own_kind(short_busy_threshold, kind):
             admin.close()
 
     _both(short_busy_threshold, scenario)
+
+
+@pytest.mark.parametrize("header", [
+    '#!lua name="foo"', "#!lua name='bar'", '#!lua name="ba', '#!lua  name=sp  ',
+    '#!lua name="a b"', '#!"lua" name=q',
+])
+def test_function_library_header_quotes(differ, header):
+    # Redis's functions.tcl "function test name with quotes": the header is
+    # split as Redis splits arguments
+    try:
+        differ.check("FUNCTION", "LOAD", header + "\nredis.register_function('foo', function() return 1 end)")
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("FUNCTION", "FLUSH")
+
+
+def test_register_function_outside_load(differ):
+    # Redis's functions.tcl "malicious access test"
+    lib = ("#!lua name=lib1\nlocal lib = redis\n"
+           "lib.register_function('f2', function()\n"
+           "  lib.register_function('f1', function() return 1 end)\nend)")
+    try:
+        differ.check_all([["FUNCTION", "LOAD", lib], ["FCALL", "f2", "0"], ["FCALL", "f1", "0"]])
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("FUNCTION", "FLUSH")

@@ -328,6 +328,7 @@ local FLAGS = {['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = tru
                ['no-cluster'] = true, ['allow-cross-slot-keys'] = true}
 local function fail(msg) raw_error({err = msg}) end
 local function register_function(...)
+  if not loading then fail('ERR redis.register_function can only be called on FUNCTION LOAD command') end
   local n = raw_select('#', ...)
   local name, callback, flags, description
   if n == 1 and raw_type((...)) ~= 'table' then

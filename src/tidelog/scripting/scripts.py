@@ -28,6 +28,7 @@ from ..commands import table
 from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
 from ..errors import CommandError
+from ..resp.parser import split_inline
 from ..resp.replies import ErrorReply, RawReply
 from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
 
@@ -71,7 +72,9 @@ def parse_library_header(code: bytes) -> bytes:
     if not code.startswith(b"#!"):
         raise CommandError(errors.FUNCTION_NO_METADATA)
     line = code.partition(b"\n")[0]
-    words = [w for w in line.split(b" ") if w]
+    words = split_inline(line)  # split as Redis splits it: quotes allowed (name="foo")
+    if not words:
+        raise CommandError(errors.FUNCTION_INVALID_METADATA)
     engine = words[0][2:]
     if engine.lower() != b"lua":
         raise CommandError(errors.FUNCTION_NO_ENGINE % engine)
