@@ -441,3 +441,14 @@ def test_register_function_outside_load(differ):
     finally:
         for client in (differ.ours, differ.theirs):
             client.call("FUNCTION", "FLUSH")
+
+
+@pytest.mark.parametrize("pattern", [
+    "*?" * 999, "*?" * 1000, "*?" * 1001, "*?" * 1000 + "*", "*?" * 1001 + "*",
+    "*a" * 1000, "*a" * 1001, "**?" * 1001,
+])
+def test_keys_with_deeply_nested_stars(differ, pattern):
+    # Redis's keyspace.tcl "Regression for pattern matching very long nested
+    # loops": past 1,000 stars a pattern matches nothing
+    differ.check("SET", "a" * 2500, "1")
+    differ.check("KEYS", pattern)
