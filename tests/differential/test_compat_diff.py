@@ -452,3 +452,16 @@ def test_keys_with_deeply_nested_stars(differ, pattern):
     # loops": past 1,000 stars a pattern matches nothing
     differ.check("SET", "a" * 2500, "1")
     differ.check("KEYS", pattern)
+
+
+def test_latency_histogram_of_a_container(differ):
+    # Redis's latency-monitor.tcl "LATENCY HISTOGRAM sub commands": CLIENT
+    # stands for its subcommands that were called (one here: order is Redis's
+    # hash order)
+    differ.normalise(rb"(histogram_usec\r\n%)\d+\r\n(?::\d+\r\n:\d+\r\n)+", rb"\1N\r\n<buckets>")
+    differ.resp3()
+    differ.check("CONFIG", "RESETSTAT")
+    differ.check("CLIENT", "GETNAME")
+    differ.check("LATENCY", "HISTOGRAM", "client")
+    differ.check("LATENCY", "HISTOGRAM", "client|getname")
+    differ.check("LATENCY", "HISTOGRAM", "client|id")
