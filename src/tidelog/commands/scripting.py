@@ -4,8 +4,8 @@ The scripts themselves (the cache, the interpreter, running past
 busy-reply-threshold) are the engine's ``scripts``
 (:mod:`tidelog.scripting`); these handlers parse arguments and declare
 propagation: a script's effects are the commands it ran (gathered by the
-engine), never the EVAL itself; SCRIPT LOAD and SCRIPT FLUSH propagate as
-they came.
+engine), never the EVAL itself; SCRIPT LOAD and SCRIPT FLUSH propagate
+nothing (as in Redis 7+: a replica never needs the script).
 """
 
 from __future__ import annotations
@@ -104,7 +104,6 @@ def script(ctx: Ctx, argv: list[bytes]) -> Any:
 def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT LOAD script"""
     script = ctx.engine.scripts.load(argv[2])
-    ctx.propagate_argv()
     return script.sha
 
 
@@ -126,7 +125,6 @@ def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
         raise CommandError(errors.SCRIPT_FLUSH_MODE)
     ctx.engine.scripts.flush()
-    ctx.propagate_argv()
     return OK
 
 
