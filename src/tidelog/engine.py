@@ -225,8 +225,11 @@ class Entry(CallStats):
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
         base = spec.name.partition("|")[0]
-        self.monitor = (MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
-                        else MONITOR_BEFORE if base in _MONITOR_BEFORE else MONITOR_AFTER)
+        # scripts are shown before their commands, though flagged skip_monitor
+        # (Redis's flag for them: it shows them itself, first)
+        self.monitor = (MONITOR_BEFORE if base in _MONITOR_BEFORE
+                        else MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
+                        else MONITOR_AFTER)
         # refused to monitors
         self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
         self.fast = "fast" in spec.flags  # LATENCY: "fast-command" or "command"
