@@ -6,6 +6,11 @@
 #                 installs Debian's redis-server when root)
 #   make bench    the benchmarks (bench/run.py)
 #   make lint     ruff and the import-linter layer contracts only
+#   make compat   Redis's own Tcl test suite (Debian's redis 7.0.15 source,
+#                 fetched once into .compat/) against tidelog-server, one
+#                 fresh server per unit; SERVER=redis runs it against
+#                 redis-server, UNITS="unit/type/list ..." picks units,
+#                 COMPAT_TIMEOUT= seconds per unit.  Not part of make test.
 #   make clean    remove the virtualenv, caches and build products (never ./data)
 #
 # Every target first makes .venv (python3 -m venv) and installs the pinned
@@ -44,13 +49,14 @@ BENCH_ARGS  ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test redis-server bench lint clean
+.PHONY: help venv run test redis-server bench lint clean compat
 
 help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff and the layer contracts (import-linter)"
+	@echo "make compat Redis's own test suite against tidelog-server (SERVER=redis: redis-server)"
 	@echo "make clean  remove $(VENV), caches and build products"
 
 venv: $(KSTAMP)
@@ -111,6 +117,14 @@ bench: $(KSTAMP)
 lint: $(KSTAMP)
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(BIN)/lint-imports --no-cache
+
+# Redis's Tcl suite in external mode (scripts/compat.py); needs tclsh and,
+# on the first run, apt-get (the source package is fetched into .compat/).
+SERVER ?= tidelog
+UNITS  ?=
+compat: $(KSTAMP)
+	@$(BYTECODE)
+	$(PYTHON) scripts/compat.py --server $(SERVER) $(UNITS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist src/*.egg-info

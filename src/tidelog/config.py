@@ -152,7 +152,7 @@ def _parse_replicaof(text: str) -> str:
     words = text.split()
     if not words or [w.lower() for w in words] == ["no", "one"]:
         return ""
-    if len(words) != 2 or not words[1].isdigit() or not 0 < int(words[1]) < 65536:
+    if len(words) != 2 or not words[1].isdigit() or not 0 <= int(words[1]) < 65536:
         raise ConfigError("wrong number of arguments" if len(words) != 2 else "Invalid master port")
     return " ".join(words)
 
@@ -498,7 +498,13 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).
-ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold"}
+ALIASES: dict[str, str] = {"lua-time-limit": "busy-reply-threshold",
+                           # the ziplist names of Redis < 7, which 7 and 8 still accept
+                           "list-max-ziplist-size": "list-max-listpack-size",
+                           "hash-max-ziplist-entries": "hash-max-listpack-entries",
+                           "hash-max-ziplist-value": "hash-max-listpack-value",
+                           "zset-max-ziplist-entries": "zset-max-listpack-entries",
+                           "zset-max-ziplist-value": "zset-max-listpack-value"}
 
 
 # -- the rest of Redis 8's directives ----------------------------------------------------
@@ -765,11 +771,6 @@ ALIASES.update({
     "repl-ping-slave-period": "repl-ping-replica-period",
     "cluster-slave-validity-factor": "cluster-replica-validity-factor",
     "cluster-slave-no-failover": "cluster-replica-no-failover",
-    "list-max-ziplist-size": "list-max-listpack-size",
-    "hash-max-ziplist-entries": "hash-max-listpack-entries",
-    "hash-max-ziplist-value": "hash-max-listpack-value",
-    "zset-max-ziplist-entries": "zset-max-listpack-entries",
-    "zset-max-ziplist-value": "zset-max-listpack-value",
     "server_cpulist": "server-cpulist", "bio_cpulist": "bio-cpulist",
     "aof_rewrite_cpulist": "aof-rewrite-cpulist", "bgsave_cpulist": "bgsave-cpulist",
 })

@@ -88,7 +88,7 @@ from .keyspace import Database
 from .lfu import Lfu
 from .resp import encode
 from .resp.replies import NULL_ARRAY, QUEUED, ErrorReply, Push, RawReply, Replies
-from .scripting.scripts import Scripts
+from .scripting.scripts import Scripts, parse_shebang
 from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
@@ -226,8 +226,11 @@ class Entry(CallStats):
         self.queued_in_multi = spec.name.partition("|")[0] not in _MULTI_CONTROL
         self.run = spec.run
         base = spec.name.partition("|")[0]
-        self.monitor = (MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
-                        else MONITOR_BEFORE if base in _MONITOR_BEFORE else MONITOR_AFTER)
+        # scripts are shown before their commands, though flagged skip_monitor
+        # (Redis's flag for them: it shows them itself, first)
+        self.monitor = (MONITOR_BEFORE if base in _MONITOR_BEFORE
+                        else MONITOR_SKIP if spec.flags & {"admin", "skip_monitor"}
+                        else MONITOR_AFTER)
         # refused to monitors
         self.keyspace = bool(spec.flags & _KEYSPACE_FLAGS) or base in _MAY_REPLICATE
         self.fast = "fast" in spec.flags  # LATENCY: "fast-command" or "command"
@@ -745,17 +748,43 @@ class Engine:
         if self.ops.bypass:
             self._forget_dispatch()
 
-    def _held(self, client: ClientState, entry: Entry) -> bool:
+    def _held(self, client: ClientState, entry: Entry, argv: list[bytes]) -> bool:
         """Does the pause in force hold this command back?"""
         if self.ops.pause_mode == "all":
             return True
         if entry.may_write:
-            return True
+            return not self._script_reads_only(entry.name, argv)
         if entry.name == "exec" and client.multi:  # a transaction that writes
-            for argv in client.multi:
-                spec = table.lookup(argv)
-                if spec is not None and self._entry(spec).may_write:
+            for queued in client.multi:
+                spec = table.lookup(queued)
+                if spec is not None and self._entry(spec).may_write and \
+                        not self._script_reads_only(spec.name, queued):
                     return True
+        return False
+
+    def _script_allows_oom(self) -> bool:
+        """The running script or function is flagged allow-oom: its commands
+        run whatever the memory in use, as in Redis."""
+        job = self.scripts.current
+        return job is not None and b"allow-oom" in job.script.flags
+
+    def _script_reads_only(self, name: str, argv: list[bytes]) -> bool:
+        """EVAL, EVALSHA or FCALL of a script or function flagged no-writes
+        (a shebang's flags, a function's): as in Redis, CLIENT PAUSE WRITE
+        lets it run.  O(1) but for EVAL's shebang line."""
+        if name == "eval" and len(argv) > 1 and argv[1].startswith(b"#!"):
+            try:
+                return b"no-writes" in parse_shebang(argv[1])[1]
+            except CommandError:
+                return False
+        if name == "evalsha" and len(argv) > 1:
+            script = self.scripts.cache.get(argv[1].lower())
+            return script is not None and script.shebang and b"no-writes" in script.flags
+        if name == "fcall" and len(argv) > 1:
+            try:
+                return b"no-writes" in self.scripts.function(argv[1]).flags
+            except CommandError:
+                return False
         return False
 
     # -- MONITOR --------------------------------------------------------------------
@@ -944,9 +973,13 @@ class Engine:
 
     def set_maxmemory(self, limit: int) -> None:
         """maxmemory (bytes, 0: none): while set, the commands that grow the
-        data set are out of the fast dispatch, and each asks the heap first."""
+        data set are out of the fast dispatch, and each asks the heap first.
+        As in Redis, keys are evicted at once when the data is over the new
+        limit (as many as one check evicts)."""
         self.ops.maxmemory = limit
         self._forget_dispatch()
+        if limit:
+            self.fits_in_memory()
 
     def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None:
         """``guard(client)``: the error refusing any command not flagged
@@ -1051,14 +1084,20 @@ class Engine:
             if refusal is not None:
                 return refusal
         ops = self.ops
-        if ops.stale_guard is not None and not entry.allow_stale:
+        allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
+        if client.multi and entry.name == "exec" and (
+                ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+            # EXEC is refused as its queued commands would be (Redis: the
+            # transaction's flags), as EXECABORT
+            allow_stale, deny_oom, is_write = self._queued_flags(client)
+        if ops.stale_guard is not None and not allow_stale:
             refusal = ops.stale_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
-        if entry.deny_oom and ops.maxmemory and client.kind == "normal" and \
+        if deny_oom and ops.maxmemory and client.kind == "normal" and \
                 not self.fits_in_memory():
             return self._reject(client, entry, errors.OOM)
-        if entry.is_write and ops.write_guard is not None:
+        if is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
@@ -1071,7 +1110,7 @@ class Engine:
         if client.monitor and entry.keyspace:
             entry.rejected += 1
             return self._error(errors.REPLICA_KEYSPACE)
-        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry):
+        if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry, argv):
             client.postponed = True
             self.ops.postponed.append(client)
             return POSTPONED
@@ -1134,6 +1173,21 @@ class Engine:
                 self.names[new.encode()] = target
         self._dispatch.clear()
         self.runnable.clear()
+
+    def _queued_flags(self, client: ClientState) -> tuple[bool, bool, bool]:
+        """A transaction's (allow_stale, deny_oom, is_write): every queued
+        command allowed on stale data, any denied on OOM, any a write.
+        O(queued commands)."""
+        allow_stale, deny_oom, is_write = True, False, False
+        for argv in client.multi or ():
+            try:
+                queued = self._resolve(argv)
+            except CommandError:
+                continue
+            allow_stale = allow_stale and queued.allow_stale
+            deny_oom = deny_oom or queued.deny_oom
+            is_write = is_write or queued.is_write
+        return allow_stale, deny_oom, is_write
 
     def _reject(self, client: ClientState, entry: Entry, message: bytes) -> ErrorReply:
         """Refuse a command before it runs (-NOAUTH, -OOM, -READONLY ...), as
@@ -1333,7 +1387,8 @@ class Engine:
                     break
                 if word == b"block":
                     return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
-        if "denyoom" in spec.flags and self.ops.maxmemory and not self.fits_in_memory():
+        if "denyoom" in spec.flags and self.ops.maxmemory and not self._script_allows_oom() \
+                and not self.fits_in_memory():
             return self._error(errors.OOM), False
         if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
             refusal = self.ops.write_guard(client)
@@ -1426,9 +1481,23 @@ class Engine:
             counts[code] = 1
         return ErrorReply(message)
 
-    def busy_reply(self) -> ErrorReply:
-        """What a command gets while a script runs past busy-reply-threshold."""
-        return self._error(errors.BUSY)
+    def busy_reply(self, client: ClientState, name: bytes) -> ErrorReply:
+        """What a command gets while a script runs past busy-reply-threshold:
+        -BUSY; an open MULTI then fails, and EXEC discards it as EXECABORT
+        (Redis refuses it like any other command)."""
+        if client.multi is not None:
+            client.multi_error = True
+        if name == b"exec":
+            client.multi = None
+            client.multi_error = False
+            self.unwatch_all(client)
+            return self._error(errors.exec_aborted(self._busy_text()))
+        return self._error(self._busy_text())
+
+    def _busy_text(self) -> bytes:
+        """-BUSY names the KILL that stops what runs: FUNCTION KILL for a function."""
+        job = self.scripts.busy
+        return errors.BUSY_FUNCTION if job is not None and job.script.function else errors.BUSY
 
     def _key_expired(self, db: Database, key: bytes) -> None:
         self.stats["expired_keys"] += 1
@@ -1456,7 +1525,7 @@ class Engine:
         client = ctx.client
         queued = client.multi or []
         failed = client.multi_error
-        dirty = client.dirty_cas
+        dirty = client.dirty_cas or self._watched_key_expired(client)
         client.multi, client.multi_error = None, False
         self.unwatch_all(client)
         if failed:
@@ -1512,10 +1581,18 @@ class Engine:
             client.watched.add((client.db, key))
             self.dbs[client.db].watch(key, client)
 
+    def _watched_key_expired(self, client: ClientState) -> bool:
+        """A key watched while alive has expired since (not yet removed): EXEC
+        fails, as in Redis.  O(watched keys)."""
+        stale = client.watched_expired
+        return any((index, key) not in stale and self.dbs[index].is_expired(key)
+                   for index, key in client.watched)
+
     def unwatch_all(self, client: ClientState) -> None:
         for db_index, key in client.watched:
             self.dbs[db_index].unwatch(key, client)
         client.watched.clear()
+        client.watched_expired.clear()
         client.dirty_cas = False
 
     # -- blocking -------------------------------------------------------------------
@@ -1715,7 +1792,9 @@ class Engine:
 
     @property
     def blocked_clients(self) -> int:
-        return sum(1 for c in self.clients.values() if c.blocked is not None)
+        """Clients waiting: blocked on keys, or holding a command CLIENT PAUSE
+        postponed (Redis counts those as blocked too)."""
+        return sum(1 for c in self.clients.values() if c.blocked is not None or c.postponed)
 
     def blocked_with_timeout(self) -> int:
         """Blocked clients whose wait has a timeout (INFO's timeout table)."""

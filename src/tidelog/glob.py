@@ -74,6 +74,20 @@ def _one(token: tuple[Any, ...], c: int) -> bool:
     return hit != token[1]
 
 
+# Redis's stringmatchlen recurses once per ``*`` (runs of stars count once, a
+# final one not at all) and gives up, matching nothing, past 1,000 levels:
+# its protection against abusive patterns, kept so the answers are the same.
+_MAX_NESTING = 1000
+
+
+@lru_cache(maxsize=256)
+def _stars_past_limit(tokens: tuple[tuple[Any, ...], ...]) -> bool:
+    stars = sum(1 for t in tokens if t is _STAR)
+    if tokens and tokens[-1] is _STAR:
+        stars -= 1
+    return stars > _MAX_NESTING
+
+
 def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
     """Redis's glob: ``*``, ``?``, ``[abc]``, ``[^a]``, ``[a-z]``, ``\\x``.
 
@@ -82,6 +96,8 @@ def glob_match(pattern: bytes, text: bytes, nocase: bool = False) -> bool:
     if pattern == b"*":
         return True
     tokens = _compile(pattern, nocase)
+    if _stars_past_limit(tokens):
+        return False
     if nocase:
         text = text.lower()
     ti = si = 0

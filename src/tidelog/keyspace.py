@@ -15,9 +15,13 @@ goes with its last field.
 
 WATCH support: :meth:`touch` marks every transaction watching a key as
 dirty.  Every write to a key must call it (the command context does, through
-``Ctx.modified``).  It also tells ``on_touch`` (client-side caching: the
-engine's tracking, set only while some client tracks keys), so that is the
-one place every key modification is signalled.
+``Ctx.modified``).  As in Redis, a key that was already expired (not yet
+removed) when WATCHed is remembered as such: removing it then is no change
+(FLUSHDB, SWAPDB and lazy expiry included), and FLUSHDB/SWAPDB touch only
+the watched keys they really remove or replace (:meth:`touch_replaced`).
+:meth:`touch` also tells ``on_touch`` (client-side caching: the engine's
+tracking, set only while some client tracks keys), so that is the one place
+every key modification is signalled.
 
 SCAN support: every key is also filed in a :class:`KeyIndex` (buckets by
 hash, Redis's reverse-binary cursor).  It is maintained by the methods
@@ -53,6 +57,7 @@ class Watcher(Protocol):
     """Anything that can be told a watched key changed (a client's MULTI state)."""
 
     dirty_cas: bool
+    watched_expired: set[tuple[int, bytes]]  # (db, key) already expired when watched
 
 
 def type_name(value: Any) -> bytes:
@@ -208,9 +213,7 @@ class Database:
     def flush(self) -> int:
         """Remove every key; returns how many there were.  O(N)."""
         count = len(self.data)
-        for watching in self.watchers.values():  # (tracking hears of a flush as one)
-            for watcher in watching:
-                watcher.dirty_cas = True
+        removed = [key for key in self.watchers if key in self.data]
         self.data.clear()
         self.expires.clear()
         self._deadlines.clear()
@@ -218,6 +221,8 @@ class Database:
         self._field_deadlines.clear()
         self.key_index.clear()
         self.access.clear()
+        for key in removed:
+            self.touch_replaced(key, True)
         return count
 
     def rename(self, src: bytes, dst: bytes) -> None:
@@ -252,8 +257,15 @@ class Database:
             setattr(other, name, mine)
 
     # -- WATCH ------------------------------------------------------------------------
+    def is_expired(self, key: bytes) -> bool:
+        """The key is still held but its deadline passed (not removed here)."""
+        when = self.expires.get(key)
+        return when is not None and when <= self._now_ms()
+
     def watch(self, key: bytes, watcher: Watcher) -> None:
         self.watchers.setdefault(key, set()).add(watcher)
+        if key in self.data and self.is_expired(key):
+            watcher.watched_expired.add((self.index, key))
 
     def unwatch(self, key: bytes, watcher: Watcher) -> None:
         watching = self.watchers.get(key)
@@ -269,11 +281,39 @@ class Database:
         watching = self.watchers.get(key)
         if watching:
             for watcher in watching:
+                stale = watcher.watched_expired
+                if stale and (self.index, key) in stale and key not in self.data:
+                    stale.discard((self.index, key))  # expired when watched, now gone
+                    continue
                 watcher.dirty_cas = True
         if self.lrm and key in self.data:
             self.access[key] = self._now_ms()
         if self.on_touch is not None:
             self.on_touch(key)
+
+    def touch_replaced(self, key: bytes, existed: bool) -> None:
+        """FLUSHDB/SWAPDB replaced the database's contents: a watched key
+        that ``existed`` before now holds what the new contents hold.  As
+        Redis: nothing there before or after is no change; an expired key
+        removed, or still expired, is none; a missing key replaced by an
+        expired one becomes an expired one."""
+        exists = key in self.data
+        if not (existed or exists):
+            return
+        now_expired = exists and self.is_expired(key)
+        mark = (self.index, key)
+        for watcher in self.watchers.get(key, ()):
+            stale = watcher.watched_expired
+            if mark in stale:
+                if not exists:
+                    stale.discard(mark)
+                    continue
+                if now_expired:
+                    continue
+            elif not existed and now_expired:
+                stale.add(mark)
+                continue
+            watcher.dirty_cas = True
 
     # -- eviction marks (the module's text) ---------------------------------------------
     def track(self, lfu: Lfu | None, lrm: bool) -> None:

@@ -100,3 +100,25 @@ def test_monitors_see_commands_in_order_and_scripts_first():
         engine.execute(client, argv)
     names = [re.search(rb'\] "([A-Z]+)"', line).group(1) for line in seen]
     assert names == [b"SET", b"MULTI", b"INCR", b"EXEC"]
+
+
+def test_monitors_see_a_script_before_its_commands():
+    """EVAL and FCALL (flagged skip_monitor, as in Redis) are shown, first;
+    then the commands they ran, as ``lua`` (Redis's introspection.tcl)."""
+    import re
+
+    from tidelog.engine import Engine
+
+    engine = Engine()
+    seen: list[bytes] = []
+    watcher = engine.new_client(addr="127.0.0.1:5000")
+    watcher.send = seen.append
+    client = engine.new_client(addr="127.0.0.1:6000")
+    engine.execute(client, [b"FUNCTION", b"LOAD", b"#!lua name=test\nredis.register_function("
+                            b"'test', function() return redis.call('set', 'foo', 'bar') end)"])
+    engine.execute(watcher, [b"MONITOR"])
+    engine.execute(client, [b"EVAL", b"redis.call('set',KEYS[1],ARGV[1])", b"1", b"foo", b"bar"])
+    engine.execute(client, [b"FCALL", b"test", b"0"])
+    masked = [re.sub(rb"^\+\d+\.\d{6} \[0 [^\]]+\] ", b"", line) for line in seen]
+    assert masked == [b'"EVAL" "redis.call(\'set\',KEYS[1],ARGV[1])" "1" "foo" "bar"\r\n',
+                      b'"set" "foo" "bar"\r\n', b'"FCALL" "test" "0"\r\n', b'"set" "foo" "bar"\r\n']

@@ -87,7 +87,7 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
 
     A pattern without glob characters is an exact, case-insensitive name and
     is answered with the name as given (as Redis does)."""
-    found: dict[str, bytes] = {}  # canonical name (or old name a glob matched) -> name shown
+    found: dict[str, bytes] = {}  # name (an alias kept apart) -> name shown
     for pattern in patterns:
         if not any(c in pattern for c in b"*?["):
             name = pattern.decode("latin-1").lower()
@@ -95,10 +95,7 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
             if name in OPTIONS and name not in found:
                 found[name] = pattern
             continue
-        for name in OPTIONS:
-            if name not in found and glob_match(pattern, name.encode(), nocase=True):
-                found[name] = name.encode()
-        for name in ALIASES:  # a glob matches old names too, each shown under its own name
+        for name in (*OPTIONS, *ALIASES):  # a pattern matches old names too, as in Redis
             if name not in found and glob_match(pattern, name.encode(), nocase=True):
                 found[name] = name.encode()
     return [(shown, ctx.config.show(ALIASES.get(name, name)).encode())
@@ -129,26 +126,28 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
         pairs.append((r.next_bytes(), r.next_bytes()))
     r.finish()
     names: list[str] = []
+    shown: list[bytes] = []  # the names errors quote: lower case, an old name as it is
     for given, _ in pairs:  # names first: unknown, immutable, duplicate
         name = given.decode("latin-1").lower()
+        shown.append(name.encode("latin-1"))
         name = ALIASES.get(name, name)
         option = OPTIONS.get(name)
         if option is None:
             raise unknown_config(given)
         if not option.mutable:
             raise config_set_failed(given, errors.CONFIG_IMMUTABLE)
-        if name in names:
+        if shown[-1] in shown[:-1]:  # an old name and its new one may both be given
             raise config_set_failed(given, errors.CONFIG_DUPLICATE)
         names.append(name)
     values = []
-    for name, (_, text) in zip(names, pairs):  # then every value, before applying any
+    for name, quoted, (_, text) in zip(names, shown, pairs):  # every value, before any is applied
         try:
             value = text.decode("utf-8", "surrogateescape")
             OPTIONS[name].parse(value)
             if name == "dir" and not os.path.isdir(value):
                 raise ConfigError(errors.CONFIG_NO_SUCH_DIR)
         except ConfigError as exc:
-            raise config_set_failed(name.encode(), str(exc).encode()) from None
+            raise config_set_failed(quoted, str(exc).encode()) from None
         values.append(value)
     for name, value in zip(names, values):
         ctx.config.set(name, value)

@@ -83,6 +83,9 @@ class ClientState:
     multi_error: bool = False               # a queued command was refused
     dirty_cas: bool = False                 # a watched key changed
     watched: set[tuple[int, bytes]] = field(default_factory=set)
+    # the watched keys that were already expired when WATCHed: their removal
+    # is no change, and EXEC does not fail for their being expired
+    watched_expired: set[tuple[int, bytes]] = field(default_factory=set)
     blocked: Any = None                     # the engine's Waiter while blocked
     close_after_reply: bool = False
     send: Callable[[Reply], None] = lambda reply: None

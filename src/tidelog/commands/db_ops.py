@@ -173,11 +173,10 @@ def swapdb(ctx: Ctx, argv: list[bytes]) -> object:
     if first == second:
         return OK
     a, b = dbs[first], dbs[second]
+    held = [(db, key, key in db.data) for db in (a, b) for key in db.watchers]
     a.swap_contents(b)
-    for db in (a, b):
-        for key in list(db.watchers):
-            if key in a.data or key in b.data:
-                db.touch(key)
+    for db, key, existed in held:
+        db.touch_replaced(key, existed)
     if ctx.engine.waiters:
         ctx.engine.signal_all_waited(first)
         ctx.engine.signal_all_waited(second)

@@ -8,13 +8,23 @@ snapshots or the AOF.  DEBUG HELP lists every subcommand Tidelog has.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import errors
-from ..errors import NO_SUCH_KEY, CommandError, debug_unknown_subcommand
-from ..resp.replies import OK, SimpleString
+from ..config import ConfigError, parse_memory
+from ..errors import (
+    DEBUG_PACKED_THRESHOLD,
+    DEBUG_PROTOCOL_PUSH_RESP2,
+    DEBUG_PROTOCOL_TYPE,
+    NO_SUCH_KEY,
+    CommandError,
+    debug_unknown_subcommand,
+)
+from ..ids import MIN_ID
+from ..resp.replies import OK, Map, RawReply, SetReply, SimpleString, Verbatim
 from ..types.array import TAG_FLOAT, TAG_INT, Array, value_tag
 from ..types.hash import Hash
 from ..types.list import List
@@ -126,12 +136,24 @@ _DEBUG_HELP = [
     "    Show low level info about `key` and associated value.",
     "RELOAD [NOSAVE]",
     "    Save the RDB on disk and reload it back to memory. NOSAVE: skip the save.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "    (Accepted; Tidelog's lists have no plain nodes.)",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     "HELP",
     "    Prints this help.",
 ]
@@ -196,3 +218,146 @@ def debug_error(ctx: Ctx, argv: list[bytes]) -> Reply:
 
     Replies ``string`` as an error (for clients' tests).  Cost: O(N) in its length."""
     raise errors.debug_error(argv[2])
+
+
+@debug_subcommand("quicklist-packed-threshold", arity=3)
+def debug_quicklist_packed_threshold(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG QUICKLIST-PACKED-THRESHOLD size
+
+    Redis stores list elements from this size up in nodes of their own;
+    Tidelog's lists have no such nodes, so the size is checked as Redis
+    checks it (a memory value, at most 4 GB less 1 MB) and has no effect.
+    O(1)."""
+    try:
+        size = parse_memory(argv[2].decode("latin-1"))
+    except ConfigError:
+        raise CommandError(DEBUG_PACKED_THRESHOLD) from None
+    if not 0 <= size <= (1 << 32) - (1 << 20):
+        raise CommandError(DEBUG_PACKED_THRESHOLD)
+    return OK
+
+
+_NO_DIGEST = b"0" * 40
+
+
+def _field(data: bytes) -> bytes:
+    return b"%d:%s" % (len(data), data)
+
+
+def value_digest(value: Any) -> bytes:
+    """A SHA-1 of a value's contents, the same for equal values whatever
+    their encoding: members of sets and fields of hashes sorted, lists and
+    sorted sets in order, a stream's entries and its groups' positions.
+    (Tidelog's own digest: equal data gives equal digests, as DEBUG DIGEST
+    promises, but the hex differs from Redis's.)  O(N log N)."""
+    h = hashlib.sha1()
+    if type(value) is bytes:
+        h.update(b"string" + _field(value))
+    elif isinstance(value, List):
+        h.update(b"list")
+        for item in value:
+            h.update(_field(item))
+    elif isinstance(value, Set):
+        h.update(b"set")
+        for member in sorted(value.members()):
+            h.update(_field(member))
+    elif isinstance(value, Hash):
+        h.update(b"hash")
+        for name in sorted(value.map):
+            h.update(_field(name) + _field(value.map[name]))
+    elif isinstance(value, ZSet):
+        h.update(b"zset")
+        for member, score in value.items():
+            h.update(_field(member) + _field(repr(score).encode()))
+    elif isinstance(value, Stream):
+        h.update(b"stream" + _field(bytes(value.last_id)))
+        ids, entries = value.read_from(MIN_ID, 0)
+        for entry in entries:
+            h.update(_field(entry[0]))
+            for item in entry[1]:
+                h.update(_field(item))
+        for name in sorted(value.groups):
+            group = value.groups[name]
+            h.update(b"group" + _field(name) + _field(bytes(group.last_id)))
+    else:
+        h.update(repr(value).encode())
+    return h.hexdigest().encode()
+
+
+@debug_subcommand("digest", arity=2)
+def debug_digest(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG DIGEST
+
+    The digests of every key (its database, name, value and deadline) XORed
+    together, so the order keys are held in does not matter; 40 zeros when
+    every database is empty.  O(total size of the data)."""
+    total = 0
+    for db in ctx.engine.dbs:
+        for key in list(db.data):
+            value = db.peek(key)
+            if value is None:
+                continue
+            h = hashlib.sha1(b"%d:" % db.index + _field(key) + value_digest(value))
+            when = db.expires.get(key)
+            if when is not None:
+                h.update(b"expire:%d" % when)
+            total ^= int.from_bytes(h.digest(), "big")
+    return SimpleString(b"%040x" % total if total else _NO_DIGEST)
+
+
+@debug_subcommand("digest-value")
+def debug_digest_value(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG DIGEST-VALUE [key ...]
+
+    Each key's value digest (:func:`value_digest`), 40 zeros for a missing
+    key.  O(size of the values)."""
+    out = []
+    for key in argv[2:]:
+        value = ctx.db.peek(key)
+        out.append(SimpleString(_NO_DIGEST if value is None else value_digest(value)))
+    return out
+
+
+_BIGNUM = b"1234567999999999999999999999999999999"
+
+
+@debug_subcommand("protocol", arity=3)
+def debug_protocol(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG PROTOCOL type
+
+    A sample reply of each RESP type, as Redis sends it (in RESP2 the RESP3
+    types fall back as Redis's do).  O(1)."""
+    kind = argv[2].lower()
+    resp3 = ctx.client.protocol == 3
+    if kind == b"string":
+        return b"Hello World"
+    if kind == b"integer":
+        return 12345
+    if kind == b"double":
+        return 3.141
+    if kind == b"bignum":
+        return RawReply(b"(%s\r\n" % _BIGNUM if resp3 else b"$%d\r\n%s\r\n" % (len(_BIGNUM), _BIGNUM))
+    if kind == b"null":
+        return None
+    if kind == b"array":
+        return [0, 1, 2]
+    if kind == b"set":
+        return SetReply([0, 1, 2])
+    if kind == b"map":
+        return Map([(0, False), (1, True), (2, False)])
+    if kind == b"attrib":
+        text = b"Some real reply following the attribute"
+        head = b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n" if resp3 else b""
+        return RawReply(head + b"$%d\r\n%s\r\n" % (len(text), text))
+    if kind == b"push":
+        if not resp3:
+            raise CommandError(DEBUG_PROTOCOL_PUSH_RESP2)
+        text = b"Some real reply following the push reply"
+        return RawReply(b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$%d\r\n%s\r\n" % (len(text), text))
+    if kind == b"verbatim":
+        return Verbatim(b"This is a verbatim\nstring", b"txt")
+    if kind == b"true":
+        return True
+    if kind == b"false":
+        return False
+    raise CommandError(DEBUG_PROTOCOL_TYPE)

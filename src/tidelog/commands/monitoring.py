@@ -279,13 +279,14 @@ def latency_histogram(ctx: Ctx, argv: list[bytes]) -> object:
         names = [a.decode("latin-1").lower() for a in argv[2:]]
     out = []
     for name in names:  # a name asked twice is answered twice, as Redis does
-        if name not in tracked:
-            continue
-        calls, hist = tracked[name]
-        out.append((name.encode(), Map([
-            (b"calls", calls),
-            (b"histogram_usec", Map(cumulative(hist))),
-        ])))
+        # a container (CLIENT) stands for its subcommands that were called
+        found = [name] if name in tracked else [n for n in tracked if n.startswith(name + "|")]
+        for each in found:
+            calls, hist = tracked[each]
+            out.append((each.encode(), Map([
+                (b"calls", calls),
+                (b"histogram_usec", Map(cumulative(hist))),
+            ])))
     return Map(out)
 
 

@@ -4,8 +4,8 @@ The scripts themselves (the cache, the interpreter, running past
 busy-reply-threshold) are the engine's ``scripts``
 (:mod:`tidelog.scripting`); these handlers parse arguments and declare
 propagation: a script's effects are the commands it ran (gathered by the
-engine), never the EVAL itself; SCRIPT LOAD and SCRIPT FLUSH propagate as
-they came.
+engine), never the EVAL itself; SCRIPT LOAD and SCRIPT FLUSH propagate
+nothing (as in Redis 7+: a replica never needs the script).
 """
 
 from __future__ import annotations
@@ -104,7 +104,6 @@ def script(ctx: Ctx, argv: list[bytes]) -> Any:
 def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT LOAD script"""
     script = ctx.engine.scripts.load(argv[2])
-    ctx.propagate_argv()
     return script.sha
 
 
@@ -126,7 +125,6 @@ def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
         raise CommandError(errors.SCRIPT_FLUSH_MODE)
     ctx.engine.scripts.flush()
-    ctx.propagate_argv()
     return OK
 
 
@@ -243,7 +241,9 @@ def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
          summary="Deletes all libraries and functions.")
 def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION FLUSH [ASYNC | SYNC]"""
-    if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
+    if len(argv) > 3:  # as Redis words it
+        raise errors.subcommand_syntax(argv[1], argv[0])
+    if len(argv) == 3 and argv[2].lower() not in (b"async", b"sync"):
         raise CommandError(errors.FUNCTION_FLUSH_MODE)
     ctx.engine.scripts.flush_functions()
     ctx.changed()
@@ -255,7 +255,7 @@ def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(1)", summary="Terminates a function during execution.")
 def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION KILL"""
-    ctx.engine.scripts.kill()
+    ctx.engine.scripts.kill(function=True)
     return OK
 
 
@@ -269,9 +269,9 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
     i = 2
     while i < len(argv):
         word = argv[i].lower()
-        if word == b"withcode":
+        if word == b"withcode" and not with_code:  # each option once, as in Redis
             with_code = True
-        elif word == b"libraryname":
+        elif word == b"libraryname" and pattern is None:
             if i + 1 >= len(argv):
                 raise CommandError(errors.FUNCTION_LIST_NO_NAME)
             i += 1

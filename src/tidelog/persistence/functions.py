@@ -71,8 +71,8 @@ def function_dump(ctx: Ctx, argv: list[bytes]) -> Reply:
 def function_restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     """FUNCTION RESTORE serialized-value [FLUSH | APPEND | REPLACE]"""
     policy = b"APPEND"
-    if len(argv) > 4:
-        raise CommandError(errors.SYNTAX)
+    if len(argv) > 4:  # as Redis words it
+        raise errors.subcommand_syntax(argv[1], argv[0])
     if len(argv) == 4:
         policy = argv[3].upper()
         if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):

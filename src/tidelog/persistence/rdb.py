@@ -623,21 +623,32 @@ class LoadInfo:
     aux: dict[bytes, bytes]
 
 
-def install(engine: Engine, snap: Snapshot) -> None:
+def install(engine: Engine, snap: Snapshot, flush: bool = True, merge: bool = False) -> None:
     """Replace every database's contents (and the function libraries) with a
-    parsed snapshot."""
+    parsed snapshot.  ``flush=False`` (DEBUG RELOAD NOFLUSH) keeps what is
+    there and adds the snapshot's: a key or library already there is an
+    RdbError (nothing changed) unless ``merge``, when the snapshot's wins."""
+    if not flush and not merge:
+        for index, items in snap.dbs.items():
+            held = engine.dbs[index].data
+            for key, _, _ in items:
+                if key in held:
+                    raise RdbError(f"duplicate key {key!r} in database {index}", 0)
     scripts = engine.scripts
     saved = dict(scripts.libraries), dict(scripts.functions)
-    scripts.flush_functions()
+    if flush:
+        scripts.flush_functions()
     for code in snap.functions:
         try:
-            scripts.load_library(code, True)
+            scripts.load_library(code, flush or merge)
         except CommandError as exc:
             scripts.libraries, scripts.functions = saved
             raise RdbError(f"a function library does not load: {exc.message!r}", 0) from None
     for db in engine.dbs:
-        db.flush()
-    engine.tracking.flushed()  # clients that cache keys drop them all
+        if flush:
+            db.flush()
+    if flush:
+        engine.tracking.flushed()  # clients that cache keys drop them all
     for index, items in snap.dbs.items():
         db = engine.dbs[index]
         for key, value, expire in items:
@@ -648,8 +659,10 @@ def install(engine: Engine, snap: Snapshot) -> None:
                 db.set_expire(key, expire)
 
 
-def load_file(engine: Engine, path: str | None = None) -> LoadInfo:
-    """Load ``path`` (default ``<dir>/<dbfilename>``) into the engine, replacing its data.
+def load_file(engine: Engine, path: str | None = None, flush: bool = True,
+              merge: bool = False) -> LoadInfo:
+    """Load ``path`` (default ``<dir>/<dbfilename>``) into the engine, replacing
+    its data (``flush``, ``merge``: as :func:`install`).
 
     Nothing changes unless the whole file parses.  Raises OSError (missing
     or unreadable file) or :class:`RdbError`.  ``rdbchecksum no`` skips the
@@ -669,6 +682,6 @@ def load_file(engine: Engine, path: str | None = None) -> LoadInfo:
     finally:
         if size:
             data.close()
-    install(engine, snap)
+    install(engine, snap, flush, merge)
     return LoadInfo(snap.keys, snap.expired_skipped, time.perf_counter() - start, size,
                     snap.version, snap.aux)

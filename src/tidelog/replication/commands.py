@@ -144,7 +144,12 @@ def _replicaof(ctx: Ctx, argv: list[bytes]) -> Reply:
         if primary.upstream is not None:
             primary.become_primary(by)
         return OK
-    port = parse_int(argv[2])
+    try:
+        port = parse_int(argv[2])
+    except CommandError:
+        port = -1
+    if not 0 <= port <= 65535:  # a number from 0 to 65535, as Redis reads it
+        raise CommandError(errors.REPLICAOF_BAD_PORT)
     host = argv[1].decode("latin-1")
     upstream = primary.upstream
     if upstream is not None and upstream.host == host and upstream.port == port:

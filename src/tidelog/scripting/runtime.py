@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -59,6 +60,11 @@ REPL_NONE, REPL_AOF, REPL_REPLICA, REPL_ALL = 0, 1, 2, 3
 
 # How many Lua instructions run between two checks of the kill flag.
 HOOK_COUNT = 100_000
+# How deep a script's reply may nest tables: Redis stops where Lua's C stack
+# (8,000 slots) runs out, 7,995 levels of a table holding itself; the
+# conversion takes one Python frame per level, so the interpreter's recursion
+# limit is raised to leave room for it (LuaRuntime.__init__).
+LUA_REPLY_DEPTH = 7995
 
 # The chunk name of our own Lua code: frames from it are skipped when an
 # error's position is looked up.
@@ -217,6 +223,37 @@ env_globals.pairs = function(t)
   return pairs(t)
 end
 env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+-- unpack with Redis's fix of Lua 5.1's range overflow (unpack({}, -2,
+-- 2147483647) crashed the interpreter): a range wider than the stack can
+-- take is refused.  The arguments are checked here, with unpack's own
+-- messages, so that an error points at the script's line.
+do
+  local unpack, floor, to_number = raw_unpack, math.floor, tonumber
+  local function bad(n, expected, got, level)  -- level: the script's, seen from here
+    raw_error("bad argument #" .. n .. " to 'unpack' (" .. expected .. " expected, got " .. got .. ")",
+              level)
+  end
+  local function int(x, n)
+    local v = to_number(x)
+    if v == nil then bad(n, 'number', raw_type(x), 4) end
+    return v < 0 and -floor(-v) or floor(v)
+  end
+  env_globals.unpack = function(...)
+    local t, i, j = ...
+    if raw_type(t) ~= 'table' then
+      bad(1, 'table', raw_select('#', ...) == 0 and 'no value' or raw_type(t), 3)
+    end
+    local first = i == nil and 1 or int(i, 2)
+    local last = j == nil and #t or int(j, 3)
+    if first > last then return end
+    -- as lua_checkstack counts: the arguments plus the results, at most 8000
+    local nargs = raw_select('#', ...)
+    if last - first + 1 + nargs > 8000 then raw_error('too many results to unpack', 2) end
+    if nargs == 1 then return unpack(t) end
+    if nargs == 2 then return unpack(t, first) end
+    return unpack(t, first, last)
+  end
+end
 -- Code compiled at run time (loadstring, load) runs in the sandbox too, and
 -- precompiled (binary) chunks are refused, as Redis refuses them.
 local env
@@ -291,9 +328,14 @@ local FLAGS = {['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = tru
                ['no-cluster'] = true, ['allow-cross-slot-keys'] = true}
 local function fail(msg) raw_error({err = msg}) end
 local function register_function(...)
+  if not loading then fail('ERR redis.register_function can only be called on FUNCTION LOAD command') end
   local n = raw_select('#', ...)
   local name, callback, flags, description
-  if n == 1 and raw_type((...)) == 'table' then
+  if n == 1 and raw_type((...)) ~= 'table' then
+    fail('ERR calling redis.register_function with a single argument is only applicable to ' ..
+         'Lua table (representing named arguments).')
+  end
+  if n == 1 then
     for k, v in pairs((...)) do
       if k == 'function_name' then name = v
       elseif k == 'callback' then callback = v
@@ -351,6 +393,9 @@ local fn_env = raw_setmetatable({}, {__index = function(_, k)
     if loading then return load_redis end
     return env_globals.redis
   end
+  if loading then  -- a library's code sees nothing but redis while it loads, as in Redis
+    raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+  end
   local v = raw_rawget(env_globals, k)
   if v == nil or k == 'KEYS' or k == 'ARGV' then
     raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
@@ -386,22 +431,28 @@ local function run_function(callback, keys, args)
 end
 
 -- A table's fields for the reply conversion, in one call from Python.
+-- Read raw, as Redis reads them: a metatable's __index is never called.
 local function fields(t)
-  local err, ok = t.err, t.ok
+  local err, ok = raw_rawget(t, 'err'), raw_rawget(t, 'ok')
   if raw_type(err) == 'string' then return 'err', err end
   if raw_type(ok) == 'string' then return 'ok', ok end
-  if raw_type(t.double) == 'number' then return 'double', t.double end
-  if raw_type(t.big_number) == 'string' then return 'big_number', t.big_number end
-  if raw_type(t.map) == 'table' then return 'map', t.map end
-  if raw_type(t.set) == 'table' then return 'set', t.set end
-  if raw_type(t.verbatim_string) == 'table' then return 'verbatim_string', t.verbatim_string end
+  local v = raw_rawget(t, 'double')
+  if raw_type(v) == 'number' then return 'double', v end
+  v = raw_rawget(t, 'big_number')
+  if raw_type(v) == 'string' then return 'big_number', v end
+  v = raw_rawget(t, 'map')
+  if raw_type(v) == 'table' then return 'map', v end
+  v = raw_rawget(t, 'set')
+  if raw_type(v) == 'table' then return 'set', v end
+  v = raw_rawget(t, 'verbatim_string')
+  if raw_type(v) == 'table' then return 'verbatim_string', v end
   return nil
 end
 
 local function array(t)
   local out, i = {}, 1
   while true do
-    local v = t[i]
+    local v = raw_rawget(t, i)
     if v == nil then break end
     out[i] = v
     i = i + 1
@@ -432,6 +483,8 @@ class LuaRuntime:
         self.logger = logger
         self.acl_checker = acl_checker
         self.resp = 2  # the script's protocol (redis.setresp)
+        if sys.getrecursionlimit() < LUA_REPLY_DEPTH + 2000:  # room for to_reply's levels
+            sys.setrecursionlimit(LUA_REPLY_DEPTH + 2000)
         for install in LIBRARY_INSTALLERS:
             install(self.lua)
         code = _BOOTSTRAP.replace("HOOK_COUNT", str(HOOK_COUNT))
@@ -638,8 +691,12 @@ class LuaRuntime:
             return self._table_from({b"err": reply.message})
         raise TypeError(f"no Lua form for {reply!r}")
 
-    def to_reply(self, value: Any) -> Any:
-        """A script's Lua value as a reply (for a client speaking any protocol)."""
+    def to_reply(self, value: Any, depth: int = 0) -> Any:
+        """A script's Lua value as a reply (for a client speaking any protocol).
+
+        Tables are read raw (a metatable's __index is not called, as in
+        Redis); past LUA_REPLY_DEPTH nested tables (a table holding itself)
+        the innermost one becomes Redis's "reached lua stack limit" error."""
         t = value.__class__
         if t is bytes:
             return value
@@ -655,6 +712,9 @@ class LuaRuntime:
             return 1 if value else None
         if self._lua_type(value) != "table":
             return None  # functions, coroutines, userdata: nil
+        if depth >= LUA_REPLY_DEPTH:
+            return ErrorReply(errors.LUA_STACK_LIMIT)
+        depth += 1
         found = self._fields(value)
         if found.__class__ is tuple:
             kind, inner = found
@@ -667,13 +727,17 @@ class LuaRuntime:
             if kind == b"big_number":
                 return inner if isinstance(inner, bytes) else _lua_tostring(inner)
             if kind == b"map" and self._lua_type(inner) == "table":
-                return Map([(self.to_reply(k), self.to_reply(v)) for k, v in inner.items()])
+                return Map([(self.to_reply(k, depth), self.to_reply(v, depth))
+                            for k, v in inner.items()])
             if kind == b"set" and self._lua_type(inner) == "table":
-                return SetReply([self.to_reply(k) for k in inner.keys()])
+                return SetReply([self.to_reply(k, depth) for k in inner.keys()])
             if kind == b"verbatim_string" and self._lua_type(inner) == "table":
                 return Verbatim(inner[b"string"] or b"", inner[b"format"] or b"txt")
         n, items = self._array(value)
-        return [self.to_reply(items[i]) for i in range(1, n + 1)]
+        out = []
+        for i in range(1, n + 1):  # a loop, not a comprehension: one frame per level
+            out.append(self.to_reply(items[i], depth))
+        return out
 
 
 class ScriptCallError(Exception):

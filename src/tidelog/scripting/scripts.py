@@ -28,6 +28,7 @@ from ..commands import table
 from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
 from ..errors import CommandError
+from ..resp.parser import split_inline
 from ..resp.replies import ErrorReply, RawReply
 from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
 
@@ -71,7 +72,9 @@ def parse_library_header(code: bytes) -> bytes:
     if not code.startswith(b"#!"):
         raise CommandError(errors.FUNCTION_NO_METADATA)
     line = code.partition(b"\n")[0]
-    words = [w for w in line.split(b" ") if w]
+    words = split_inline(line)  # split as Redis splits it: quotes allowed (name="foo")
+    if not words:
+        raise CommandError(errors.FUNCTION_INVALID_METADATA)
     engine = words[0][2:]
     if engine.lower() != b"lua":
         raise CommandError(errors.FUNCTION_NO_ENGINE % engine)
@@ -140,7 +143,9 @@ class Scripts:
         self.engine = engine
         self.cache: dict[bytes, Script] = {}
         self.libraries: dict[bytes, Library] = {}   # FUNCTION LOAD, by library name
-        self.functions: dict[bytes, Library] = {}   # function name -> its library
+        # function name (lower case: FCALL's names are case-insensitive, as in
+        # Redis) -> its library
+        self.functions: dict[bytes, Library] = {}
         self._runtime: LuaRuntime | None = None
         self._load_deadline = 0.0  # while FUNCTION LOAD runs a library's code
         self.current: Job | None = None   # the script running
@@ -214,14 +219,14 @@ class Scripts:
         if not functions:
             raise CommandError(errors.FUNCTION_NONE_REGISTERED)
         for fname in functions:
-            owner = self.functions.get(fname)
+            owner = self.functions.get(fname.lower())
             if owner is not None and owner is not old:
                 raise CommandError(errors.FUNCTION_EXISTS % fname)
         if old is not None:
             self.delete_library(name)
         library = self.libraries[name] = Library(name, code, functions)
         for fname in functions:
-            self.functions[fname] = library
+            self.functions[fname.lower()] = library
         return name
 
     def delete_library(self, name: bytes) -> None:
@@ -229,17 +234,21 @@ class Scripts:
         if library is None:
             raise CommandError(errors.FUNCTION_NO_LIBRARY)
         for fname in library.functions:
-            self.functions.pop(fname, None)
+            self.functions.pop(fname.lower(), None)
 
     def flush_functions(self) -> None:
         self.libraries.clear()
         self.functions.clear()
 
     def function(self, name: bytes) -> Script:
-        library = self.functions.get(name)
+        key = name.lower()
+        library = self.functions.get(key)
         if library is None:
             raise CommandError(errors.FUNCTION_NOT_FOUND)
-        return library.functions[name]
+        script = library.functions.get(name)
+        if script is None:  # named in another case
+            script = next(s for f, s in library.functions.items() if f.lower() == key)
+        return script
 
     def flush(self) -> None:
         self.cache.clear()
@@ -314,11 +323,14 @@ class Scripts:
                     self.engine.internal_errors += 1
         return errors.SCRIPT_KILLED if job.kill else None
 
-    def kill(self) -> None:
-        """SCRIPT KILL / FUNCTION KILL."""
+    def kill(self, function: bool = False) -> None:
+        """SCRIPT KILL (``function`` False) / FUNCTION KILL (True): each stops
+        only its own kind; the other kind gets -BUSY, as in Redis."""
         job = self.busy
         if job is None:
             raise CommandError(errors.NOTBUSY)
+        if job.script.function != function:
+            raise CommandError(errors.BUSY_FUNCTION if job.script.function else errors.BUSY)
         if job.wrote:
             raise CommandError(errors.UNKILLABLE)
         job.kill = True

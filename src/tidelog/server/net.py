@@ -237,6 +237,7 @@ class Connection(asyncio.Protocol):
                     if client.mute:  # CLIENT REPLY OFF / SKIP: the reply is dropped
                         if client.mute > 0:
                             client.mute -= 1
+                        replies += _pushes(reply)  # but not Pub/Sub's, as in Redis
                         if client.close_after_reply:
                             encode_all(out, replies, proto)
                             self._write(out, close=True)
@@ -437,9 +438,10 @@ class Connection(asyncio.Protocol):
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
         a Pub/Sub message."""
-        if self.closing or self.transport is None or self.client is None or \
-                self.client.mute < 0:  # CLIENT REPLY OFF: nothing at all
+        if self.closing or self.transport is None or self.client is None:
             return
+        if self.client.mute < 0 and reply.__class__ is not Push:  # CLIENT REPLY OFF:
+            return                                                # nothing but Pub/Sub's
         if self._batch is not None:  # this client's own commands are running
             self._batch.append(reply)
             return
@@ -504,12 +506,20 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+def _pushes(reply: Any) -> list[Any]:
+    """The Pub/Sub pushes in a reply (SUBSCRIBE's confirmations), which Redis
+    sends even under CLIENT REPLY OFF or SKIP, in RESP2 as in RESP3."""
+    if reply.__class__ is Push:
+        return [reply]
+    if reply.__class__ is Replies:
+        return [item for item in reply.items if item.__class__ is Push]
+    return []
+
+
 def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
     """One command while a script is busy: -BUSY, unless allowed."""
     if not _allowed_while_busy(argv):
-        if client.multi is not None:
-            client.multi_error = True  # EXEC then aborts, as after any refused command
-        return engine.busy_reply()
+        return engine.busy_reply(client, argv[0].lower())
     reply = engine.execute(client, argv)
     if argv[0].lower() == b"shutdown" and client.close_after_reply:
         engine.scripts.abandon()  # the server stops: the script with it
