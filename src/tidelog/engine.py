@@ -91,7 +91,8 @@ from .scripting.scripts import Scripts
 from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["ABORTED", "BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine",
+           "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -133,6 +134,34 @@ class _NotRun:
 
 
 NOT_RUN = _NotRun()
+
+
+class _Aborted:
+    """What execute() answers for a command after which the connection must
+    close at once, nothing more of its read run nor answered (the cross
+    protocol scripting guard: :meth:`Engine.cross_protocol`)."""
+
+    def __repr__(self) -> str:
+        return "ABORTED"
+
+
+ABORTED = _Aborted()
+
+# Cross protocol scripting: the command names an HTTP request's first line
+# (``POST / HTTP/1.1``) and its ``Host:`` header become.  A client sending one
+# is a browser (or a proxy) tricked into talking to us: Redis closes its
+# connection before anything else it sent runs, whatever its authentication.
+CROSS_PROTOCOL_NAMES = frozenset({b"post", b"host:"})
+# The warning is logged at most once in this many seconds (as Redis: an
+# attacker cannot flood the log).
+CROSS_PROTOCOL_LOG_EVERY = 60.0
+CROSS_PROTOCOL_WARNING = (
+    "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: "
+    "commands to Redis. This is likely due to an attacker attempting to use Cross Protocol "
+    "Scripting to compromise your Redis instance. Connection aborted.")
+# The clients a network connection serves (not the AOF loader's, nor the
+# replica's link to its primary).
+_NETWORK_KINDS = frozenset({"normal", "replica"})
 
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
@@ -436,6 +465,8 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
+        # When the cross protocol warning was last logged (monotonic seconds).
+        self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
@@ -1029,6 +1060,10 @@ class Engine:
         try:
             entry = self._resolve(argv)
         except CommandError as exc:
+            # POST and Host: are no commands, so this costs nothing on the
+            # way of any real one.
+            if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind in _NETWORK_KINDS:
+                return self.cross_protocol()
             if client.multi is not None:
                 client.multi_error = True
             return self._error(exc.message)
@@ -1077,6 +1112,18 @@ class Engine:
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
+
+    def cross_protocol(self) -> _Aborted:
+        """A client sent ``POST`` or ``Host:`` (Redis's securityWarningCommand):
+        log the warning, at most once in CROSS_PROTOCOL_LOG_EVERY seconds, and
+        answer :data:`ABORTED`: the connection closes, dropping what it had
+        not written of that read and running nothing more.  O(1)."""
+        now = self.clock.monotonic()
+        last = self._cross_protocol_logged
+        if last is None or abs(now - last) > CROSS_PROTOCOL_LOG_EVERY:
+            log.warning(CROSS_PROTOCOL_WARNING)
+            self._cross_protocol_logged = now
+        return ABORTED
 
     def apply_renames(self, renames: list[tuple[str, str]]) -> None:
         """``rename-command old new`` (``""``: the command is gone), in order.

@@ -36,7 +36,7 @@ from .. import errors, tls
 from ..commands.connection import client_info_line
 from ..commands.contract import NO_DISPATCH
 from ..config import Config
-from ..engine import BLOCKED, NOT_RUN, POSTPONED, ClientState, Engine
+from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
 from ..resp import ProtocolError, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
@@ -223,6 +223,9 @@ class Connection(asyncio.Protocol):
                                 i = j
                                 continue
                         reply = execute(client, argv)
+                        if reply is ABORTED:  # POST or Host: (Engine.cross_protocol)
+                            self._abort()
+                            return
                     if reply is BLOCKED:
                         self.pending = commands[i:]
                         break
@@ -292,7 +295,14 @@ class Connection(asyncio.Protocol):
                 if not commands:
                     break
             for argv in commands:
-                replies.append(_busy_execute(engine, client, argv))
+                reply = _busy_execute(engine, client, argv)
+                if reply is ABORTED:
+                    self._abort()
+                    # The loop closes the socket only once the script ends:
+                    # the peer is told now, as Redis closes it at once.
+                    _shutdown(client.fd)
+                    return
+                replies.append(reply)
             commands = []
         encode_all(out, replies, client.protocol)
         if out:
@@ -492,6 +502,15 @@ class Connection(asyncio.Protocol):
         assert self.transport is not None
         self._write(out, close=True)
 
+    def _abort(self) -> None:
+        """Close at once, as Redis frees a client: the replies of this read
+        and any output not written yet are dropped, nothing more is read."""
+        self.closing = True
+        self.pending = []
+        self._outbox = None
+        if self.transport is not None:
+            self.transport.abort()
+
     def close(self) -> None:
         if not self.closing:
             self.closing = True
@@ -499,8 +518,26 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+def _shutdown(fd: int) -> None:
+    """Shut a connected socket down at once, by its descriptor; whoever owns
+    the descriptor still closes it."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.detach()
+
+
 def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
-    """One command while a script is busy: -BUSY, unless allowed."""
+    """One command while a script is busy: -BUSY, unless allowed (POST and
+    Host: close the connection, as at any time)."""
+    if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind == "normal":
+        return engine.cross_protocol()
     if not _allowed_while_busy(argv):
         if client.multi is not None:
             client.multi_error = True  # EXEC then aborts, as after any refused command
@@ -554,7 +591,12 @@ class _Guest:
             commands = self.parser.next_commands()
         except ProtocolError:
             return False
-        replies = [_busy_execute(self.server.engine, self.client, argv) for argv in commands]
+        replies = []
+        for argv in commands:
+            reply = _busy_execute(self.server.engine, self.client, argv)
+            if reply is ABORTED:  # POST or Host: nothing answered, closed
+                return False
+            replies.append(reply)
         out = bytearray()
         encode_all(out, replies, self.client.protocol)
         try:
