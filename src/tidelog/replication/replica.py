@@ -86,11 +86,21 @@ class Upstream:
             self._task.cancel()
         self._close()
 
+    async def wait_stopped(self, timeout: float) -> bool:
+        """After :meth:`stop`: wait, at most ``timeout`` seconds, for the
+        link's task to end; whether it did."""
+        if self._task is None:
+            return True
+        done, _ = await asyncio.wait({self._task}, timeout=timeout)
+        return bool(done)
+
     @property
     def link_up(self) -> bool:
         return self.state == "connected"
 
     async def _run(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None
         while not self._stopped:
             try:
                 await self._session()
@@ -105,7 +115,11 @@ class Upstream:
                                 exc or type(exc).__name__)
             finally:
                 self._close()
-            if self._stopped:
+            # A cancellation that came while the awaited read or connect
+            # ended (the primary closing as we shut down) is answered by
+            # asyncio.wait_for with that end, not with CancelledError
+            # (Python 3.11): the task still says it was asked to stop.
+            if self._stopped or task.cancelling():
                 return
             await asyncio.sleep(RECONNECT_DELAY)
 
@@ -131,6 +145,8 @@ class Upstream:
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(self.host, self.port, ssl=context), timeout)
         self.writer = writer
+        if self._stopped:  # stop() came while connecting (and the cancel got lost)
+            raise EOFError("the link was stopped")
         log.info("MASTER <-> REPLICA sync started")
         self.state = "handshake"
         writer.write(encode_command([b"PING"]))

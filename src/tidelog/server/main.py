@@ -20,7 +20,7 @@ from ..config import Config, ConfigError
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
-from ..replication.primary import follow_configured
+from ..replication.primary import follow_configured, stop_following
 from .net import ListenError, Server
 
 log = logging.getLogger("tidelog")
@@ -152,6 +152,7 @@ async def serve(config: Config) -> None:
              f" and {config['unixsocket']}" if config["unixsocket"] else "")
     log.info("Ready to accept connections")
     await server.serve_until_stopped()
+    await stop_following(engine)  # a replica: nothing reconnects once we stop listening
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
         if not snapshots.shutdown_save(None):
             log.warning("Error trying to save the DB before exiting")
