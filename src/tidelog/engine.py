@@ -360,6 +360,55 @@ class NoReplication:
         pass
 
 
+class Rate:
+    """One of INFO's instantaneous metrics, as Redis computes them: every
+    sample (at least 100 ms apart) is the counter's rate per second since
+    the sample before, integer; the metric is the mean of the last 16."""
+
+    SAMPLES = 16
+    __slots__ = ("samples", "index", "last_ms", "last_value")
+
+    def __init__(self) -> None:
+        self.samples = [0] * self.SAMPLES
+        self.index = 0
+        self.last_ms = -1.0  # no sample yet
+        self.last_value = 0
+
+    def track(self, now_ms: float, value: int) -> None:
+        if self.last_ms >= 0:
+            elapsed = now_ms - self.last_ms
+            self.samples[self.index] = int(max(0, value - self.last_value) * 1000 // elapsed) \
+                if elapsed > 0 else 0
+            self.index = (self.index + 1) % self.SAMPLES
+        self.last_ms, self.last_value = now_ms, value
+
+    def value(self) -> int:
+        return sum(self.samples) // self.SAMPLES
+
+
+class Metrics:
+    """INFO stats' instantaneous metrics: commands per second and the
+    network's bytes per second (clients', and the replication link's)."""
+
+    PERIOD_MS = 100  # Redis samples them every 100 ms (serverCron)
+    __slots__ = ("ops", "net_input", "net_output", "net_repl_input", "net_repl_output",
+                 "sampled_ms")
+
+    def __init__(self) -> None:
+        self.ops, self.net_input, self.net_output = Rate(), Rate(), Rate()
+        self.net_repl_input, self.net_repl_output = Rate(), Rate()
+        self.sampled_ms = -1.0e9
+
+    def sample(self, now_ms: float, processed: int, stats: dict[str, int]) -> None:
+        """Take a sample of every metric (the cron, every PERIOD_MS).  O(1)."""
+        self.sampled_ms = now_ms
+        self.ops.track(now_ms, processed)
+        self.net_input.track(now_ms, stats["net_input_bytes"])
+        self.net_output.track(now_ms, stats["net_output_bytes"])
+        self.net_repl_input.track(now_ms, stats["net_repl_input_bytes"])
+        self.net_repl_output.track(now_ms, stats["net_repl_output_bytes"])
+
+
 class OperatorState:
     """What the operator's commands keep: monitors, the slowlog, LATENCY's
     events and thresholds, CLIENT PAUSE.  One engine attribute, so the
@@ -449,7 +498,16 @@ class Engine:
             "acl_access_denied_channel": 0, "evicted_keys": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
+            # The network layer's reads and writes, and their bytes: clients'
+            # (replicas' reads included, as Redis counts them), and the
+            # replication link's (what a replica reads of its primary, what
+            # a primary writes to its replicas).
+            "total_reads_processed": 0, "total_writes_processed": 0,
+            "net_input_bytes": 0, "net_output_bytes": 0,
+            "net_repl_input_bytes": 0, "net_repl_output_bytes": 0,
         }
+        # INFO's instantaneous_* rates, sampled by the cron (Metrics.sample).
+        self.metrics = Metrics()
         # ACL: the users (requirepass is the default user's password, ``user``
         # lines and the aclfile make the others), the ACL LOG.
         self.acl = Acl(allchannels_default=self.config["acl-pubsub-default"] == "allchannels",
@@ -1381,6 +1439,7 @@ class Engine:
         """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
         for name in self.stats:
             self.stats[name] = 0
+        self.metrics = Metrics()
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
             entry.hist = [0] * HIST_BUCKETS
@@ -1653,6 +1712,9 @@ class Engine:
         if self._idmp_sweep:
             self.expire_idmp()
         self.replication.cron()
+        now_ms = self.clock.monotonic() * 1000
+        if now_ms - self.metrics.sampled_ms >= Metrics.PERIOD_MS:
+            self.metrics.sample(now_ms, self.total_commands_processed, self.stats)
         if self._ready:
             self.serve_ready()
 
@@ -1688,6 +1750,21 @@ class Engine:
     @property
     def blocked_clients(self) -> int:
         return sum(1 for c in self.clients.values() if c.blocked is not None)
+
+    def blocking_keys(self) -> tuple[int, int]:
+        """INFO's total_blocking_keys and total_blocking_keys_on_nokey: the
+        keys blocked clients wait on, and those of them an XREADGROUP waits
+        on (the key's deletion answers it, as Redis's unblock_on_nokey).
+        O(waiters)."""
+        on_nokey = sum(1 for queue in self.waiters.values()
+                       if any(w.entry.name == "xreadgroup" for w in queue))
+        return len(self.waiters), on_nokey
+
+    def watched_keys(self) -> tuple[int, int]:
+        """INFO's watching_clients and total_watched_keys (each database's
+        distinct watched keys).  O(clients + databases)."""
+        watching = sum(1 for c in self.clients.values() if c.watched)
+        return watching, sum(len(db.watchers) for db in self.dbs)
 
     def blocked_with_timeout(self) -> int:
         """Blocked clients whose wait has a timeout (INFO's timeout table)."""

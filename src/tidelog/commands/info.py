@@ -1,8 +1,10 @@
 """INFO: the sections Redis has, with what Tidelog measures.
 
-Counters Tidelog does not keep (network bytes, per-command time, latency
-percentiles) are left out rather than invented.  The persistence section
-comes from the engine's persistence.
+Fields are Redis 8's, in its order, where Tidelog knows their value;
+counters Tidelog does not keep are left out rather than invented.  Network
+bytes are counted where the network layer reads and writes; the
+instantaneous rates are sampled by the engine's cron as Redis samples them.
+The persistence section comes from the engine's persistence.
 """
 
 from __future__ import annotations
@@ -80,13 +82,22 @@ def _section_server(ctx: Ctx) -> list[str]:
 
 def _section_clients(ctx: Ctx) -> list[str]:
     engine = ctx.engine
+    clients = engine.clients.values()
+    watching, watched_keys = engine.watched_keys()
+    blocking_keys, blocking_keys_on_nokey = engine.blocking_keys()
     return [
         f"connected_clients:{len(engine.clients)}",
         "cluster_connections:0",
         f"maxclients:{ctx.config['maxclients']}",
         f"blocked_clients:{engine.blocked_clients}",
         "tracking_clients:0",
+        # Redis 7.4: clients subscribed to anything, clients with WATCHed keys.
+        f"pubsub_clients:{sum(1 for c in clients if c.pubsub is not None)}",
+        f"watching_clients:{watching}",
         f"clients_in_timeout_table:{engine.blocked_with_timeout()}",
+        f"total_watched_keys:{watched_keys}",  # Redis 7.4, as the two below
+        f"total_blocking_keys:{blocking_keys}",
+        f"total_blocking_keys_on_nokey:{blocking_keys_on_nokey}",
     ]
 
 
@@ -110,6 +121,11 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"maxmemory_human:{bytes_to_human(maxmemory)}",
         f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
         "mem_allocator:pymalloc",
+        "active_defrag_running:0",
+        # Tidelog frees every value at once (UNLINK, FLUSHALL ASYNC too):
+        # nothing is ever handed to a background thread to free.
+        "lazyfree_pending_objects:0",
+        "lazyfreed_objects:0",
     ]
 
 
@@ -140,9 +156,21 @@ def _section_persistence(ctx: Ctx) -> list[str]:
 
 def _section_stats(ctx: Ctx) -> list[str]:
     stats = ctx.engine.stats
+    metrics = ctx.engine.metrics
+    repl_in, repl_out = stats["net_repl_input_bytes"], stats["net_repl_output_bytes"]
     return [
         f"total_connections_received:{stats['total_connections_received']}",
         f"total_commands_processed:{ctx.engine.total_commands_processed}",
+        f"instantaneous_ops_per_sec:{metrics.ops.value()}",
+        # Redis's totals include the replication link's bytes (7.0+).
+        f"total_net_input_bytes:{stats['net_input_bytes'] + repl_in}",
+        f"total_net_output_bytes:{stats['net_output_bytes'] + repl_out}",
+        f"total_net_repl_input_bytes:{repl_in}",
+        f"total_net_repl_output_bytes:{repl_out}",
+        f"instantaneous_input_kbps:{metrics.net_input.value() / 1024:.2f}",
+        f"instantaneous_output_kbps:{metrics.net_output.value() / 1024:.2f}",
+        f"instantaneous_input_repl_kbps:{metrics.net_repl_input.value() / 1024:.2f}",
+        f"instantaneous_output_repl_kbps:{metrics.net_repl_output.value() / 1024:.2f}",
         f"rejected_connections:{stats['rejected_connections']}",
         f"sync_full:{stats['sync_full']}",
         f"sync_partial_ok:{stats['sync_partial_ok']}",
@@ -157,6 +185,8 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
+        f"total_reads_processed:{stats['total_reads_processed']}",
+        f"total_writes_processed:{stats['total_writes_processed']}",
         # Redis 7.4: clients closed for passing client-output-buffer-limit.
         "client_output_buffer_limit_disconnections:"
         f"{stats['client_output_buffer_limit_disconnections']}",
@@ -169,6 +199,8 @@ _STATS_SHOWN = {
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
     "client_output_buffer_limit_disconnections", "evicted_keys",
+    "total_reads_processed", "total_writes_processed", "net_input_bytes", "net_output_bytes",
+    "net_repl_input_bytes", "net_repl_output_bytes",
 }
 
 

@@ -204,6 +204,7 @@ class Upstream:
             if not line:
                 raise EOFError("connection closed by master")
             self.last_io = self.engine.clock.monotonic()
+            self.engine.stats["net_repl_input_bytes"] += len(line)
             line = line.rstrip(b"\r\n")
             if line:
                 return line
@@ -260,6 +261,7 @@ class Upstream:
             if not chunk:
                 raise EOFError("connection closed by master during the transfer")
             chunks.append(chunk)
+            self.engine.stats["net_repl_input_bytes"] += len(chunk)
             left -= len(chunk)
             self.sync_read += len(chunk)
             self.last_io = now = clock.monotonic()
@@ -278,6 +280,7 @@ class Upstream:
                 raise EOFError("connection closed by master during the transfer")
             searched = max(0, len(buf) - EOF_MARK_LEN)
             buf += chunk
+            self.engine.stats["net_repl_input_bytes"] += len(chunk)
             self.sync_read = len(buf)
             self.last_io = self.engine.clock.monotonic()
             at = buf.find(mark, searched)
@@ -321,6 +324,7 @@ class Upstream:
                 if not data:
                     raise EOFError("connection closed by master")
                 self.last_io = engine.clock.monotonic()
+                engine.stats["net_repl_input_bytes"] += len(data)
                 parser.feed(data)
                 self._apply(parser, writer)
             elif engine.clock.monotonic() - self.last_io > timeout:

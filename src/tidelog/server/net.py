@@ -78,6 +78,7 @@ class Connection(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
         self.server = server
         self.engine = server.engine
+        self.stats = server.engine.stats  # INFO's reads, writes and bytes, counted here
         self.transport: asyncio.Transport | None = None
         self.client: ClientState | None = None
         self.parser: RequestParser | None = None
@@ -144,6 +145,9 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
+        stats = self.stats
+        stats["total_reads_processed"] += 1
+        stats["net_input_bytes"] += len(data)
         if self.client.dispatch is NO_DISPATCH:  # type: ignore[union-attr]
             self._auth_limits()
         try:
@@ -319,6 +323,8 @@ class Connection(asyncio.Protocol):
             return False
         if not data:
             return False  # end of file: the loop sees it once the script ends
+        self.stats["total_reads_processed"] += 1
+        self.stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)  # type: ignore[union-attr]
         except ProtocolError as exc:
@@ -373,6 +379,12 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(data)
+            stats = self.stats
+            stats["total_writes_processed"] += 1
+            if self.client is not None and self.client.kind == "replica":
+                stats["net_repl_output_bytes"] += len(data)
+            else:
+                stats["net_output_bytes"] += len(data)
             if close:
                 transport.close()
             elif self._held or transport.get_write_buffer_size():
@@ -586,6 +598,9 @@ class _Guest:
             return False
         if not data:
             return False
+        stats = self.server.engine.stats
+        stats["total_reads_processed"] += 1
+        stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)
             commands = self.parser.next_commands()
@@ -600,9 +615,11 @@ class _Guest:
         out = bytearray()
         encode_all(out, replies, self.client.protocol)
         try:
-            self.sock.send(out)
+            sent = self.sock.send(out)
         except OSError:
             return False
+        stats["total_writes_processed"] += 1
+        stats["net_output_bytes"] += sent
         return not self.client.close_after_reply
 
     def close(self) -> None:
