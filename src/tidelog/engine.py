@@ -505,6 +505,10 @@ class Engine:
             "total_reads_processed": 0, "total_writes_processed": 0,
             "net_input_bytes": 0, "net_output_bytes": 0,
             "net_repl_input_bytes": 0, "net_repl_output_bytes": 0,
+            # Clients closed for passing client-query-buffer-limit (Redis 7.4).
+            "client_query_buffer_limit_disconnections": 0,
+            # BGSAVE and BGREWRITEAOF children: how many, the last fork()'s time.
+            "total_forks": 0, "latest_fork_usec": 0,
         }
         # INFO's instantaneous_* rates, sampled by the cron (Metrics.sample).
         self.metrics = Metrics()

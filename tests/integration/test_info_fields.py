@@ -35,7 +35,10 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         assert section_keys(tidelog_srv.port, "clients") == CLIENTS
         stats = section_keys(tidelog_srv.port, "stats")
         assert stats[:len(STATS)] == STATS
-        assert {"total_reads_processed", "total_writes_processed"} <= set(stats)
+        assert {"total_reads_processed", "total_writes_processed", "evicted_clients",
+                "latest_fork_usec", "total_forks", "active_defrag_hits", "tracking_total_keys",
+                "io_threaded_reads_processed", "io_threaded_writes_processed",
+                "client_query_buffer_limit_disconnections"} <= set(stats)
         memory = section_keys(tidelog_srv.port, "memory")
         assert memory[-2:] == ["lazyfree_pending_objects", "lazyfreed_objects"]
         info = r.info("everything")
@@ -159,3 +162,31 @@ def test_replication_bytes(embedded) -> None:
         p.set("k2", "w" * 5_000)
         wait_until(lambda: r.get("k2") is not None, 30)
         assert r.info("stats")["total_net_repl_input_bytes"] >= before + 5_000
+
+
+def test_forks_counted(embedded) -> None:
+    srv = embedded(port=0, save="", appendonly="yes")
+    with redis.Redis(port=srv.port) as r:
+        assert r.info("stats")["total_forks"] == 0
+        r.xadd("s", {"f": "v"})
+        r.bgsave()
+        wait_until(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0, 30)
+        r.bgrewriteaof()
+        wait_until(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0 and
+                   r.info("persistence")["aof_rewrite_scheduled"] == 0, 30)
+        stats = r.info("stats")
+        assert stats["total_forks"] == 2
+        assert stats["latest_fork_usec"] > 0
+
+
+def test_query_buffer_limit_disconnections(tidelog_srv) -> None:
+    with redis.Redis(port=tidelog_srv.port) as r:
+        r.config_set("client-query-buffer-limit", "1mb")
+        with RawClient(tidelog_srv.port) as big:
+            try:
+                big.send_raw(b"*2\r\n$4\r\nECHO\r\n$3000000\r\n" + b"x" * 1_500_000)
+                big.read_until_closed()
+            except ConnectionError:  # closed with bytes unread: a reset
+                pass
+        wait_until(lambda: r.info("stats")["client_query_buffer_limit_disconnections"] == 1)
+        assert r.ping()

@@ -178,15 +178,30 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"expired_keys:{stats['expired_keys']}",
         f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
         f"evicted_keys:{stats['evicted_keys']}",
+        "evicted_clients:0",  # no maxmemory-clients: no client is ever evicted
         f"keyspace_hits:{stats['keyspace_hits']}",
         f"keyspace_misses:{stats['keyspace_misses']}",
         f"pubsub_channels:{len(ctx.engine.pubsub.channels)}",
         f"pubsub_patterns:{ctx.engine.pubsub.numpat()}",
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
+        f"latest_fork_usec:{stats['latest_fork_usec']}",
+        f"total_forks:{stats['total_forks']}",
+        # No active defragmentation and no client-side caching (CLIENT TRACKING).
+        "active_defrag_hits:0",
+        "active_defrag_misses:0",
+        "active_defrag_key_hits:0",
+        "active_defrag_key_misses:0",
+        "tracking_total_keys:0",
+        "tracking_total_items:0",
+        "tracking_total_prefixes:0",
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
         f"total_reads_processed:{stats['total_reads_processed']}",
         f"total_writes_processed:{stats['total_writes_processed']}",
+        "io_threaded_reads_processed:0",  # one thread does all the network's work
+        "io_threaded_writes_processed:0",
+        "client_query_buffer_limit_disconnections:"
+        f"{stats['client_query_buffer_limit_disconnections']}",
         # Redis 7.4: clients closed for passing client-output-buffer-limit.
         "client_output_buffer_limit_disconnections:"
         f"{stats['client_output_buffer_limit_disconnections']}",
@@ -200,7 +215,8 @@ _STATS_SHOWN = {
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
     "client_output_buffer_limit_disconnections", "evicted_keys",
     "total_reads_processed", "total_writes_processed", "net_input_bytes", "net_output_bytes",
-    "net_repl_input_bytes", "net_repl_output_bytes",
+    "net_repl_input_bytes", "net_repl_output_bytes", "client_query_buffer_limit_disconnections",
+    "total_forks", "latest_fork_usec",
 }
 
 

@@ -38,7 +38,7 @@ from ..commands.contract import NO_DISPATCH
 from ..config import Config
 from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
-from ..resp import ProtocolError, RequestParser, encode_all, encode_into
+from ..resp import ProtocolError, QueryBufferLimit, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
 
 log = logging.getLogger("tidelog")
@@ -507,6 +507,8 @@ class Connection(asyncio.Protocol):
                 self._write(data)
 
     def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
+        if isinstance(exc, QueryBufferLimit):
+            self.stats["client_query_buffer_limit_disconnections"] += 1
         message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
         out += b"-" + errors.PROTOCOL_PREFIX + message + b"\r\n"
         log.info("Protocol error (%s) from client: %s", exc,
