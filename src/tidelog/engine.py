@@ -498,11 +498,10 @@ class Engine:
             "acl_access_denied_channel": 0, "evicted_keys": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
-            # The network layer's reads and writes, and their bytes: clients'
-            # (replicas' reads included, as Redis counts them), and the
-            # replication link's (what a replica reads of its primary, what
-            # a primary writes to its replicas).
-            "total_reads_processed": 0, "total_writes_processed": 0,
+            # The bytes the network layer reads and writes: clients' (replicas'
+            # reads included, as Redis counts them), and the replication link's
+            # (what a replica reads of its primary, what a primary writes to
+            # its replicas).
             "net_input_bytes": 0, "net_output_bytes": 0,
             "net_repl_input_bytes": 0, "net_repl_output_bytes": 0,
             # Clients closed for passing client-query-buffer-limit (Redis 7.4).

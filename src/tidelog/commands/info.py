@@ -196,8 +196,6 @@ def _section_stats(ctx: Ctx) -> list[str]:
         "tracking_total_prefixes:0",
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
-        f"total_reads_processed:{stats['total_reads_processed']}",
-        f"total_writes_processed:{stats['total_writes_processed']}",
         "io_threaded_reads_processed:0",  # one thread does all the network's work
         "io_threaded_writes_processed:0",
         "client_query_buffer_limit_disconnections:"
@@ -214,7 +212,7 @@ _STATS_SHOWN = {
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
     "client_output_buffer_limit_disconnections", "evicted_keys",
-    "total_reads_processed", "total_writes_processed", "net_input_bytes", "net_output_bytes",
+    "net_input_bytes", "net_output_bytes",
     "net_repl_input_bytes", "net_repl_output_bytes", "client_query_buffer_limit_disconnections",
     "total_forks", "latest_fork_usec",
 }

@@ -145,9 +145,7 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
-        stats = self.stats
-        stats["total_reads_processed"] += 1
-        stats["net_input_bytes"] += len(data)
+        self.stats["net_input_bytes"] += len(data)
         if self.client.dispatch is NO_DISPATCH:  # type: ignore[union-attr]
             self._auth_limits()
         try:
@@ -323,7 +321,6 @@ class Connection(asyncio.Protocol):
             return False
         if not data:
             return False  # end of file: the loop sees it once the script ends
-        self.stats["total_reads_processed"] += 1
         self.stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)  # type: ignore[union-attr]
@@ -379,12 +376,10 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(data)
-            stats = self.stats
-            stats["total_writes_processed"] += 1
             if self.client is not None and self.client.kind == "replica":
-                stats["net_repl_output_bytes"] += len(data)
+                self.stats["net_repl_output_bytes"] += len(data)
             else:
-                stats["net_output_bytes"] += len(data)
+                self.stats["net_output_bytes"] += len(data)
             if close:
                 transport.close()
             elif self._held or transport.get_write_buffer_size():
@@ -601,7 +596,6 @@ class _Guest:
         if not data:
             return False
         stats = self.server.engine.stats
-        stats["total_reads_processed"] += 1
         stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)
@@ -620,7 +614,6 @@ class _Guest:
             sent = self.sock.send(out)
         except OSError:
             return False
-        stats["total_writes_processed"] += 1
         stats["net_output_bytes"] += sent
         return not self.client.close_after_reply
 
