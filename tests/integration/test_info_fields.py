@@ -149,6 +149,7 @@ def test_replication_bytes(embedded) -> None:
         wait_until(lambda: r.info("replication")["master_link_status"] == "up", 30)
         p.set("k", "v" * 5_000)
         wait_until(lambda: r.get("k") is not None, 30)
+        assert p.info("clients")["connected_clients"] == 1  # the replica is not a client here
         sent = p.info("stats")
         got = r.info("stats")
         assert sent["total_net_repl_output_bytes"] >= 5_000

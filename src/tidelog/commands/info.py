@@ -86,7 +86,8 @@ def _section_clients(ctx: Ctx) -> list[str]:
     watching, watched_keys = engine.watched_keys()
     blocking_keys, blocking_keys_on_nokey = engine.blocking_keys()
     return [
-        f"connected_clients:{len(engine.clients)}",
+        # Replicas are not counted, as Redis does not count them.
+        f"connected_clients:{sum(1 for c in clients if c.kind != 'replica')}",
         "cluster_connections:0",
         f"maxclients:{ctx.config['maxclients']}",
         f"blocked_clients:{engine.blocked_clients}",
