@@ -6,6 +6,8 @@ server.c (genRedisInfoString) and redis.io's INFO page."""
 
 from __future__ import annotations
 
+import sys
+
 import redis
 
 from tests.support.rawclient import RawClient, encode_command
@@ -189,3 +191,25 @@ def test_query_buffer_limit_disconnections(tidelog_srv) -> None:
                 pass
         wait_until(lambda: r.info("stats")["client_query_buffer_limit_disconnections"] == 1)
         assert r.ping()
+
+
+def server_lines(port: int) -> list[str]:
+    with RawClient(port) as c:
+        return c.call("INFO", "server").decode().split("\r\n")
+
+
+def test_server_clock_poller_and_listeners(embedded, tmp_path) -> None:
+    """monotonic_clock and multiplexing_api as redis-server 7.0.15 shows them on
+    Linux; Redis 7.2's listener lines (connection.c, getListensInfoString)."""
+    sock = tmp_path / "t.sock"
+    srv = embedded(port=0, save="", unixsocket=str(sock))
+    lines = server_lines(srv.port)
+    assert "monotonic_clock:POSIX clock_gettime" in lines
+    if sys.platform.startswith("linux"):
+        assert "multiplexing_api:epoll" in lines
+    with redis.Redis(port=srv.port, decode_responses=True) as r:
+        binds = "".join(f",bind={b}" for b in r.config_get("bind")["bind"].split())
+    listeners = [line for line in lines if line.startswith("listener")]
+    assert listeners == [f"listener0:name=tcp{binds},port={srv.port}",
+                         f"listener1:name=unix,bind={sock}"]
+    assert lines.index(listeners[0]) == lines.index("io_threads_active:0") + 1

@@ -13,6 +13,7 @@ import logging
 import os
 import resource
 import sys
+import time
 
 from .. import REDIS_VERSION, __version__, heap, kernels
 from ..config import show_percentile
@@ -63,6 +64,7 @@ def _section_server(ctx: Ctx) -> list[str]:
         f"tidelog_kernels:{kernels.status()}",
         f"os:{uname.system} {uname.release} {uname.machine}",
         f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
+        *_clock_and_poller(),
         f"python_version:{platform.python_version()}",
         f"process_id:{os.getpid()}",
         "process_supervised:no",
@@ -77,7 +79,36 @@ def _section_server(ctx: Ctx) -> list[str]:
         f"executable:{os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ''}",
         f"config_file:{ctx.config.config_file or ''}",
         "io_threads_active:0",
+        *_listeners(ctx),
     ]
+
+
+def _clock_and_poller() -> list[str]:
+    """monotonic_clock and multiplexing_api: what time.monotonic() reads,
+    and what the event loop (uvloop, on libuv) polls with."""
+    lines = []
+    if time.get_clock_info("monotonic").implementation.startswith("clock_gettime"):
+        lines.append("monotonic_clock:POSIX clock_gettime")
+    poller = "epoll" if sys.platform.startswith("linux") else \
+        "kqueue" if sys.platform == "darwin" or "bsd" in sys.platform else None
+    if poller:
+        lines.append(f"multiplexing_api:{poller}")
+    return lines
+
+
+def _listeners(ctx: Ctx) -> list[str]:
+    """Redis 7.2's listener lines: one per kind of listening socket, numbered
+    by kind as Redis numbers them (0 tcp, 1 unix, 2 tls)."""
+    config = ctx.config
+    binds = "".join(f",bind={address}" for address in config["bind"].split())
+    lines = []
+    if config["port"]:
+        lines.append(f"listener0:name=tcp{binds},port={config['port']}")
+    if config["unixsocket"]:
+        lines.append(f"listener1:name=unix,bind={config['unixsocket']}")
+    if config["tls-port"]:
+        lines.append(f"listener2:name=tls{binds},port={config['tls-port']}")
+    return lines
 
 
 def _section_clients(ctx: Ctx) -> list[str]:
