@@ -293,6 +293,8 @@ class NoPersistence:
             "rdb_last_bgsave_time_sec:-1",
             "rdb_current_bgsave_time_sec:-1",
             "rdb_saves:0",
+            f"rdb_last_load_keys_expired:{self.engine.rdb_last_load[1]}",
+            f"rdb_last_load_keys_loaded:{self.engine.rdb_last_load[0]}",
             *AOF_OFF_INFO,
         ]
 
@@ -511,6 +513,9 @@ class Engine:
         }
         # INFO's instantaneous_* rates, sampled by the cron (Metrics.sample).
         self.metrics = Metrics()
+        # The last RDB load (start-up, DEBUG RELOAD, a replica's full sync):
+        # keys loaded, and keys skipped as already expired (INFO persistence).
+        self.rdb_last_load = (0, 0)
         # ACL: the users (requirepass is the default user's password, ``user``
         # lines and the aclfile make the others), the ACL LOG.
         self.acl = Acl(allchannels_default=self.config["acl-pubsub-default"] == "allchannels",

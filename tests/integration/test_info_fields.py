@@ -7,6 +7,7 @@ server.c (genRedisInfoString) and redis.io's INFO page."""
 from __future__ import annotations
 
 import sys
+import time
 
 import redis
 
@@ -213,3 +214,22 @@ def test_server_clock_poller_and_listeners(embedded, tmp_path) -> None:
     assert listeners == [f"listener0:name=tcp{binds},port={srv.port}",
                          f"listener1:name=unix,bind={sock}"]
     assert lines.index(listeners[0]) == lines.index("io_threads_active:0") + 1
+
+
+def test_last_load_keys(embedded, tmp_path) -> None:
+    """Redis 7.0's rdb_last_load_keys_loaded / _expired, after DEBUG RELOAD."""
+    srv = embedded(port=0, save="", dir=str(tmp_path))
+    with redis.Redis(port=srv.port) as r:
+        info = r.info("persistence")
+        assert info["rdb_last_load_keys_loaded"] == info["rdb_last_load_keys_expired"] == 0
+        r.mset({"a": 1, "b": 2})
+        r.xadd("s", {"f": "v"})
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        due = time.time() + 0.05
+        r.set("soon", "x", pxat=int(due * 1000))
+        wait_until(lambda: time.time() > due + 0.01)  # due, and not touched: still stored
+        assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+        info = r.info("persistence")
+        # Saved (as Redis saves a key not yet reaped), skipped at load.
+        assert (info["rdb_last_load_keys_loaded"], info["rdb_last_load_keys_expired"]) == (3, 1)
+        assert r.exists("soon") == 0

@@ -632,6 +632,7 @@ def install(engine: Engine, snap: Snapshot) -> None:
             db.set(key, value)
             if expire is not None:
                 db.set_expire(key, expire)
+    engine.rdb_last_load = (snap.keys, snap.expired_skipped)
 
 
 def load_file(engine: Engine, path: str | None = None) -> LoadInfo:

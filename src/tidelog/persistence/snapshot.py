@@ -223,6 +223,8 @@ class Snapshotter:
             f"rdb_last_bgsave_time_sec:{self.last_bgsave_seconds}",
             f"rdb_current_bgsave_time_sec:{current}",
             f"rdb_saves:{self.saves}",
+            f"rdb_last_load_keys_expired:{self.engine.rdb_last_load[1]}",  # Redis 7.0
+            f"rdb_last_load_keys_loaded:{self.engine.rdb_last_load[0]}",
         ]
 
     # -- shutdown ---------------------------------------------------------------------
