@@ -48,6 +48,8 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         for name in CLIENTS + STATS:
             assert info[name] >= 0, name
         assert info["lazyfree_pending_objects"] == info["lazyfreed_objects"] == 0
+        assert 0 < float(info["used_memory_peak_perc"].rstrip("%")) <= 100
+        assert info["expire_cycle_cpu_milliseconds"] >= 0
         assert isinstance(info["instantaneous_input_kbps"], float)
 
 

@@ -60,3 +60,16 @@ async def test_the_network_layer_counts_bytes() -> None:
     assert stats["net_output_bytes"] == sum(map(len, transport.writes)) == len(b"+OK\r\n$100\r\n") + 102
     assert stats["net_repl_input_bytes"] == stats["net_repl_output_bytes"] == 0
     await asyncio.sleep(0)
+
+
+def test_expire_cycle_time_is_counted() -> None:
+    h = Harness()
+    h.ok("SET", "k", "v", "PX", "10")
+    h.engine.cron()
+    before = h.engine.stats["expire_cycle_ns"]
+    h.clock.advance(20)
+    h.engine.cron()  # expires k
+    assert h.engine.dbs[0].get(b"k") is None
+    assert h.engine.stats["expire_cycle_ns"] > before
+    shown = int(stats_field(h, "expire_cycle_cpu_milliseconds"))
+    assert shown == h.engine.stats["expire_cycle_ns"] // 1_000_000

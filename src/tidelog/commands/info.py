@@ -146,6 +146,7 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"used_memory_rss_human:{bytes_to_human(rss)}",
         f"used_memory_peak:{peak}",
         f"used_memory_peak_human:{bytes_to_human(peak)}",
+        f"used_memory_peak_perc:{used * 100 / peak if peak else 0:.2f}%",
         f"total_system_memory:{total}",
         f"total_system_memory_human:{bytes_to_human(total)}",
         *_script_memory(ctx),
@@ -209,6 +210,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"sync_partial_err:{stats['sync_partial_err']}",
         f"expired_keys:{stats['expired_keys']}",
         f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
+        f"expire_cycle_cpu_milliseconds:{stats['expire_cycle_ns'] // 1_000_000}",
         f"evicted_keys:{stats['evicted_keys']}",
         "evicted_clients:0",  # no maxmemory-clients: no client is ever evicted
         f"keyspace_hits:{stats['keyspace_hits']}",
@@ -246,7 +248,7 @@ _STATS_SHOWN = {
     "client_output_buffer_limit_disconnections", "evicted_keys",
     "net_input_bytes", "net_output_bytes",
     "net_repl_input_bytes", "net_repl_output_bytes", "client_query_buffer_limit_disconnections",
-    "total_forks", "latest_fork_usec",
+    "total_forks", "latest_fork_usec", "expire_cycle_ns",
 }
 
 
