@@ -92,7 +92,8 @@ from .scripting.scripts import Scripts, parse_shebang
 from .types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .types.pubsub import PubSub
 
-__all__ = ["BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine", "Wait", "Waiter"]
+__all__ = ["ABORTED", "BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientState", "Ctx", "Engine",
+           "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
 
@@ -134,6 +135,34 @@ class _NotRun:
 
 
 NOT_RUN = _NotRun()
+
+
+class _Aborted:
+    """What execute() answers for a command after which the connection must
+    close at once, nothing more of its read run nor answered (the cross
+    protocol scripting guard: :meth:`Engine.cross_protocol`)."""
+
+    def __repr__(self) -> str:
+        return "ABORTED"
+
+
+ABORTED = _Aborted()
+
+# Cross protocol scripting: the command names an HTTP request's first line
+# (``POST / HTTP/1.1``) and its ``Host:`` header become.  A client sending one
+# is a browser (or a proxy) tricked into talking to us: Redis closes its
+# connection before anything else it sent runs, whatever its authentication.
+CROSS_PROTOCOL_NAMES = frozenset({b"post", b"host:"})
+# The warning is logged at most once in this many seconds (as Redis: an
+# attacker cannot flood the log).
+CROSS_PROTOCOL_LOG_EVERY = 60.0
+CROSS_PROTOCOL_WARNING = (
+    "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: "
+    "commands to Redis. This is likely due to an attacker attempting to use Cross Protocol "
+    "Scripting to compromise your Redis instance. Connection aborted.")
+# The clients a network connection serves (not the AOF loader's, nor the
+# replica's link to its primary).
+_NETWORK_KINDS = frozenset({"normal", "replica"})
 
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
 # call does; Engine.expire_idmp explains the sweep.
@@ -268,6 +297,8 @@ class NoPersistence:
             "rdb_last_bgsave_time_sec:-1",
             "rdb_current_bgsave_time_sec:-1",
             "rdb_saves:0",
+            f"rdb_last_load_keys_expired:{self.engine.rdb_last_load[1]}",
+            f"rdb_last_load_keys_loaded:{self.engine.rdb_last_load[0]}",
             *AOF_OFF_INFO,
         ]
 
@@ -333,6 +364,55 @@ class NoReplication:
 
     def cron(self) -> None:
         pass
+
+
+class Rate:
+    """One of INFO's instantaneous metrics, as Redis computes them: every
+    sample (at least 100 ms apart) is the counter's rate per second since
+    the sample before, integer; the metric is the mean of the last 16."""
+
+    SAMPLES = 16
+    __slots__ = ("samples", "index", "last_ms", "last_value")
+
+    def __init__(self) -> None:
+        self.samples = [0] * self.SAMPLES
+        self.index = 0
+        self.last_ms = -1.0  # no sample yet
+        self.last_value = 0
+
+    def track(self, now_ms: float, value: int) -> None:
+        if self.last_ms >= 0:
+            elapsed = now_ms - self.last_ms
+            self.samples[self.index] = int(max(0, value - self.last_value) * 1000 // elapsed) \
+                if elapsed > 0 else 0
+            self.index = (self.index + 1) % self.SAMPLES
+        self.last_ms, self.last_value = now_ms, value
+
+    def value(self) -> int:
+        return sum(self.samples) // self.SAMPLES
+
+
+class Metrics:
+    """INFO stats' instantaneous metrics: commands per second and the
+    network's bytes per second (clients', and the replication link's)."""
+
+    PERIOD_MS = 100  # Redis samples them every 100 ms (serverCron)
+    __slots__ = ("ops", "net_input", "net_output", "net_repl_input", "net_repl_output",
+                 "sampled_ms")
+
+    def __init__(self) -> None:
+        self.ops, self.net_input, self.net_output = Rate(), Rate(), Rate()
+        self.net_repl_input, self.net_repl_output = Rate(), Rate()
+        self.sampled_ms = -1.0e9
+
+    def sample(self, now_ms: float, processed: int, stats: dict[str, int]) -> None:
+        """Take a sample of every metric (the cron, every PERIOD_MS).  O(1)."""
+        self.sampled_ms = now_ms
+        self.ops.track(now_ms, processed)
+        self.net_input.track(now_ms, stats["net_input_bytes"])
+        self.net_output.track(now_ms, stats["net_output_bytes"])
+        self.net_repl_input.track(now_ms, stats["net_repl_input_bytes"])
+        self.net_repl_output.track(now_ms, stats["net_repl_output_bytes"])
 
 
 class OperatorState:
@@ -424,7 +504,23 @@ class Engine:
             "acl_access_denied_channel": 0, "evicted_keys": 0,
             # Replication (a primary's): full syncs, partial ones accepted and refused.
             "sync_full": 0, "sync_partial_ok": 0, "sync_partial_err": 0,
+            # The bytes the network layer reads and writes: clients' (replicas'
+            # reads included, as Redis counts them), and the replication link's
+            # (what a replica reads of its primary, what a primary writes to
+            # its replicas).
+            "net_input_bytes": 0, "net_output_bytes": 0,
+            "net_repl_input_bytes": 0, "net_repl_output_bytes": 0,
+            # Clients closed for passing client-query-buffer-limit (Redis 7.4).
+            "client_query_buffer_limit_disconnections": 0,
+            # BGSAVE and BGREWRITEAOF children: how many, the last fork()'s time.
+            "total_forks": 0, "latest_fork_usec": 0,
+            "expire_cycle_ns": 0,  # time in the cron's active expiry
         }
+        # INFO's instantaneous_* rates, sampled by the cron (Metrics.sample).
+        self.metrics = Metrics()
+        # The last RDB load (start-up, DEBUG RELOAD, a replica's full sync):
+        # keys loaded, and keys skipped as already expired (INFO persistence).
+        self.rdb_last_load = (0, 0)
         # ACL: the users (requirepass is the default user's password, ``user``
         # lines and the aclfile make the others), the ACL LOG.
         self.acl = Acl(allchannels_default=self.config["acl-pubsub-default"] == "allchannels",
@@ -440,6 +536,8 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
+        # When the cross protocol warning was last logged (monotonic seconds).
+        self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
@@ -1069,6 +1167,10 @@ class Engine:
         try:
             entry = self._resolve(argv)
         except CommandError as exc:
+            # POST and Host: are no commands, so this costs nothing on the
+            # way of any real one.
+            if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind in _NETWORK_KINDS:
+                return self.cross_protocol()
             if client.multi is not None:
                 client.multi_error = True
             elif client.tracking is not None:
@@ -1159,6 +1261,18 @@ class Engine:
                 items = reply.items if reply.__class__ is Replies else [reply]
                 reply = Replies([*items, *tail])
         return reply
+
+    def cross_protocol(self) -> _Aborted:
+        """A client sent ``POST`` or ``Host:`` (Redis's securityWarningCommand):
+        log the warning, at most once in CROSS_PROTOCOL_LOG_EVERY seconds, and
+        answer :data:`ABORTED`: the connection closes, dropping what it had
+        not written of that read and running nothing more.  O(1)."""
+        now = self.clock.monotonic()
+        last = self._cross_protocol_logged
+        if last is None or abs(now - last) > CROSS_PROTOCOL_LOG_EVERY:
+            log.warning(CROSS_PROTOCOL_WARNING)
+            self._cross_protocol_logged = now
+        return ABORTED
 
     def apply_renames(self, renames: list[tuple[str, str]]) -> None:
         """``rename-command old new`` (``""``: the command is gone), in order.
@@ -1435,6 +1549,7 @@ class Engine:
         """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
         for name in self.stats:
             self.stats[name] = 0
+        self.metrics = Metrics()
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
             entry.hist = [0] * HIST_BUCKETS
@@ -1741,7 +1856,7 @@ class Engine:
     def cron(self) -> None:
         """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
         timed = self.ops.latency_threshold_ms  # LATENCY's expire-cycle event
-        started = time.monotonic_ns() if timed else 0
+        started = time.monotonic_ns()
         for db in self.dbs:
             if self.ops.pause_mode is not None:  # expiry waits for the pause's end
                 break
@@ -1749,8 +1864,10 @@ class Engine:
                 db.expire_cycle()
             if db.field_keys and self.active_expire:
                 db.field_expire_cycle()
+        spent = time.monotonic_ns() - started
+        self.stats["expire_cycle_ns"] += spent  # INFO's expire_cycle_cpu_milliseconds
         if timed:
-            self.latency_sample("expire-cycle", (time.monotonic_ns() - started) // 1_000_000)
+            self.latency_sample("expire-cycle", spent // 1_000_000)
         if self._idmp_sweep:
             self.expire_idmp()
         if self.tracking.clients:
@@ -1758,6 +1875,9 @@ class Engine:
         if self.tracking.bcast_due:
             self.tracking.broadcast()
         self.replication.cron()
+        now_ms = self.clock.monotonic() * 1000
+        if now_ms - self.metrics.sampled_ms >= Metrics.PERIOD_MS:
+            self.metrics.sample(now_ms, self.total_commands_processed, self.stats)
         if self._ready:
             self.serve_ready()
 
@@ -1795,6 +1915,21 @@ class Engine:
         """Clients waiting: blocked on keys, or holding a command CLIENT PAUSE
         postponed (Redis counts those as blocked too)."""
         return sum(1 for c in self.clients.values() if c.blocked is not None or c.postponed)
+
+    def blocking_keys(self) -> tuple[int, int]:
+        """INFO's total_blocking_keys and total_blocking_keys_on_nokey: the
+        keys blocked clients wait on, and those of them an XREADGROUP waits
+        on (the key's deletion answers it, as Redis's unblock_on_nokey).
+        O(waiters)."""
+        on_nokey = sum(1 for queue in self.waiters.values()
+                       if any(w.entry.name == "xreadgroup" for w in queue))
+        return len(self.waiters), on_nokey
+
+    def watched_keys(self) -> tuple[int, int]:
+        """INFO's watching_clients and total_watched_keys (each database's
+        distinct watched keys).  O(clients + databases)."""
+        watching = sum(1 for c in self.clients.values() if c.watched)
+        return watching, sum(len(db.watchers) for db in self.dbs)
 
     def blocked_with_timeout(self) -> int:
         """Blocked clients whose wait has a timeout (INFO's timeout table)."""

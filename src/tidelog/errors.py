@@ -338,7 +338,7 @@ XSETID_BELOW_CURRENT_MAX_DELETED = (b"ERR The ID specified in XSETID is smaller 
 XSETID_BELOW_TOP = b"ERR The ID specified in XSETID is smaller than the target stream top item"
 XSETID_ENTRIES_ADDED_TOO_SMALL = (b"ERR The entries_added specified in XSETID is smaller than the "
                                   b"target stream length")
-# Redis 7.4's text (it names the '+' ID, which 7.4 added); 7.0 said
+# Redis 8.0's text (it names the '+' ID, which 7.4 added; redis/redis#13474); 7.0 said
 # "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 XREAD_UNBALANCED = (b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', "
                     b"or '$' must be specified.")
@@ -376,9 +376,11 @@ XREADGROUP_DOLLAR_ID = (b"ERR The $ ID is meaningless in the context of XREADGRO
                         b"read the history of this consumer by specifying a proper ID, or use "
                         b"the > ID to get new messages. The $ ID would just return an empty "
                         b"result set.")
-# XREADGROUP keeps 7.0's text: it has no '+' ID, so nothing called for 7.4's.
-XREADGROUP_UNBALANCED = (b"ERR Unbalanced XREAD list of streams: for each stream key an ID or "
-                         b"'$' must be specified.")
+# Redis 7.2+'s text (redis/redis#11799: the command's own name, and '>', not '$',
+# which XREADGROUP refuses); 7.0 said XREAD's "Unbalanced XREAD list of streams:
+# for each stream key an ID or '$' must be specified."
+XREADGROUP_UNBALANCED = (b"ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID "
+                         b"or '>' must be specified.")
 XCLAIM_MIN_IDLE = b"ERR Invalid min-idle-time argument for XCLAIM"
 XCLAIM_IDLE = b"ERR Invalid IDLE option argument for XCLAIM"
 XCLAIM_TIME = b"ERR Invalid TIME option argument for XCLAIM"

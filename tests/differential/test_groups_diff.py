@@ -229,6 +229,10 @@ def test_xgroup_help_and_unknown(g):
 
 # -- XREADGROUP -------------------------------------------------------------------------
 
+XREADGROUP_UNBALANCED = (b"-ERR Unbalanced 'xreadgroup' list of streams: for each stream key an "
+                         b"ID or '>' must be specified.\r\n")
+
+
 def test_xreadgroup_errors(d):
     d.check("SET", "str", "x")
     for argv in (
@@ -241,14 +245,18 @@ def test_xreadgroup_errors(d):
         ["GROUP", "g", "c", "BLOCK", "x", "STREAMS", "k", ">"],
         ["GROUP", "g", "c", "BLOCK", "-1", "STREAMS", "k", ">"],
         ["GROUP", "g", "c", "NOACK", "STREAMS", "k", ">"], ["GROUP", "g", "c", "FOO", "STREAMS", "k", ">"],
-        ["GROUP", "g", "c", "STREAMS", "k1", "k2", ">"], ["GROUP", "g", "c", "COUNT", "1", "BLOCK"],
+        ["GROUP", "g", "c", "COUNT", "1", "BLOCK"],
         ["GROUP", "g", "c", "NOACK", "NOACK", "NOACK"], ["GROUP", "g", "c", "COUNT", "1", "GROUP", "g"],
         ["GROUP", "g", "c", "STREAMS", "k", "$"], ["GROUP", "g", "c", "STREAMS", "k", "bad"],
-        ["GROUP", "g", "c", "COUNT", "1", "STREAMS", "k1", "k2", ">"],
         ["group", "g", "c", "count", "1", "streams", "k", ">"],
         ["GROUP", "g", "c", "COUNT", "x", "STREAMS", "k1", "k2", ">"],
     ):
         d.check("XREADGROUP", *argv)
+    for argv in (  # Redis 7.2+'s text (test_xreadgroup_unbalanced_streams)
+        ["GROUP", "g", "c", "STREAMS", "k1", "k2", ">"],
+        ["GROUP", "g", "c", "COUNT", "1", "STREAMS", "k1", "k2", ">"],
+    ):
+        d.check_newer("XREADGROUP", *argv, ours=XREADGROUP_UNBALANCED)
     fill(d, "k", 2)
     d.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">")
     d.check("XGROUP", "CREATE", "k", "g", "0")
@@ -1077,3 +1085,18 @@ def test_effects_match_redis_aof(tidelog, aof_oracle, node_entries):
     finally:
         ours.close()
         theirs.close()
+
+
+@pytest.mark.parametrize("argv", [
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", "t", ">"],       # the hand-read form
+    ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "NOACK", "STREAMS", "k"],
+    ["XREADGROUP", "COUNT", "1", "GROUP", "g", "c", "STREAMS", "k", "0", "noack"],  # the loop
+])
+def test_xreadgroup_unbalanced_streams(differ, argv):
+    """Redis 7.2+ names XREADGROUP and '>' (redis/redis#11799, t_stream.c of 8.0);
+    7.0.15 answers XREAD's text, '$' included."""
+    d = differ
+    d.check("XGROUP", "CREATE", "k", "g", "$", "MKSTREAM")
+    theirs = d.check_newer(*argv, ours=XREADGROUP_UNBALANCED)
+    assert theirs == (b"-ERR Unbalanced XREAD list of streams: for each stream key an ID or "
+                      b"'$' must be specified.\r\n")

@@ -222,3 +222,46 @@ def test_bad_dump_stops_the_start_with_the_offset(processes, tmp_path):
     proc = processes.tidelog(["--port", str(free_port()), "--dir", str(data)], ready=False)
     assert proc.wait() == 1
     assert "Fatal error loading the DB" in proc.stdout and "offset" in proc.stdout
+
+
+OTHER_TYPES_LIBRARY = """#!lua name=kinds
+redis.register_function('one', function() return 1 end)"""
+
+
+def other_types(r: redis.Redis) -> dict:
+    """What a client reads of the lists, sets, hashes, sorted sets and functions."""
+    return {
+        "small_list": r.lrange("small_list", 0, -1), "big_list": r.lrange("big_list", 0, -1),
+        "intset": sorted(r.smembers("intset")), "set": sorted(r.smembers("set")),
+        "small_hash": r.hgetall("small_hash"), "big_hash": r.hgetall("big_hash"),
+        "small_zset": r.zrange("small_zset", 0, -1, withscores=True),
+        "big_zset": r.zrange("big_zset", 0, -1, withscores=True),
+        "types": [r.type(k) for k in ("small_list", "intset", "small_hash", "small_zset")],
+        "ttl": r.pttl("big_list") > 0,
+        "functions": r.function_list(),  # RESP2: [name, lib, engine, ..., functions, [...]]
+    }
+
+
+@needs_redis
+def test_redis_dump_of_every_type_loads_in_tidelog(tidelog_srv, processes, tmp_path):
+    """Lists, sets, hashes and sorted sets in their compact and their large
+    encodings, and a function library, from redis-server's own dump.rdb."""
+    oracle = processes.redis("--dir", str(tmp_path), "--dbfilename", "types.rdb")
+    with redis.Redis(port=oracle.port, decode_responses=True) as theirs:
+        theirs.rpush("small_list", "a", "b", 3)
+        theirs.rpush("big_list", *[f"item-{i}" * 20 for i in range(300)])
+        theirs.pexpire("big_list", 600_000)
+        theirs.sadd("intset", 1, 2, 300000)
+        theirs.sadd("set", *[f"m{i}" for i in range(300)])
+        theirs.hset("small_hash", mapping={"f": "v", "n": 1})
+        theirs.hset("big_hash", mapping={f"f{i}": "v" * (i % 100) for i in range(300)})
+        theirs.zadd("small_zset", {"a": 1, "b": 2.5})
+        theirs.zadd("big_zset", {f"m{i}": i / 3 for i in range(300)})
+        theirs.function_load(OTHER_TYPES_LIBRARY)
+        assert theirs.save()
+        expected = other_types(theirs)
+    info = tidelog_srv.call(lambda: rdb.load_file(tidelog_srv.engine, str(tmp_path / "types.rdb")))
+    assert info.keys == 8
+    with redis.Redis(port=tidelog_srv.port, decode_responses=True) as r:
+        assert other_types(r) == expected
+        assert r.fcall("one", 0) == 1

@@ -1,8 +1,14 @@
 """README.md's "Spark pipeline" section, every block run as written (read from the
 README at test time), pointed at the test's Tidelog server and a temporary directory:
 the install line (as a dry run, which checks that the ``spark`` extra exists and the
-package builds), the batch read, the streaming block (both queries run to the end),
-the batch write, the ``tidelog-archive`` command and the archive/history block."""
+package builds), the batch read, the streaming block (its two ``availableNow`` queries
+run to the end and the block waits for them itself), the batch write, the
+``tidelog-archive`` command and the archive/history block.
+
+Each Python block runs as a script of its own would: in an empty namespace, so a
+name it uses without defining (``spark``, ``df``) fails the test.  Its
+``local_session()`` joins the test session's SparkSession (the ``spark`` fixture,
+``getOrCreate``)."""
 
 from __future__ import annotations
 
@@ -41,6 +47,14 @@ def pointed(text: str, url: str, tmp_path: Path) -> str:
             .replace('"out/', f'"{tmp_path}/out/'))
 
 
+def run_block(block, name: str, target, tmp_path: Path) -> dict:
+    """Run a Python block as written (pointed at the test's server and directory)
+    in a namespace of its own; what it defined."""
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(pointed(block.text, target.url, tmp_path), name, "exec"), namespace)
+    return namespace
+
+
 def test_install_line_names_a_real_extra():
     words = shlex.split(spark_blocks()[0].text, comments=True)
     assert words == ["pip", "install", ".[spark]"]
@@ -56,23 +70,19 @@ def test_python_blocks_and_archive_command(spark, tidelog_target, tmp_path):
     client = tidelog_target.client()
     added = sensors(client)
     read, streaming, write, _, archive_and_history = spark_blocks()[1:]
-    namespace = {"spark": spark}
 
-    exec(compile(pointed(read.text, tidelog_target.url, tmp_path), "README batch read",
-                 "exec"), namespace)
+    namespace = run_block(read, "README batch read", tidelog_target, tmp_path)
+    assert namespace["spark"] is spark  # local_session() joined the running session
     assert namespace["df"].count() == len(added)
 
-    exec(compile(pointed(streaming.text, tidelog_target.url, tmp_path), "README streaming",
-                 "exec"), namespace)
-    for query in spark.streams.active:
-        query.awaitTermination(300)
+    run_block(streaming, "README streaming", tidelog_target, tmp_path)
+    assert not spark.streams.active  # the block waited for both queries to end
     hot = [fields for _, fields in client.xrange("sensors") if float(fields[b"temperature"]) > 30]
     alerts = [fields for _, fields in client.xrange("alerts")]
     assert len(alerts) == len(hot) > 0
     assert spark.read.parquet(str(tmp_path / "out" / "averages")).count() > 0
 
-    exec(compile(pointed(write.text, tidelog_target.url, tmp_path), "README batch write",
-                 "exec"), namespace)
+    run_block(write, "README batch write", tidelog_target, tmp_path)
     assert [f for _, f in client.xrange("sensors-copy")] == [f for _, f in client.xrange("sensors")]
 
 
@@ -92,9 +102,8 @@ def test_archive_command_then_history(spark, tidelog_target, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert client.xlen("sensors") == len(recent)               # the 20 old ones moved
 
-    namespace = {"spark": spark}
-    code = pointed(spark_blocks()[5].text, tidelog_target.url, tmp_path)
-    exec(compile(code, "README archive and history", "exec"), namespace)
+    namespace = run_block(spark_blocks()[5], "README archive and history", tidelog_target,
+                          tmp_path)
     assert namespace["history"].count() == 0          # the README's month is long past
     everything = namespace["read_history"](spark, tidelog_target.url, "sensors",
                                            str(tmp_path / "archive"))

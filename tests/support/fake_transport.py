@@ -13,6 +13,7 @@ class Transport:
 
     def __init__(self) -> None:
         self.writes: list[bytes] = []
+        self.aborted = False  # abort(): closed at once, pending output dropped
 
     def get_extra_info(self, name: str) -> None:
         return None
@@ -28,6 +29,9 @@ class Transport:
 
     def close(self) -> None:
         pass
+
+    def abort(self) -> None:
+        self.aborted = True
 
 
 def cmd(*argv: bytes) -> bytes:

@@ -113,3 +113,24 @@ def test_any_argument_list_without_group_first_reads_alike(words):
     for head in ([b"XREADGROUP"], [b"XREAD"]):
         fast, loop = both_ways(head + words)
         assert fast == loop
+
+
+@pytest.mark.parametrize("argv, text", [
+    ([b"XREAD", b"STREAMS", b"s", b"t", b"0"],
+     b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be "
+     b"specified."),
+    ([b"XREAD", b"COUNT", b"1", b"STREAMS", b"s"],
+     b"ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be "
+     b"specified."),
+    ([b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b"t", b">"],
+     b"ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be "
+     b"specified."),
+    ([b"XREADGROUP", b"COUNT", b"1", b"GROUP", b"g", b"c", b"STREAMS", b"s"],
+     b"ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be "
+     b"specified."),
+])
+def test_unbalanced_streams_texts(argv, text):
+    """Redis 8's texts (t_stream.c's xreadCommand): each command by its own name,
+    with the special IDs it takes."""
+    fast, loop = both_ways(argv)
+    assert fast == loop == text

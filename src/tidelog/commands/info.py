@@ -1,8 +1,10 @@
 """INFO: the sections Redis has, with what Tidelog measures.
 
-Counters Tidelog does not keep (network bytes, per-command time, latency
-percentiles) are left out rather than invented.  The persistence section
-comes from the engine's persistence.
+Fields are Redis 8's, in its order, where Tidelog knows their value;
+counters Tidelog does not keep are left out rather than invented.  Network
+bytes are counted where the network layer reads and writes; the
+instantaneous rates are sampled by the engine's cron as Redis samples them.
+The persistence section comes from the engine's persistence.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 import os
 import resource
 import sys
+import time
 
 from .. import REDIS_VERSION, __version__, heap, kernels
 from ..config import show_percentile
@@ -61,6 +64,7 @@ def _section_server(ctx: Ctx) -> list[str]:
         f"tidelog_kernels:{kernels.status()}",
         f"os:{uname.system} {uname.release} {uname.machine}",
         f"arch_bits:{64 if sys.maxsize > 2**32 else 32}",
+        *_clock_and_poller(),
         f"python_version:{platform.python_version()}",
         f"process_id:{os.getpid()}",
         f"process_supervised:{ctx.config.supervised_by or 'no'}",
@@ -75,18 +79,57 @@ def _section_server(ctx: Ctx) -> list[str]:
         f"executable:{os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ''}",
         f"config_file:{ctx.config.config_file or ''}",
         "io_threads_active:0",
+        *_listeners(ctx),
     ]
+
+
+def _clock_and_poller() -> list[str]:
+    """monotonic_clock and multiplexing_api: what time.monotonic() reads,
+    and what the event loop (uvloop, on libuv) polls with."""
+    lines = []
+    if time.get_clock_info("monotonic").implementation.startswith("clock_gettime"):
+        lines.append("monotonic_clock:POSIX clock_gettime")
+    poller = "epoll" if sys.platform.startswith("linux") else \
+        "kqueue" if sys.platform == "darwin" or "bsd" in sys.platform else None
+    if poller:
+        lines.append(f"multiplexing_api:{poller}")
+    return lines
+
+
+def _listeners(ctx: Ctx) -> list[str]:
+    """Redis 7.2's listener lines: one per kind of listening socket, numbered
+    by kind as Redis numbers them (0 tcp, 1 unix, 2 tls)."""
+    config = ctx.config
+    binds = "".join(f",bind={address}" for address in config["bind"].split())
+    lines = []
+    if config["port"]:
+        lines.append(f"listener0:name=tcp{binds},port={config['port']}")
+    if config["unixsocket"]:
+        lines.append(f"listener1:name=unix,bind={config['unixsocket']}")
+    if config["tls-port"]:
+        lines.append(f"listener2:name=tls{binds},port={config['tls-port']}")
+    return lines
 
 
 def _section_clients(ctx: Ctx) -> list[str]:
     engine = ctx.engine
+    clients = engine.clients.values()
+    watching, watched_keys = engine.watched_keys()
+    blocking_keys, blocking_keys_on_nokey = engine.blocking_keys()
     return [
-        f"connected_clients:{len(engine.clients)}",
+        # Replicas are not counted, as Redis does not count them.
+        f"connected_clients:{sum(1 for c in clients if c.kind != 'replica')}",
         "cluster_connections:0",
         f"maxclients:{ctx.config['maxclients']}",
         f"blocked_clients:{engine.blocked_clients}",
         f"tracking_clients:{engine.tracking.clients}",
+        # Redis 7.4: clients subscribed to anything, clients with WATCHed keys.
+        f"pubsub_clients:{sum(1 for c in clients if c.pubsub is not None)}",
+        f"watching_clients:{watching}",
         f"clients_in_timeout_table:{engine.blocked_with_timeout()}",
+        f"total_watched_keys:{watched_keys}",  # Redis 7.4, as the two below
+        f"total_blocking_keys:{blocking_keys}",
+        f"total_blocking_keys_on_nokey:{blocking_keys_on_nokey}",
     ]
 
 
@@ -103,6 +146,7 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"used_memory_rss_human:{bytes_to_human(rss)}",
         f"used_memory_peak:{peak}",
         f"used_memory_peak_human:{bytes_to_human(peak)}",
+        f"used_memory_peak_perc:{used * 100 / peak if peak else 0:.2f}%",
         f"total_system_memory:{total}",
         f"total_system_memory_human:{bytes_to_human(total)}",
         *_script_memory(ctx),
@@ -110,6 +154,11 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"maxmemory_human:{bytes_to_human(maxmemory)}",
         f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
         "mem_allocator:pymalloc",
+        "active_defrag_running:0",
+        # Tidelog frees every value at once (UNLINK, FLUSHALL ASYNC too):
+        # nothing is ever handed to a background thread to free.
+        "lazyfree_pending_objects:0",
+        "lazyfreed_objects:0",
     ]
 
 
@@ -140,24 +189,49 @@ def _section_persistence(ctx: Ctx) -> list[str]:
 
 def _section_stats(ctx: Ctx) -> list[str]:
     stats = ctx.engine.stats
+    metrics = ctx.engine.metrics
+    repl_in, repl_out = stats["net_repl_input_bytes"], stats["net_repl_output_bytes"]
     return [
         f"total_connections_received:{stats['total_connections_received']}",
         f"total_commands_processed:{ctx.engine.total_commands_processed}",
+        f"instantaneous_ops_per_sec:{metrics.ops.value()}",
+        # Redis's totals include the replication link's bytes (7.0+).
+        f"total_net_input_bytes:{stats['net_input_bytes'] + repl_in}",
+        f"total_net_output_bytes:{stats['net_output_bytes'] + repl_out}",
+        f"total_net_repl_input_bytes:{repl_in}",
+        f"total_net_repl_output_bytes:{repl_out}",
+        f"instantaneous_input_kbps:{metrics.net_input.value() / 1024:.2f}",
+        f"instantaneous_output_kbps:{metrics.net_output.value() / 1024:.2f}",
+        f"instantaneous_input_repl_kbps:{metrics.net_repl_input.value() / 1024:.2f}",
+        f"instantaneous_output_repl_kbps:{metrics.net_repl_output.value() / 1024:.2f}",
         f"rejected_connections:{stats['rejected_connections']}",
         f"sync_full:{stats['sync_full']}",
         f"sync_partial_ok:{stats['sync_partial_ok']}",
         f"sync_partial_err:{stats['sync_partial_err']}",
         f"expired_keys:{stats['expired_keys']}",
         f"expired_subkeys:{stats['expired_subkeys']}",  # Redis 7.4: hash fields
+        f"expire_cycle_cpu_milliseconds:{stats['expire_cycle_ns'] // 1_000_000}",
         f"evicted_keys:{stats['evicted_keys']}",
+        "evicted_clients:0",  # no maxmemory-clients: no client is ever evicted
         f"keyspace_hits:{stats['keyspace_hits']}",
         f"keyspace_misses:{stats['keyspace_misses']}",
         f"pubsub_channels:{len(ctx.engine.pubsub.channels)}",
         f"pubsub_patterns:{ctx.engine.pubsub.numpat()}",
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
+        f"latest_fork_usec:{stats['latest_fork_usec']}",
+        f"total_forks:{stats['total_forks']}",
+        # No active defragmentation.
+        "active_defrag_hits:0",
+        "active_defrag_misses:0",
+        "active_defrag_key_hits:0",
+        "active_defrag_key_misses:0",
         *ctx.engine.tracking.info_stats(),
         f"unexpected_error_replies:{stats['unexpected_error_replies']}",
         f"total_error_replies:{stats['total_error_replies']}",
+        "io_threaded_reads_processed:0",  # one thread does all the network's work
+        "io_threaded_writes_processed:0",
+        "client_query_buffer_limit_disconnections:"
+        f"{stats['client_query_buffer_limit_disconnections']}",
         # Redis 7.4: clients closed for passing client-output-buffer-limit.
         "client_output_buffer_limit_disconnections:"
         f"{stats['client_output_buffer_limit_disconnections']}",
@@ -170,6 +244,9 @@ _STATS_SHOWN = {
     "expired_keys", "expired_subkeys", "keyspace_hits", "keyspace_misses", "unexpected_error_replies",
     "total_error_replies", "sync_full", "sync_partial_ok", "sync_partial_err",
     "client_output_buffer_limit_disconnections", "evicted_keys",
+    "net_input_bytes", "net_output_bytes",
+    "net_repl_input_bytes", "net_repl_output_bytes", "client_query_buffer_limit_disconnections",
+    "total_forks", "latest_fork_usec", "expire_cycle_ns",
 }
 
 

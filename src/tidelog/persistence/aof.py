@@ -57,6 +57,7 @@ from . import rdb
 from .aof_format import encode_command
 from .aof_manifest import BASE, INCR, AofFile, Manifest, aof_dir, fsync_dir, write_atomically
 from .aof_rewrite import rdb_can_hold, write_commands_file
+from .snapshot import forked
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -362,7 +363,10 @@ class Aof:
         self.rewrite_scheduled = False
         tmp = os.path.join(self.dir, f"temp-rewriteaof-bg-{os.getpid()}.aof")
         self._rewrite_tmp = tmp
+        started = time.perf_counter_ns()
         pid = os.fork()
+        if pid:
+            forked(self.engine, started)
         if pid == 0:  # the child: write the dataset, nothing else
             code = 1
             try:

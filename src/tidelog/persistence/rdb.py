@@ -657,6 +657,7 @@ def install(engine: Engine, snap: Snapshot, flush: bool = True, merge: bool = Fa
             db.set(key, value)
             if expire is not None:
                 db.set_expire(key, expire)
+    engine.rdb_last_load = (snap.keys, snap.expired_skipped)
 
 
 def load_file(engine: Engine, path: str | None = None, flush: bool = True,

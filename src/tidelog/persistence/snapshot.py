@@ -45,6 +45,13 @@ log = logging.getLogger("tidelog")
 BGSAVE_RETRY_DELAY = 5.0  # seconds after a failed BGSAVE before a save point retries
 
 
+def forked(engine: Any, started_ns: int) -> None:
+    """A BGSAVE or BGREWRITEAOF child was forked (in the parent): INFO stats'
+    total_forks and latest_fork_usec (the fork() call's time, as Redis's)."""
+    engine.stats["total_forks"] += 1
+    engine.stats["latest_fork_usec"] = (time.perf_counter_ns() - started_ns) // 1000
+
+
 class Snapshotter:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -91,12 +98,15 @@ class Snapshotter:
     def bgsave(self) -> bool:
         """Fork a child that writes the snapshot.  False if the fork failed."""
         self.last_bgsave_try = time.monotonic()
+        started = time.perf_counter_ns()
         try:
             pid = os.fork()
         except OSError as exc:
             self.last_bgsave_ok = False
             log.warning("Can't save in background: fork: %s", exc)
             return False
+        if pid:
+            forked(self.engine, started)
         if pid == 0:  # the child
             code = 1
             try:
@@ -213,6 +223,8 @@ class Snapshotter:
             f"rdb_last_bgsave_time_sec:{self.last_bgsave_seconds}",
             f"rdb_current_bgsave_time_sec:{current}",
             f"rdb_saves:{self.saves}",
+            f"rdb_last_load_keys_expired:{self.engine.rdb_last_load[1]}",  # Redis 7.0
+            f"rdb_last_load_keys_loaded:{self.engine.rdb_last_load[0]}",
         ]
 
     # -- shutdown ---------------------------------------------------------------------

@@ -629,6 +629,18 @@ def follow_configured(engine: Any, aux: dict[bytes, bytes] | None = None) -> Non
     primary.become_replica(host, int(port), "configuration")
 
 
+async def stop_following(engine: Any, timeout: float = 5.0) -> None:
+    """The server shuts down: a replica's link to its primary stops for good
+    (``replicaof`` stays in the configuration), and its task is waited for,
+    at most ``timeout`` seconds, so nothing reconnects after the server has
+    stopped listening."""
+    primary = engine.replication
+    if isinstance(primary, Primary) and primary.upstream is not None:
+        primary.upstream.stop()
+        if not await primary.upstream.wait_stopped(timeout):
+            log.warning("The link to the master did not stop in %.0f s", timeout)
+
+
 def attach(engine: Any) -> Primary:
     """The engine's primary, made on first use (a replica's first REPLCONF)."""
     if not isinstance(engine.replication, Primary):

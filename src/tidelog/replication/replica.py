@@ -87,11 +87,21 @@ class Upstream:
             self._task.cancel()
         self._close()
 
+    async def wait_stopped(self, timeout: float) -> bool:
+        """After :meth:`stop`: wait, at most ``timeout`` seconds, for the
+        link's task to end; whether it did."""
+        if self._task is None:
+            return True
+        done, _ = await asyncio.wait({self._task}, timeout=timeout)
+        return bool(done)
+
     @property
     def link_up(self) -> bool:
         return self.state == "connected"
 
     async def _run(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None
         while not self._stopped:
             try:
                 await self._session()
@@ -106,7 +116,11 @@ class Upstream:
                                 exc or type(exc).__name__)
             finally:
                 self._close()
-            if self._stopped:
+            # A cancellation that came while the awaited read or connect
+            # ended (the primary closing as we shut down) is answered by
+            # asyncio.wait_for with that end, not with CancelledError
+            # (Python 3.11): the task still says it was asked to stop.
+            if self._stopped or task.cancelling():
                 return
             await asyncio.sleep(RECONNECT_DELAY)
 
@@ -132,6 +146,8 @@ class Upstream:
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(self.host, self.port, ssl=context), timeout)
         self.writer = writer
+        if self._stopped:  # stop() came while connecting (and the cancel got lost)
+            raise EOFError("the link was stopped")
         log.info("MASTER <-> REPLICA sync started")
         self.state = "handshake"
         writer.write(encode_command([b"PING"]))
@@ -211,6 +227,7 @@ class Upstream:
             if not line:
                 raise EOFError("connection closed by master")
             self.last_io = self.engine.clock.monotonic()
+            self.engine.stats["net_repl_input_bytes"] += len(line)
             line = line.rstrip(b"\r\n")
             if line:
                 return line
@@ -267,6 +284,7 @@ class Upstream:
             if not chunk:
                 raise EOFError("connection closed by master during the transfer")
             chunks.append(chunk)
+            self.engine.stats["net_repl_input_bytes"] += len(chunk)
             left -= len(chunk)
             self.sync_read += len(chunk)
             self.last_io = now = clock.monotonic()
@@ -285,6 +303,7 @@ class Upstream:
                 raise EOFError("connection closed by master during the transfer")
             searched = max(0, len(buf) - EOF_MARK_LEN)
             buf += chunk
+            self.engine.stats["net_repl_input_bytes"] += len(chunk)
             self.sync_read = len(buf)
             self.last_io = self.engine.clock.monotonic()
             at = buf.find(mark, searched)
@@ -328,6 +347,7 @@ class Upstream:
                 if not data:
                     raise EOFError("connection closed by master")
                 self.last_io = engine.clock.monotonic()
+                engine.stats["net_repl_input_bytes"] += len(data)
                 parser.feed(data)
                 self._apply(parser, writer)
             elif engine.clock.monotonic() - self.last_io > timeout:

@@ -25,7 +25,7 @@ from ..clock import Clock
 from ..config import OPTIONS, Config
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup
-from ..replication.primary import follow_configured
+from ..replication.primary import follow_configured, stop_following
 from .main import start_aof
 from .net import Server
 
@@ -70,6 +70,7 @@ class EmbeddedServer:
             return
         self._ready.set()
         loop.run_until_complete(self.server.serve_until_stopped())
+        loop.run_until_complete(stop_following(self.engine))
         attach(self.engine).close()  # the AOF: appendonly, or CONFIG SET appendonly yes
         loop.close()
 

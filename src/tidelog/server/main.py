@@ -20,7 +20,7 @@ from ..config import Config, ConfigError, ConfigFileError, split_config_args
 from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
-from ..replication.primary import follow_configured
+from ..replication.primary import follow_configured, stop_following
 from . import daemon
 from .net import ListenError, Server
 
@@ -189,6 +189,7 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     log.info("Ready to accept connections")
     daemon.tell_ready(supervisor, engine.replication.is_replica)
     await server.serve_until_stopped()
+    await stop_following(engine)  # a replica: nothing reconnects once we stop listening
     daemon.tell_stopping(supervisor)
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would
         if not snapshots.shutdown_save(None):

@@ -37,9 +37,9 @@ from .. import errors, tls
 from ..commands.connection import client_info_line
 from ..commands.contract import NO_DISPATCH
 from ..config import Config
-from ..engine import BLOCKED, NOT_RUN, POSTPONED, ClientState, Engine
+from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
 from ..persistence.durability import attach
-from ..resp import ProtocolError, RequestParser, encode_all, encode_into
+from ..resp import ProtocolError, QueryBufferLimit, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, RawReply, Replies
 
 log = logging.getLogger("tidelog")
@@ -83,6 +83,7 @@ class Connection(asyncio.Protocol):
     def __init__(self, server: Server) -> None:
         self.server = server
         self.engine = server.engine
+        self.stats = server.engine.stats  # INFO's reads, writes and bytes, counted here
         self.transport: asyncio.Transport | None = None
         self.client: ClientState | None = None
         self.parser: RequestParser | None = None
@@ -149,6 +150,7 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
+        self.stats["net_input_bytes"] += len(data)
         if self.client.dispatch is NO_DISPATCH:  # type: ignore[union-attr]
             self._auth_limits()
         try:
@@ -228,6 +230,9 @@ class Connection(asyncio.Protocol):
                                 i = j
                                 continue
                         reply = execute(client, argv)
+                        if reply is ABORTED:  # POST or Host: (Engine.cross_protocol)
+                            self._abort()
+                            return
                     if reply is BLOCKED:
                         self.pending = commands[i:]
                         break
@@ -298,7 +303,14 @@ class Connection(asyncio.Protocol):
                 if not commands:
                     break
             for argv in commands:
-                replies.append(_busy_execute(engine, client, argv))
+                reply = _busy_execute(engine, client, argv)
+                if reply is ABORTED:
+                    self._abort()
+                    # The loop closes the socket only once the script ends:
+                    # the peer is told now, as Redis closes it at once.
+                    _shutdown(client.fd)
+                    return
+                replies.append(reply)
             commands = []
         encode_all(out, replies, client.protocol)
         if out:
@@ -315,6 +327,7 @@ class Connection(asyncio.Protocol):
             return False
         if not data:
             return False  # end of file: the loop sees it once the script ends
+        self.stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)  # type: ignore[union-attr]
         except ProtocolError as exc:
@@ -369,6 +382,10 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(data)
+            if self.client is not None and self.client.kind == "replica":
+                self.stats["net_repl_output_bytes"] += len(data)
+            else:
+                self.stats["net_output_bytes"] += len(data)
             if close:
                 transport.close()
             elif self._held or transport.get_write_buffer_size():
@@ -492,12 +509,23 @@ class Connection(asyncio.Protocol):
                 self._write(data)
 
     def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
+        if isinstance(exc, QueryBufferLimit):
+            self.stats["client_query_buffer_limit_disconnections"] += 1
         message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
         out += b"-" + errors.PROTOCOL_PREFIX + message + b"\r\n"
         log.info("Protocol error (%s) from client: %s", exc,
                  self.client.addr if self.client else "?")
         assert self.transport is not None
         self._write(out, close=True)
+
+    def _abort(self) -> None:
+        """Close at once, as Redis frees a client: the replies of this read
+        and any output not written yet are dropped, nothing more is read."""
+        self.closing = True
+        self.pending = []
+        self._outbox = None
+        if self.transport is not None:
+            self.transport.abort()
 
     def close(self) -> None:
         if not self.closing:
@@ -516,8 +544,26 @@ def _pushes(reply: Any) -> list[Any]:
     return []
 
 
+def _shutdown(fd: int) -> None:
+    """Shut a connected socket down at once, by its descriptor; whoever owns
+    the descriptor still closes it."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.detach()
+
+
 def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
-    """One command while a script is busy: -BUSY, unless allowed."""
+    """One command while a script is busy: -BUSY, unless allowed (POST and
+    Host: close the connection, as at any time)."""
+    if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind == "normal":
+        return engine.cross_protocol()
     if not _allowed_while_busy(argv):
         return engine.busy_reply(client, argv[0].lower())
     reply = engine.execute(client, argv)
@@ -564,18 +610,26 @@ class _Guest:
             return False
         if not data:
             return False
+        stats = self.server.engine.stats
+        stats["net_input_bytes"] += len(data)
         try:
             self.parser.feed(data)
             commands = self.parser.next_commands()
         except ProtocolError:
             return False
-        replies = [_busy_execute(self.server.engine, self.client, argv) for argv in commands]
+        replies = []
+        for argv in commands:
+            reply = _busy_execute(self.server.engine, self.client, argv)
+            if reply is ABORTED:  # POST or Host: nothing answered, closed
+                return False
+            replies.append(reply)
         out = bytearray()
         encode_all(out, replies, self.client.protocol)
         try:
-            self.sock.send(out)
+            sent = self.sock.send(out)
         except OSError:
             return False
+        stats["net_output_bytes"] += sent
         return not self.client.close_after_reply
 
     def close(self) -> None:
