@@ -11,7 +11,7 @@ import math
 import random
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tidelog.types import geohash as gh
@@ -74,6 +74,7 @@ def test_scores_not_made_by_geoadd():
 
 
 @given(lons, lats)
+@example(179.99999999999997, 2.0)  # rounds to cell 2**26 of the longitude
 def test_round_trip(lon, lat):
     bits = gh.encode(lon, lat)
     assert bits is not None and bits < 1 << 54
@@ -81,7 +82,10 @@ def test_round_trip(lon, lat):
     assert abs(dlon - lon) <= 360 / 2**26
     assert abs(dlat - lat) <= (gh.LAT_MAX - gh.LAT_MIN) / 2**26
     if lon < 180 and lat < gh.LAT_MAX:  # the centre is in the same cell
-        assert gh.encode(dlon, dlat) == bits
+        # (compared as the scores a geo set keeps: a longitude a hair below
+        # 180 rounds to cell 2**26, as in Redis, and the 53-bit result loses
+        # its lowest bit in the double)
+        assert float(gh.encode(dlon, dlat)) == float(bits)
 
 
 @given(lons, lats, steps)
