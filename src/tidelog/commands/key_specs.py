@@ -188,7 +188,7 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "lrem": ((), [_ks("RW delete", 1)]),
     "ltrim": ((), [_ks("RW delete", 1)]),
     **{name: ((), [_ks("RW access delete", 1), _ks("RW insert", 2)])
-       for name in ("lmove", "rpoplpush", "blmove", "brpoplpush")},
+       for name in ("lmove", "rpoplpush", "blmove", "brpoplpush", "lmovem", "blmovem")},
     **{name: ((), [_ks("RW access delete", 1, -2)]) for name in ("blpop", "brpop")},
     "lmpop": ((), [_ks("RW access delete", 1, keynum=(0, 1, 1))]),
     "eval": ((), [_ks("RW access update", 2, keynum=(0, 1, 1), notes=_SCRIPT_RW)]),

@@ -1,6 +1,6 @@
 """Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX,
-LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP and the blocking
-BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP.
+LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP, LMOVEM and the
+blocking BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BLMOVEM.
 
 The value is a :class:`~tidelog.types.list.List`; a list that becomes empty
 is deleted, as in Redis.
@@ -20,7 +20,9 @@ blocks: it answers its timeout reply at once.
 Propagation, as Redis does it: the blocking pops go out in their
 non-blocking forms (BLPOP -> ``LPOP key``, BRPOP -> ``RPOP key``, BLMPOP and
 LMPOP -> ``LPOP|RPOP key n`` with n the number popped, BLMOVE -> ``LMOVE
-src dst wherefrom whereto`` (the words as given), BRPOPLPUSH -> ``RPOPLPUSH src dst``), both
+src dst wherefrom whereto`` (the words as given), BRPOPLPUSH -> ``RPOPLPUSH src dst``,
+BLMOVEM -> ``LMOVEM src dst wherefrom whereto EXACTLY n OBO|BULK`` with n the
+number moved), both
 when they pop at once and when a blocked client is served; the other
 commands go out as they came, and only when they changed something.
 """
@@ -475,6 +477,119 @@ def brpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     return _blocking_move(ctx, [b"RPOPLPUSH", argv[1], argv[2]], False, True, timeout)
 
 
+_SELECTORS = {b"COUNT": False, b"EXACTLY": True}
+_ORDERINGS = {b"OBO": False, b"BULK": True}
+
+
+def _how_many(argv: list[bytes], at: int) -> tuple[int, bool, bool]:
+    """LMOVEM's optional ``<COUNT count | EXACTLY exactly> <OBO | BULK>``
+    block starting at ``argv[at]``: (count, exact, bulk).  Absent: one
+    element.  The block is all three words or a syntax error; a count that
+    is not an integer of at least 1 answers LMPOP's count error."""
+    rest = len(argv) - at
+    if rest == 0:
+        return 1, False, True
+    if rest != 3:
+        raise CommandError(SYNTAX)
+    exact = _SELECTORS.get(argv[at].upper())
+    if exact is None:
+        raise CommandError(SYNTAX)
+    count = _positive(argv[at + 1], errors.MPOP_COUNT_POSITIVE, 1)
+    bulk = _ORDERINGS.get(argv[at + 2].upper())
+    if bulk is None:
+        raise CommandError(SYNTAX)
+    return count, exact, bulk
+
+
+def _move_many(ctx: Ctx, src: bytes, dst: bytes, left_from: bool, left_to: bool,
+               count: int, exact: bool, bulk: bool) -> list[bytes] | None:
+    """LMOVEM's work: the moved elements as they now sit in ``dst`` (head to
+    tail), or None when nothing moved (``src`` missing, or holding fewer than
+    ``count`` with ``exact``).  OBO pushes each element as it is popped (a
+    block pushed at the head comes out reversed); BULK keeps the elements'
+    order in the source.  WRONGTYPE when either key holds another type, and
+    then nothing moved.  Declares no propagation.  O(count)."""
+    source = _write_list(ctx, src)
+    if source is None:
+        return None
+    target = _write_list(ctx, dst)
+    if exact and len(source.items) < count:
+        return None
+    fill = _fill(ctx)
+    popped = source.pop_many(count, left_from, fill)
+    if bulk:
+        block = popped if left_from else popped[::-1]
+        pushed = block[::-1] if left_to else block
+    else:
+        pushed = popped
+        block = popped[::-1] if left_to else popped
+    if target is None:
+        target = List()
+        ctx.db.set(dst, target)
+    target.push(pushed, left_to, fill)
+    moved = len(popped)
+    ctx.modified(dst, moved)
+    ctx.ready(dst)
+    ctx.notify(NOTIFY_LIST, b"lpush" if left_to else b"rpush", dst)
+    ctx.modified(src, moved)
+    ctx.notify(NOTIFY_LIST, b"lpop" if left_from else b"rpop", src)
+    _emptied(ctx, src, source)
+    return block
+
+
+@command("lmovem", arity=-5, flags="write denyoom", keys=(1, 2, 1), group="list",
+         since="8.10.0", complexity="O(N) where N is the number of elements moved.",
+         summary="Moves up to (or exactly) a number of elements from one list to another "
+                 "and returns them. Deletes the source list if it becomes empty.")
+def lmovem(ctx: Ctx, argv: list[bytes]) -> Any:
+    """LMOVEM source destination <LEFT | RIGHT> <LEFT | RIGHT> [<COUNT count | EXACTLY exactly> <OBO | BULK>]
+
+    O(N), N the number of elements moved.  Replies the moved elements in
+    destination order, or a null array when nothing moved; propagated as it
+    came, when it moved something."""
+    left_from, left_to = _position(argv[3]), _position(argv[4])
+    count, exact, bulk = _how_many(argv, 5)
+    moved = _move_many(ctx, argv[1], argv[2], left_from, left_to, count, exact, bulk)
+    if moved is None:
+        return NULL_ARRAY
+    ctx.propagate_argv()
+    return moved
+
+
+@command("blmovem", arity=-6, flags="write denyoom blocking", keys=(1, 2, 1), group="list",
+         since="8.10.0", complexity="O(N) where N is the number of elements moved.",
+         summary="Moves up to (or exactly) a number of elements from one list to another "
+                 "and returns them. Blocks until the elements are available otherwise. "
+                 "Deletes the source list if it becomes empty.")
+def blmovem(ctx: Ctx, argv: list[bytes]) -> Any:
+    """BLMOVEM source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout [<COUNT count | EXACTLY exactly> <OBO | BULK>]
+
+    O(N), N the number of elements moved.  Moves at once when the source
+    holds enough (any element for COUNT, ``exactly`` of them for EXACTLY),
+    else blocks on the source: a push that leaves it short keeps the client
+    blocked.  A timeout, or too few inside MULTI, answers a null array.
+    Propagated as ``LMOVEM ... EXACTLY <moved> <OBO | BULK>``."""  # noqa: E501 (the syntax line, whole)
+    src, dst = argv[1], argv[2]
+    left_from, left_to = _position(argv[3]), _position(argv[4])
+    timeout = parse_timeout(argv[5], ctx.now_ms())
+    count, exact, bulk = _how_many(argv, 6)
+    head = [b"LMOVEM", *argv[1:5], b"EXACTLY"]
+    order = b"BULK" if bulk else b"OBO"
+
+    def move(c: Ctx) -> Any:
+        moved = _move_many(c, src, dst, left_from, left_to, count, exact, bulk)
+        if moved is not None:
+            c.effect([*head, b"%d" % len(moved), order])
+        return moved
+
+    moved = move(ctx)
+    if moved is not None:
+        return moved
+    if not ctx.may_block:
+        return NULL_ARRAY
+    return _block_on_list([src], timeout, move, NULL_ARRAY)
+
+
 # -- reading -----------------------------------------------------------------------------
 
 @command("llen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="list", since="1.0.0",
@@ -580,6 +695,7 @@ def linsert(ctx: Ctx, argv: list[bytes]) -> Any:
     length = lst.insert(argv[3], argv[4], where == b"BEFORE", _fill(ctx))
     if length != -1:
         ctx.modified(argv[1])
+        ctx.ready(argv[1])  # a BLMOVEM ... EXACTLY waiter may now have enough
         ctx.propagate_argv()
         ctx.notify(NOTIFY_LIST, b"linsert", argv[1])
     return length
