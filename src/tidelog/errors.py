@@ -471,8 +471,6 @@ BGSAVE_CHILD_ACTIVE = (b"ERR Another child process is active (AOF?): can't BGSAV
                        b"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
 SAVE_FAILED = b"ERR"  # Redis's bare reply when SAVE or a fork fails
 REWRITE_IN_PROGRESS = b"ERR Background append only file rewriting already in progress"
-AOF_DISABLED = (b"ERR Tidelog rewrites the append only file only while it is enabled "
-                b"(appendonly yes)")
 REPLICAOF_BAD_PORT = b"ERR Invalid master port"
 DEBUG_PROTOCOL_PUSH_RESP2 = b"ERR RESP2 is not supported by this command"
 DEBUG_PROTOCOL_TYPE = (b"ERR Wrong protocol type name. Please use one of the following: "

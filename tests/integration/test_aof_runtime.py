@@ -80,18 +80,43 @@ def test_config_set_appendonly_no_closes_the_aof(processes, tmp_path):
             r.xadd("s", {"n": str(i)})
         r.set("late", "x")
         assert r.xlen("s") == 80
-        # As before: BGREWRITEAOF needs the AOF on.
-        try:
-            r.bgrewriteaof()
-            raise AssertionError("BGREWRITEAOF succeeded with appendonly no")
-        except redis.ResponseError as exc:
-            assert "appendonly yes" in str(exc)
     proc.sigkill()
     assert (tmp_path / "data" / "appendonlydir" / "appendonly.aof.manifest").exists()
     proc, port = start(processes, "--appendonly", "yes")
     with redis.Redis(port=port, decode_responses=True) as r:
         assert ids(r, "s") == kept
         assert r.get("late") is None
+
+
+def test_bgrewriteaof_while_off_is_what_the_next_start_loads(processes, tmp_path):
+    """As Redis 7: with the AOF off BGREWRITEAOF writes a new base and a
+    manifest listing it alone (the incremental file of the earlier
+    ``appendonly yes`` goes), which a start with ``--appendonly yes`` loads."""
+    proc, port = start(processes, "--appendonly", "yes", "--appendfsync", "always",
+                       "--aof-use-rdb-preamble", "no")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        r.xadd("s", {"n": "0"}, id="1-0")
+        assert r.config_set("appendonly", "no")
+        r.xadd("s", {"n": "1"}, id="2-0")
+        r.set("late", "x", px=600_000)
+        assert r.bgrewriteaof()
+        wait_rewrite(r)
+        info = r.info("persistence")
+        assert (info["aof_enabled"], info["aof_last_bgrewrite_status"]) == (0, "ok")
+        assert info["aof_rewrites"] == 1
+        assert "aof_current_size" not in info
+        r.set("after", "y")  # in no file
+    proc.sigkill()
+    directory = tmp_path / "data" / "appendonlydir"
+    assert sorted(os.listdir(directory)) == ["appendonly.aof.2.base.aof",
+                                             "appendonly.aof.manifest"]
+    assert (directory / "appendonly.aof.manifest").read_text() == (
+        "file appendonly.aof.2.base.aof seq 2 type b\n")
+    proc, port = start(processes, "--appendonly", "yes")
+    with redis.Redis(port=port, decode_responses=True) as r:
+        assert ids(r, "s") == ["1-0", "2-0"]
+        assert r.get("late") == "x" and 0 < r.pttl("late") <= 600_000
+        assert r.get("after") is None
 
 
 def test_off_on_again_replaces_the_old_files(processes, tmp_path):

@@ -39,6 +39,11 @@ with ``aof-load-truncated yes`` the file is truncated to the last whole
 command, with a warning; with ``no`` the start is refused.  Anything else
 malformed stops the start with the file, the offset, and what to do.
 
+With ``appendonly no`` BGREWRITEAOF still rewrites, as Redis 7 does: an
+``Aof`` made with ``enabled=False`` (:meth:`Aof.open_for_rewrite`) appends
+nothing and opens no incremental file; its rewrite leaves a manifest that
+lists the new base alone, and deletes every file listed before.
+
 ``aof-use-rdb-preamble``: a rewrite writes its base as RDB
 (``persistence.rdb.write_file``) when the dataset holds nothing RDB cannot
 encode (XNACK'd entries, IDMP state), as commands otherwise.
@@ -68,8 +73,10 @@ log = logging.getLogger("tidelog")
 class Aof:
     """The AOF of a running server (see the module docstring)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, enabled: bool = True) -> None:
         self.engine = engine
+        # False: ``appendonly no``, only BGREWRITEAOF (see the module docstring).
+        self.enabled = enabled
         self.config = engine.config
         self.dir = aof_dir(self.config)
         self.name = self.config["appendfilename"]
@@ -157,6 +164,18 @@ class Aof:
         else:
             self.start_rewrite()
 
+    def open_for_rewrite(self) -> None:
+        """``appendonly no``: read the directory (created if missing) for a
+        rewrite that only replaces the base; nothing is appended."""
+        self._read_dir()
+
+    def inherit(self, other: Aof) -> None:
+        """Carry INFO's rewrite counters over from the AOF (on or off) this
+        one follows: Redis keeps them for the server's life."""
+        self.rewrites = other.rewrites
+        self.last_rewrite_ok = other.last_rewrite_ok
+        self.last_rewrite_time = other.last_rewrite_time
+
     def _enabling_path(self) -> str:
         return os.path.join(self.dir, f"temp-{self.name}.incr")
 
@@ -205,6 +224,7 @@ class Aof:
     def close(self) -> None:
         """Flush and fsync everything (SHUTDOWN, SIGTERM), stop the thread."""
         self.flush()
+        self.rewrite_scheduled = False
         if self.child_pid > 0:
             try:
                 os.kill(self.child_pid, 9)
@@ -344,7 +364,7 @@ class Aof:
         if self.rewriting:
             raise RuntimeError("Background append only file rewriting already in progress")
         self.flush()
-        if self._enabling is None:
+        if self.enabled and self._enabling is None:
             # New writes go to a new incremental file, listed at once.
             next_incr = max((i.seq for i in self.manifest.incrs), default=0) + 1
             incr = AofFile(f"{self.name}.{next_incr}.incr.aof", next_incr, INCR)
@@ -423,6 +443,18 @@ class Aof:
         assert base is not None
         os.replace(self._rewrite_tmp, os.path.join(self.dir, base.name))
         old = self.manifest
+        if not self.enabled:  # appendonly no: the base alone, every older file goes
+            fsync_dir(self.dir)
+            self.manifest = Manifest(base=base)
+            write_atomically(self.manifest_path, self.manifest.text().encode())
+            for item in ([old.base] if old.base else []) + old.incrs + old.history:
+                if item.name != base.name:
+                    try:
+                        os.unlink(os.path.join(self.dir, item.name))
+                    except FileNotFoundError:
+                        pass
+            self.base_size = self.current_size = self._size(base)
+            return
         if self._enabling is not None:  # the first rewrite after CONFIG SET appendonly yes
             current, self._enabling = self._enabling, None
             path = os.path.join(self.dir, current.name)
@@ -451,7 +483,8 @@ class Aof:
             if self.last_write_ok and self.buf:
                 self.flush()
             if not self.rewriting and not self.other_child_active():
-                pct = self.config["auto-aof-rewrite-percentage"]
+                # appendonly no: only a scheduled BGREWRITEAOF, no growth rewrite
+                pct = self.config["auto-aof-rewrite-percentage"] if self.enabled else 0
                 min_size = self.config["auto-aof-rewrite-min-size"]
                 if self.rewrite_scheduled or (pct and self.current_size > min_size and
                                               self.current_size > self.base_size * (100 + pct) / 100):
@@ -468,10 +501,14 @@ class Aof:
                 self._timer = self._loop.call_later(0.1, self._tick)
 
     # -- INFO -----------------------------------------------------------------------
-    def info_lines(self) -> list[str]:
+    def info_lines(self, enabled: bool | None = None) -> list[str]:
+        """INFO persistence's AOF lines; ``enabled=False``: as after
+        CONFIG SET appendonly no (the counters, not the sizes)."""
+        if enabled is None:
+            enabled = self.enabled
         current = int(time.monotonic() - self.rewrite_started) if self.rewriting else -1
-        return [
-            "aof_enabled:1",
+        lines = [
+            f"aof_enabled:{int(enabled)}",
             f"aof_rewrite_in_progress:{int(self.rewriting)}",
             f"aof_rewrite_scheduled:{int(self.rewrite_scheduled)}",
             f"aof_last_rewrite_time_sec:{self.last_rewrite_time}",
@@ -479,7 +516,11 @@ class Aof:
             f"aof_last_bgrewrite_status:{'ok' if self.last_rewrite_ok else 'err'}",
             f"aof_rewrites:{self.rewrites}",
             f"aof_last_write_status:{'ok' if self.last_write_ok else 'err'}",
-            f"aof_current_size:{self.current_size}",
-            f"aof_base_size:{self.base_size}",
-            f"aof_buffer_length:{len(self.buf)}",
         ]
+        if enabled:
+            lines += [
+                f"aof_current_size:{self.current_size}",
+                f"aof_base_size:{self.base_size}",
+                f"aof_buffer_length:{len(self.buf)}",
+            ]
+        return lines

@@ -82,9 +82,10 @@ def lastsave(ctx: Ctx, argv: list[bytes]) -> Reply:
          summary="Asynchronously rewrites the append-only file to disk.")
 def bgrewriteaof(ctx: Ctx, argv: list[bytes]) -> Reply:
     """BGREWRITEAOF"""
-    writer = attach(ctx.engine).aof
-    if writer is None:
-        raise CommandError(errors.AOF_DISABLED)
+    try:
+        writer = attach(ctx.engine).rewriter()  # appendonly no: a new base alone
+    except OSError as exc:
+        raise errors.rewrite_failed(str(exc)) from None
     if writer.rewriting:
         raise CommandError(errors.REWRITE_IN_PROGRESS)
     if writer.other_child_active():  # a BGSAVE runs: the AOF's timer starts it afterwards

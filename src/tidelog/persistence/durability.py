@@ -9,6 +9,8 @@ engine's inert default with a :class:`Durability`, which owns
   (SAVE, BGSAVE, save points);
 * ``aof`` -- the running :class:`~tidelog.persistence.aof.Aof`, or None
   with ``appendonly no``;
+* with ``appendonly no``, an ``Aof`` that only rewrites (:meth:`Durability.rewriter`,
+  made by the first BGREWRITEAOF), which keeps INFO's rewrite counters;
 
 and wires the two so that only one child forks at a time.  The server
 attaches it at start (``tidelog-server``, the embedded server); the
@@ -42,6 +44,10 @@ class Durability:
         self.engine = engine
         self._snapshots: Any = None
         self._aof: Any = None
+        # appendonly no: the Aof that only rewrites (BGREWRITEAOF), or None;
+        # last: the latest of either, whose rewrite counters the next one keeps.
+        self._offline: Any = None
+        self._last: Any = None
         self.loop: Any = None  # the event loop the AOF's timers run on
         # Makes a writer (or None) the server's write gate: replies wait for
         # the AOF.  The server installs it; without a server there is none.
@@ -64,19 +70,47 @@ class Durability:
 
     @aof.setter
     def aof(self, writer: aof_module.Aof | None) -> None:
-        self._aof = writer
         if writer is not None:
+            if self._offline is not None:  # its rewrite stops, as Redis's on enabling
+                self._offline.close()
+                self._offline = None
+            if self._last is not None and self._last is not writer:
+                writer.inherit(self._last)
             writer.other_child_active = self._bgsave_running
+            self._last = writer
+        self._aof = writer
+
+    def rewriter(self) -> aof_module.Aof:
+        """What BGREWRITEAOF rewrites: the running AOF, or with ``appendonly
+        no`` one that only writes a new base (made on first use).  Raises
+        OSError when the directory cannot be made or read."""
+        if self._aof is not None:
+            return self._aof
+        if self._offline is None:
+            offline = aof_module.Aof(self.engine, enabled=False)
+            offline.open_for_rewrite()
+            if self._last is not None:
+                offline.inherit(self._last)
+            offline.other_child_active = self._bgsave_running
+            if self.loop is not None:
+                offline.attach(self.loop)
+            self._offline = self._last = offline
+        return self._offline
 
     def _aof_rewriting(self) -> bool:
-        return self._aof is not None and bool(self._aof.rewriting)
+        return any(w is not None and bool(w.rewriting) for w in (self._aof, self._offline))
 
     def _bgsave_running(self) -> bool:
         return bool(self._snapshots.in_progress)
 
     # -- the Persistence interface ------------------------------------------------------
     def info_lines(self) -> list[str]:
-        aof_lines = self._aof.info_lines() if self._aof is not None else list(AOF_OFF_INFO)
+        if self._aof is not None:
+            aof_lines = self._aof.info_lines()
+        elif self._last is not None:  # off: the rewrite counters stay
+            aof_lines = self._last.info_lines(enabled=False)
+        else:
+            aof_lines = list(AOF_OFF_INFO)
         return self._snapshots.info_lines() + aof_lines
 
     def set_appendonly(self, on: bool) -> None:
@@ -95,9 +129,12 @@ class Durability:
         self.install_gate = install_gate
 
     def close(self) -> None:
-        """At exit: flush, fsync and close the AOF if one runs."""
+        """At exit: flush, fsync and close the AOF if one runs; stop the
+        rewrite of ``appendonly no`` if one runs."""
         if self._aof is not None:
             self._aof.close()
+        if self._offline is not None:
+            self._offline.close()
 
 
 def attach(engine: Engine) -> Durability:

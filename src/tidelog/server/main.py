@@ -197,7 +197,7 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     durability = attach(engine)
     if durability.aof is not None:  # CONFIG SET appendonly may have changed it
         log.info("Calling fsync() on the AOF file.")
-        durability.close()
+    durability.close()  # also stops a rewrite of appendonly no
     log.info("Tidelog is now ready to exit, bye bye...")
     if pidfile:
         daemon.remove_pidfile(pidfile)
