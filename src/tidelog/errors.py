@@ -728,3 +728,11 @@ CACHING_NOT_TRACKING = (b"ERR CLIENT CACHING can be called only when the client 
                         b"mode with OPTIN or OPTOUT mode enabled")
 CACHING_YES_NOT_OPTIN = b"ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
 CACHING_NO_NOT_OPTOUT = b"ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+
+# -- MIGRATE ----------------------------------------------------------------------
+MIGRATE_KEYS_NOT_EMPTY = (b"ERR When using MIGRATE KEYS option, the key argument must be set "
+                          b"to the empty string")
+MIGRATE_IOERR_CONNECT = b"IOERR error or timeout connecting to the client"
+MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
+MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
+MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "
