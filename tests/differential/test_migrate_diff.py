@@ -8,6 +8,8 @@ https://redis.io/docs/latest/commands/migrate/
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 import redis
 
@@ -103,6 +105,9 @@ def test_migrate_errors_from_the_target(differ, target):
     ["127.0.0.1", "1", "a", 0, 100],
     ["127.0.0.1", "abc", "a", 0, 100],
     ["nonexistent.invalid", "1", "a", 0, 100],
+    ["", "PORT", "a", 0, 100, "COPY"],
+    ["127.0.0.1", "-5", "a", 0, 100],
+    ["127.0.0.1", "70000", "a", 0, 100],
 ])
 def test_migrate_refusals(differ, target, argv):
     port, _ = target
@@ -127,3 +132,15 @@ def test_migrate_getkeys(differ, argv):
 
 def test_migrate_command_info(differ):
     differ.check("COMMAND", "INFO", "MIGRATE")
+
+
+def test_migrate_target_that_never_answers(differ):
+    """A target that takes the connection and says nothing: the reply lines
+    time out (the key stays)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        both(differ, "SET", "a", "1")
+        reply = differ.check("MIGRATE", "127.0.0.1", silent.getsockname()[1], "a", 0, 200)
+        assert reply == b"-IOERR error or timeout reading to target instance\r\n"
+        differ.check("EXISTS", "a")

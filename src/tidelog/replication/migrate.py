@@ -217,8 +217,10 @@ def _exchange(host: str, port: int, timeout_ms: int, request: bytes,
     """Send the request and read ``expected`` reply lines: (the lines read,
     whether all came).  Each step waits ``timeout_ms`` at most."""
     timeout = timeout_ms / 1000
+    if not host or port < 0:  # no address to look up (Redis's resolver refuses them)
+        raise CommandError(errors.MIGRATE_IOERR_CONNECT)
     try:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        sock = socket.create_connection((host, port & 0xFFFF), timeout=timeout)
     except (socket.gaierror, TimeoutError):
         raise CommandError(errors.MIGRATE_IOERR_CONNECT) from None
     except OSError:  # refused: Redis's non-blocking connect sees it at the write
