@@ -200,10 +200,20 @@ NOTIFY_KEY_MISS = 1 << 11
 NOTIFY_LOADED = 1 << 12   # modules only; never set by the option
 NOTIFY_MODULE = 1 << 13
 NOTIFY_NEW = 1 << 14
+# Redis 8.8's subkey channels (hash fields so far): S ``__subkeyspace@<db>__:<key>``,
+# T ``__subkeyevent@<db>__:<event>``, I ``__subkeyspaceitem@<db>__:<key>\n<subkey>``,
+# V ``__subkeyspaceevent@<db>__:<event>|<key>``.  Like K and E they say where
+# an event goes; the class bits above still say which events are sent.
+NOTIFY_SUBKEYSPACE = 1 << 15
+NOTIFY_SUBKEYEVENT = 1 << 16
+NOTIFY_SUBKEYSPACEITEM = 1 << 17
+NOTIFY_SUBKEYSPACEEVENT = 1 << 18
+NOTIFY_SUBKEY_ANY = (NOTIFY_SUBKEYSPACE | NOTIFY_SUBKEYEVENT | NOTIFY_SUBKEYSPACEITEM
+                     | NOTIFY_SUBKEYSPACEEVENT)
 # Arrays (Redis 8.8): set by 'A' (their own class letter is not known here,
 # see docs/compatibility.md); kept out of NOTIFY_ALL so that 'A' still
 # reads back for the classes Redis 7 knew.
-NOTIFY_ARRAY = 1 << 15
+NOTIFY_ARRAY = 1 << 19
 # 'A': every class but key-miss and new-key (as Redis).
 NOTIFY_ALL = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH
               | NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
@@ -213,6 +223,8 @@ _NOTIFY_CLASSES = {
     "s": NOTIFY_SET, "h": NOTIFY_HASH, "z": NOTIFY_ZSET, "x": NOTIFY_EXPIRED,
     "e": NOTIFY_EVICTED, "K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "t": NOTIFY_STREAM,
     "m": NOTIFY_KEY_MISS, "d": NOTIFY_MODULE, "n": NOTIFY_NEW,
+    "S": NOTIFY_SUBKEYSPACE, "T": NOTIFY_SUBKEYEVENT, "I": NOTIFY_SUBKEYSPACEITEM,
+    "V": NOTIFY_SUBKEYSPACEEVENT,
 }
 # The order CONFIG GET shows the classes in: these (or 'A' for all of them) ...
 _NOTIFY_SHOWN_CLASSES = (("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTIFY_LIST),
@@ -220,7 +232,9 @@ _NOTIFY_SHOWN_CLASSES = (("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTI
                          ("x", NOTIFY_EXPIRED), ("e", NOTIFY_EVICTED), ("t", NOTIFY_STREAM),
                          ("d", NOTIFY_MODULE), ("n", NOTIFY_NEW))
 # ... then these.
-_NOTIFY_SHOWN_AFTER = (("K", NOTIFY_KEYSPACE), ("E", NOTIFY_KEYEVENT), ("m", NOTIFY_KEY_MISS))
+_NOTIFY_SHOWN_AFTER = (("K", NOTIFY_KEYSPACE), ("E", NOTIFY_KEYEVENT), ("m", NOTIFY_KEY_MISS),
+                       ("S", NOTIFY_SUBKEYSPACE), ("T", NOTIFY_SUBKEYEVENT),
+                       ("I", NOTIFY_SUBKEYSPACEITEM), ("V", NOTIFY_SUBKEYSPACEEVENT))
 
 
 def parse_notify_events(text: str) -> int:
@@ -237,7 +251,7 @@ def parse_notify_events(text: str) -> int:
 def show_notify_events(flags: int) -> str:
     """The canonical form CONFIG GET shows: ``A`` standing for every class
     it covers (a new-key 'n' set with it is then not shown, as in Redis),
-    then K, E and m."""
+    then K, E, m and the subkey channels S, T, I, V."""
     if flags & NOTIFY_ALL == NOTIFY_ALL:
         shown = "A"
     else:

@@ -756,3 +756,11 @@ ARRAY_SIZE_NOT_POSITIVE = b"ERR size must be positive"
 ARRAY_INVALID_COUNT = b"ERR invalid COUNT"
 ARRAY_NO_SUCH_KEY = b"ERR no such key"
 CONFIG_ARRAY_SLICE_SIZE = "array-slice-size must be a power of two"
+
+# -- MIGRATE ----------------------------------------------------------------------
+MIGRATE_KEYS_NOT_EMPTY = (b"ERR When using MIGRATE KEYS option, the key argument must be set "
+                          b"to the empty string")
+MIGRATE_IOERR_CONNECT = b"IOERR error or timeout connecting to the client"
+MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
+MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
+MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "

@@ -253,3 +253,85 @@ def test_evicted_hook():
     world = World("Ee")
     world.engine.notify_keyspace(1 << 9, b"evicted", b"k", 0)
     assert world.events() == [(b"evicted", b"k")]
+
+
+# -- Redis 8.8's subkey channels (S, T, I, V) ----------------------------------------------
+# https://redis.io/docs/latest/develop/pubsub/subkeyspace-notifications/ -- the four
+# channels and payloads, the length-prefixed subkeys, the '|' and newline safeguards,
+# and which hash commands send which fields.
+@pytest.mark.parametrize("given_text, shown", [
+    ("KEASTIV", "AKESTIV"), ("VITS", "STIV"), ("hS", "hS"), ("ST", "ST"), ("EmV", "EmV"),
+])
+def test_subkey_channel_flags_read_back(given_text, shown):
+    assert show_notify_events(parse_notify_events(given_text)) == shown
+
+
+class SubkeyWorld(World):
+    """A watcher subscribed to every subkey channel of db 0."""
+
+    def __init__(self, classes: str = "hSTIV") -> None:
+        super().__init__(classes)
+        self.engine.execute(self._watcher(), [b"PSUBSCRIBE", b"__subkey*"])
+
+    def _watcher(self):
+        watcher = self.engine.new_client()
+        watcher.send = self.inbox.append
+        return watcher
+
+    def messages(self) -> list[tuple[bytes, bytes]]:
+        """(channel, payload) of the subkey channels since the last call."""
+        got = [(p.items[2], p.items[3]) for p in self.inbox
+               if p.items[2].startswith(b"__subkey")]
+        self.inbox.clear()
+        return got
+
+
+def test_subkey_channels_carry_the_fields():
+    world = SubkeyWorld()
+    assert world.engine.notify_flags  # S, T, I, V alone publish (no K or E needed)
+    world.run("HSET", "h", "f1", "v", "field,2", "w")
+    assert world.messages() == [
+        (b"__subkeyspace@0__:h", b"hset|2:f1,7:field,2"),
+        (b"__subkeyevent@0__:hset", b"1:h|2:f1,7:field,2"),
+        (b"__subkeyspaceitem@0__:h\nf1", b"hset"),
+        (b"__subkeyspaceitem@0__:h\nfield,2", b"hset"),
+        (b"__subkeyspaceevent@0__:hset|h", b"2:f1,7:field,2"),
+    ]
+
+
+def test_subkey_events_of_each_hash_command():
+    world = SubkeyWorld("hST")
+
+    def space() -> list[bytes]:
+        return [m for c, m in world.messages() if c.startswith(b"__subkeyspace@")]
+
+    world.run("HSET", "h", "a", "1", "b", "2", "c", "3")
+    world.messages()
+    world.run("HSETNX", "h", "a", "9")  # not set: no event
+    world.run("HSETNX", "h", "d", "4")
+    world.run("HDEL", "h", "d", "nofield")
+    world.run("HINCRBY", "h", "a", "2")
+    world.run("HINCRBYFLOAT", "h", "a", "0.5")
+    assert space() == [b"hset|1:d", b"hdel|1:d", b"hincrby|1:a", b"hincrbyfloat|1:a"]
+    world.run("HEXPIRE", "h", "100", "FIELDS", "3", "a", "b", "nofield")
+    world.run("HPERSIST", "h", "FIELDS", "2", "b", "c")
+    world.run("HGETEX", "h", "PERSIST", "FIELDS", "1", "a")
+    world.run("HGETDEL", "h", "FIELDS", "2", "c", "nofield")
+    assert space() == [b"hexpire|1:a,1:b", b"hpersist|1:b", b"hpersist|1:a", b"hdel|1:c"]
+    world.run("HSETEX", "h", "PX", "10", "FIELDS", "1", "e", "5")
+    assert space() == [b"hset|1:e", b"hexpire|1:e"]
+    world.clock.advance(20)
+    world.engine.cron()  # active field expiry: one hexpired with the fields
+    assert space() == [b"hexpired|1:e"]
+    world.run("SET", "s", "1")  # no subkeys: nothing on the subkey channels
+    world.run("DEL", "h")
+    assert world.messages() == []
+
+
+def test_subkey_safeguards_and_classes():
+    world = SubkeyWorld("hI")
+    world.run("HSET", "a\nb", "f", "v")  # newline in the key: no item channel
+    assert world.messages() == []
+    world = SubkeyWorld("STIV")  # no hash class: hash events are not sent
+    world.run("HSET", "h", "f", "v")
+    assert world.messages() == []

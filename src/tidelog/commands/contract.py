@@ -255,7 +255,8 @@ class EngineAPI(Protocol):
     # The notify-keyspace-events classes in force; 0 when nothing is published.
     notify_flags: int
 
-    def notify_keyspace(self, cls: int, event: bytes, key: bytes, db_index: int) -> None: ...
+    def notify_keyspace(self, cls: int, event: bytes, key: bytes, db_index: int,
+                        subkeys: list[bytes] | None = None) -> None: ...
     @property
     def monitors(self) -> list[ClientState]: ...
     @property
@@ -397,14 +398,16 @@ class Ctx:
         if key is not None and count:
             self.db.written(key)
 
-    def notify(self, cls: int, event: bytes, key: bytes) -> None:
+    def notify(self, cls: int, event: bytes, key: bytes,
+               subkeys: list[bytes] | None = None) -> None:
         """A keyspace event of class ``cls`` (``config.NOTIFY_*``) happened to
         key: published to ``__keyspace@<db>__:<key>`` and/or
         ``__keyevent@<db>__:<event>`` when the class is on.  One attribute
         test while notifications are off; call in Redis's order, after the
-        change."""
+        change.  ``subkeys``: the hash fields it touched, for the subkey
+        channels (Redis 8.8)."""
         if self.engine.notify_flags & cls:
-            self.engine.notify_keyspace(cls, event, key, self.db.index)
+            self.engine.notify_keyspace(cls, event, key, self.db.index, subkeys)
 
     def ready(self, key: bytes) -> None:
         """A key got data (or went away): serve its blocked clients afterwards."""

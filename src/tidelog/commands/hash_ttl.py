@@ -141,7 +141,7 @@ def _expire_generic(ctx: Ctx, argv: list[bytes], seconds: bool, absolute: bool) 
     deleted = [f for f, code in zip(fields, codes) if code == DELETED]
     updated = [f for f, code in zip(fields, codes) if code == SET]
     if deleted or updated:  # one event: hdel when a past deadline deleted any (Redis 7.4)
-        ctx.notify(NOTIFY_HASH, b"hdel" if deleted else b"hexpire", key)
+        ctx.notify(NOTIFY_HASH, b"hdel" if deleted else b"hexpire", key, deleted or updated)
         _drop_if_empty(ctx, key, h)
         ctx.modified(key, len(deleted) + len(updated))
     for field in deleted:
@@ -255,7 +255,8 @@ def hpersist(ctx: Ctx, argv: list[bytes]) -> object:
     if 1 in out:
         ctx.modified(key)
         ctx.propagate_argv()
-        ctx.notify(NOTIFY_HASH, b"hpersist", key)
+        persisted = [f for f, code in zip(fields, out) if code == 1]
+        ctx.notify(NOTIFY_HASH, b"hpersist", key, persisted)
     return out
 
 
@@ -286,23 +287,24 @@ def hgetex(ctx: Ctx, argv: list[bytes]) -> object:
     values = [h.get(field) for field in fields]
     present = list(dict.fromkeys(f for f, v in zip(fields, values) if v is not None))
     if persist:
-        if sum(h.persist(f) for f in present):
+        persisted = [f for f in present if h.persist(f)]
+        if persisted:
             ctx.modified(key)
             ctx.effect([b"HPERSIST", key, *argv[at:]])
-            ctx.notify(NOTIFY_HASH, b"hpersist", key)
+            ctx.notify(NOTIFY_HASH, b"hpersist", key, persisted)
     elif when is not None and present:
         if when <= ctx.now_ms():
             for field in present:
                 h.delete(field)
                 ctx.effect([b"HDEL", key, field])
-            ctx.notify(NOTIFY_HASH, b"hdel", key)
+            ctx.notify(NOTIFY_HASH, b"hdel", key, present)
             _drop_if_empty(ctx, key, h)
         else:
             for field in present:
                 h.set_ttl(field, when)
             ctx.db.track_fields(key, when)
             ctx.effect([b"HPEXPIREAT", key, b"%d" % when, *argv[at:]])
-            ctx.notify(NOTIFY_HASH, b"hexpire", key)
+            ctx.notify(NOTIFY_HASH, b"hexpire", key, present)
         ctx.modified(key, len(present))
     ctx.no_propagation()
     return values
@@ -376,7 +378,7 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
     if when is not None and when <= ctx.now_ms():
         # A deadline already past deletes the fields: propagated as HDELs
         # only, and one hexpired event (no hset), as Redis 8.0 sends.
-        ctx.notify(NOTIFY_HASH, b"hexpired", key)
+        ctx.notify(NOTIFY_HASH, b"hexpired", key, list(dict.fromkeys(fields)))
         for field in dict.fromkeys(fields):
             h.delete(field)
             ctx.effect([b"HDEL", key, field])
@@ -385,13 +387,13 @@ def hsetex(ctx: Ctx, argv: list[bytes]) -> object:
         for field in fields:
             h.set_ttl(field, when)
         ctx.db.track_fields(key, when)
-        ctx.notify(NOTIFY_HASH, b"hset", key)
-        ctx.notify(NOTIFY_HASH, b"hexpire", key)
+        ctx.notify(NOTIFY_HASH, b"hset", key, fields)
+        ctx.notify(NOTIFY_HASH, b"hexpire", key, fields)
         rewritten = list(argv)  # EX/PX/EXAT become PXAT <abs ms>, in place
         rewritten[when_at - 1:when_at + 1] = [b"PXAT", b"%d" % when]
         ctx.effect(rewritten)
     else:
-        ctx.notify(NOTIFY_HASH, b"hset", key)
+        ctx.notify(NOTIFY_HASH, b"hset", key, fields)
         ctx.propagate_argv()
     ctx.modified(key, len(fields))
     return 1

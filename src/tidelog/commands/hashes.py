@@ -121,7 +121,7 @@ def hset(ctx: Ctx, argv: list[bytes]) -> object:
     added = _set_pairs(ctx, _write(ctx, key), argv[2:])
     ctx.modified(key, (len(argv) - 2) // 2)
     ctx.propagate_argv()
-    ctx.notify(NOTIFY_HASH, b"hset", key)
+    ctx.notify(NOTIFY_HASH, b"hset", key, argv[2::2])
     return added
 
 
@@ -148,7 +148,7 @@ def hsetnx(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, argv[2:4])
     ctx.modified(key)
     ctx.propagate_argv()
-    ctx.notify(NOTIFY_HASH, b"hset", key)
+    ctx.notify(NOTIFY_HASH, b"hset", key, [argv[2]])
     return 1
 
 
@@ -161,13 +161,15 @@ def hdel(ctx: Ctx, argv: list[bytes]) -> object:
     h = ctx.db.get_typed(key, Hash)
     if h is None:
         return 0
-    deleted = 0
+    gone = []
     for field in argv[2:]:
-        deleted += h.delete(field)
+        if h.delete(field):
+            gone.append(field)
         if not len(h):
             break
+    deleted = len(gone)
     if deleted:
-        ctx.notify(NOTIFY_HASH, b"hdel", key)
+        ctx.notify(NOTIFY_HASH, b"hdel", key, gone)
         if not len(h):
             ctx.db.delete(key)
             ctx.ready(key)
@@ -194,14 +196,16 @@ def hgetdel(ctx: Ctx, argv: list[bytes]) -> object:
     if h is None:
         return [None] * numfields
     values = []
+    gone = []
     for field in argv[4:]:
         value = h.get(field)
         if value is not None:
             h.delete(field)
+            gone.append(field)
         values.append(value)
-    deleted = sum(v is not None for v in values)
+    deleted = len(gone)
     if deleted:
-        ctx.notify(NOTIFY_HASH, b"hdel", key)
+        ctx.notify(NOTIFY_HASH, b"hdel", key, gone)
         if not len(h):
             ctx.db.delete(key)
             ctx.ready(key)
@@ -229,7 +233,7 @@ def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, [field, b"%d" % new], keep_ttl=True)
     ctx.modified(key)
     ctx.propagate_argv()
-    ctx.notify(NOTIFY_HASH, b"hincrby", key)
+    ctx.notify(NOTIFY_HASH, b"hincrby", key, [field])
     return new
 
 
@@ -259,7 +263,7 @@ def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     _set_pairs(ctx, h, [field, text], keep_ttl=True)
     ctx.modified(key)
     ctx.effect([b"HSET", key, field, text])
-    ctx.notify(NOTIFY_HASH, b"hincrbyfloat", key)
+    ctx.notify(NOTIFY_HASH, b"hincrbyfloat", key, [field])
     when = h.ttl.get(field)
     if when is not None:  # the HSET clears the replica's TTL: give it back
         ctx.effect([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field])

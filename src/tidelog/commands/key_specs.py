@@ -19,6 +19,7 @@ families add their own entries (``COMMAND_EXTRAS.update``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -258,8 +259,18 @@ def _keynum_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
     return list(range(first, first + n * keystep, keystep))
 
 
+# Commands that find their keys themselves (Redis's getkeys_proc), where the
+# key specs alone would give too many: name -> argv -> key positions.  The
+# first key spec's flags go with each key.
+KEY_FINDERS: dict[str, Callable[[list[bytes]], list[int]]] = {}
+
+
 def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[int, KeySpec]]:
     """(argv index, key spec) of every key in a full command."""
+    finder = KEY_FINDERS.get(spec.name)
+    if finder is not None:
+        first_spec = key_specs(spec)[0]
+        return [(i, first_spec) for i in finder(argv)]
     found: list[tuple[int, KeySpec]] = []
     for ks in key_specs(spec):
         if ks.begin is None:
