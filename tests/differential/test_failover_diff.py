@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 import redis
 
+from tests.differential.conftest import Differ
 from tests.integration.test_replication import start_tidelog_replica
 from tests.support.rawclient import RawClient
+from tests.support.redis_oracle import free_port
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.differential
@@ -40,14 +42,25 @@ def test_without_replicas(differ):
     differ.check_all(WITHOUT_REPLICAS)
 
 
-def test_with_a_replica(differ, tidelog, oracle_server, processes, tmp_path):
-    """A Tidelog replica of Tidelog, a redis-server replica of redis-server;
-    then the replicas themselves are compared too."""
-    ours = start_tidelog_replica(processes, tmp_path, tidelog.port)[0]
-    theirs = processes.redis("--replicaof", "127.0.0.1", str(oracle_server.port))
+def test_with_a_replica(processes, tmp_path):
+    """A Tidelog replica of a Tidelog primary, a redis-server replica of a
+    redis-server primary (both primaries private to this test, so the shared
+    servers of the other tests keep no replication history); then the
+    replicas themselves are compared too."""
+    port = free_port()
+    data = tmp_path / "primary"
+    data.mkdir()
+    processes.tidelog(["--port", str(port), "--dir", str(data), "--save", ""], port=port)
+    oracle = processes.redis()
+    ours = start_tidelog_replica(processes, tmp_path, port)[0]
+    theirs = processes.redis("--replicaof", "127.0.0.1", str(oracle.port))
     client = redis.Redis(port=theirs.port, decode_responses=True, socket_timeout=30)
     wait_until(lambda: client.info("replication")["master_link_status"] == "up", timeout=30)
-    differ.check_all(WITH_A_REPLICA)
+    primaries = Differ(port, oracle.port)
+    try:
+        primaries.check_all(WITH_A_REPLICA)
+    finally:
+        primaries.close()
     with RawClient(ours.port) as a, RawClient(theirs.port) as b:
         for argv in (["FAILOVER"], ["FAILOVER", "FORCE"], ["FAILOVER", "ABORT"],
                      ["PSYNC", "not-my-id", "1", "FAILOVER"]):
