@@ -1070,8 +1070,9 @@ class Engine:
             db.track(lfu, policy.endswith("-lrm"))
 
     def set_maxmemory(self, limit: int) -> None:
-        """maxmemory (bytes, 0: none): while set, the commands that grow the
-        data set are out of the fast dispatch, and each asks the heap first.
+        """maxmemory (bytes, 0: none): while set, every command is out of the
+        fast dispatch and asks the heap first (keys are evicted before it);
+        those that grow the data set are refused when it stays over.
         As in Redis, keys are evicted at once when the data is over the new
         limit (as many as one check evicts)."""
         self.ops.maxmemory = limit
@@ -1196,8 +1197,11 @@ class Engine:
             refusal = ops.stale_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
-        if deny_oom and ops.maxmemory and client.kind == "normal" and \
-                not self.fits_in_memory():
+        # As Redis, keys are evicted before any command (a read too, so that
+        # the evicted keys' invalidations come before its reply); only the
+        # commands that grow the data are refused when that is not enough.
+        if ops.maxmemory and client.kind == "normal" and not self.fits_in_memory() and \
+                deny_oom:
             return self._reject(client, entry, errors.OOM)
         if is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
@@ -1346,7 +1350,7 @@ class Engine:
         if not spec.subcommands and "|" not in spec.name and not self.ops.bypass and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
-                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
+                not self.ops.maxmemory and self.ops.stale_guard is None:
             self._dispatch[raw_name] = entry
             if entry.run is not None:
                 self.runnable.add(raw_name)
