@@ -539,6 +539,7 @@ class Engine:
         # When the cross protocol warning was last logged (monotonic seconds).
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
+        self.pause_cron = False    # DEBUG PAUSE-CRON 1 skips the cron's work altogether
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
@@ -1858,7 +1859,10 @@ class Engine:
 
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
-        """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
+        """Periodic work (``hz`` times a second): active expiry, IDMP expiry.
+        None of it while DEBUG PAUSE-CRON 1 holds it (as Redis's serverCron)."""
+        if self.pause_cron:
+            return
         timed = self.ops.latency_threshold_ms  # LATENCY's expire-cycle event
         started = time.monotonic_ns()
         for db in self.dbs:
