@@ -1204,6 +1204,12 @@ class Engine:
         if ops.maxmemory and client.kind == "normal" and not self.fits_in_memory() and \
                 deny_oom:
             return self._reject(client, entry, errors.OOM)
+        if self.tracking.clients:
+            # tracking-table-max-keys lowered since the last check: as Redis,
+            # keys are given up before the next command (queued in MULTI
+            # too), their messages ahead of its reply.  (The fast dispatch
+            # skips this; the cron does it for those commands.)
+            self.tracking.enforce_limit()
         if is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
