@@ -544,6 +544,7 @@ class Engine:
         # When the cross protocol warning was last logged (monotonic seconds).
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
+        self.pause_cron = False    # DEBUG PAUSE-CRON 1 skips the cron's work altogether
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
@@ -1099,8 +1100,9 @@ class Engine:
             db.track(lfu, policy.endswith("-lrm"))
 
     def set_maxmemory(self, limit: int) -> None:
-        """maxmemory (bytes, 0: none): while set, the commands that grow the
-        data set are out of the fast dispatch, and each asks the heap first.
+        """maxmemory (bytes, 0: none): while set, every command is out of the
+        fast dispatch and asks the heap first (keys are evicted before it);
+        those that grow the data set are refused when it stays over.
         As in Redis, keys are evicted at once when the data is over the new
         limit (as many as one check evicts)."""
         self.ops.maxmemory = limit
@@ -1225,9 +1227,18 @@ class Engine:
             refusal = ops.stale_guard(client)
             if refusal is not None:
                 return self._reject(client, entry, refusal)
-        if deny_oom and ops.maxmemory and client.kind == "normal" and \
-                not self.fits_in_memory():
+        # As Redis, keys are evicted before any command (a read too, so that
+        # the evicted keys' invalidations come before its reply); only the
+        # commands that grow the data are refused when that is not enough.
+        if ops.maxmemory and client.kind == "normal" and not self.fits_in_memory() and \
+                deny_oom:
             return self._reject(client, entry, errors.OOM)
+        if self.tracking.clients:
+            # tracking-table-max-keys lowered since the last check: as Redis,
+            # keys are given up before the next command (queued in MULTI
+            # too), their messages ahead of its reply.  (The fast dispatch
+            # skips this; the cron does it for those commands.)
+            self.tracking.enforce_limit()
         if is_write and ops.write_guard is not None:
             refusal = ops.write_guard(client)
             if refusal is not None:
@@ -1375,7 +1386,7 @@ class Engine:
         if not spec.subcommands and "|" not in spec.name and not self.ops.bypass and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
-                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
+                not self.ops.maxmemory and self.ops.stale_guard is None:
             self._dispatch[raw_name] = entry
             if entry.run is not None:
                 self.runnable.add(raw_name)
@@ -1883,7 +1894,10 @@ class Engine:
 
     # -- housekeeping ---------------------------------------------------------------
     def cron(self) -> None:
-        """Periodic work (``hz`` times a second): active expiry, IDMP expiry."""
+        """Periodic work (``hz`` times a second): active expiry, IDMP expiry.
+        None of it while DEBUG PAUSE-CRON 1 holds it (as Redis's serverCron)."""
+        if self.pause_cron:
+            return
         timed = self.ops.latency_threshold_ms  # LATENCY's expire-cycle event
         started = time.monotonic_ns()
         for db in self.dbs:

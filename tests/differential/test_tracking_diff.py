@@ -665,3 +665,29 @@ def test_random_sequences(differ, pairs, options):
             shown = int(os.environ.get("TRACKING_HISTORY", "6"))
             raise AssertionError(f"after {history[-shown:]!r}") from exc
     assert received > 0 or options == ["OPTIN"]  # the sequences do make invalidations
+
+
+def test_lowered_table_limit_applies_before_the_next_command(differ, pairs):
+    """tracking-table-max-keys lowered: the keys over it are given up before
+    the next command runs, even one MULTI only queues, their invalidation
+    ahead of its reply (redis/redis#11715).  The cron, which would do it
+    too, is held by DEBUG PAUSE-CRON.  Redis picks the key given up at
+    random: either of the two, on either server."""
+    a = pairs()
+    differ.check("CONFIG", "SET", "tracking-table-max-keys", "2")
+    differ.check("DEBUG", "PAUSE-CRON", "1")
+    try:
+        same(a, "CLIENT", "TRACKING", "ON")
+        same(a, "MGET", "t30.a", "t30.b")
+        same(a, "MULTI")
+        differ.check("CONFIG", "SET", "tracking-table-max-keys", "1")
+        a.send("PING")
+        for reply in a.replies():
+            assert reply in (push(b"t30.a"), push(b"t30.b"))
+        assert a.replies() == (b"+QUEUED\r\n", b"+QUEUED\r\n")
+        assert same(a, "EXEC") == b"*1\r\n+PONG\r\n"
+    finally:
+        differ.check("DEBUG", "PAUSE-CRON", "0")
+        differ.check("CONFIG", "SET", "tracking-table-max-keys", "0")
+    differ.check("DEBUG", "PAUSE-CRON", "abc")  # C's atoi: 0
+    differ.check("DEBUG", "PAUSE-CRON")

@@ -235,3 +235,14 @@ def test_last_load_keys(embedded, tmp_path) -> None:
         # Saved (as Redis saves a key not yet reaped), skipped at load.
         assert (info["rdb_last_load_keys_loaded"], info["rdb_last_load_keys_expired"]) == (3, 1)
         assert r.exists("soon") == 0
+
+
+def test_memory_not_counted_for_eviction(tidelog_srv) -> None:
+    # Redis's suite weighs used_memory - mem_not_counted_for_evict against
+    # maxmemory (the tracking eviction test); Redis shows the field between
+    # maxmemory_policy and mem_allocator.  Tidelog counts everything: 0.
+    memory = section_keys(tidelog_srv.port, "memory")
+    at = memory.index("mem_not_counted_for_evict")
+    assert memory.index("maxmemory_policy") < at < memory.index("mem_allocator")
+    with redis.Redis(port=tidelog_srv.port) as r:
+        assert r.info("memory")["mem_not_counted_for_evict"] == 0

@@ -20,6 +20,8 @@ import redis.asyncio
 from redis._parsers import _RESP3Parser
 from redis.cache import CacheConfig
 
+from tests.support.redis_oracle import free_port
+
 TIMEOUT = 5.0
 
 
@@ -216,3 +218,35 @@ def test_asyncio_resp2_redirect(tidelog):
 
     assert asyncio.run(main()) == {"type": "message", "pattern": None,
                                    "channel": b"__redis__:invalidate", "data": [b"ak"]}
+
+
+@pytest.fixture
+def own_server(processes, tmp_path):
+    """A server of its own: the test below sets maxmemory."""
+    port = free_port()
+    return processes.tidelog(["--port", str(port), "--dir", str(tmp_path), "--save", ""],
+                             port=port)
+
+
+def test_eviction_before_a_read_comes_before_its_reply(own_server):
+    # Redis evicts before every command, a read too (its processCommand), and
+    # the evicted keys' invalidations reach the client running the command
+    # before that command's reply (Redis's own tracking test does the same).
+    c = own_server.client()
+    t = Tracked(own_server.port)
+    try:
+        assert t.call("CLIENT", "TRACKING", "ON") in (b"OK", "OK")
+        c.config_set("maxmemory-policy", "volatile-random")
+        c.config_set("maxmemory", c.info("memory")["used_memory"] + 1024 * 1024)
+        t.call("SETEX", "volatile-key", 10000, "x")
+        t.call("GET", "volatile-key")
+        t.call("SETBIT", "big-key", 32_000_000, 0)  # 4 MB: over the limit now
+        assert t.seen == []
+        assert t.call("GETBIT", "big-key", 0) == 0
+        # The invalidation was parsed while reading GETBIT's reply: it came first.
+        assert [push[1] for push in t.seen] == [[b"volatile-key"]]
+        assert c.info("stats")["evicted_keys"] == 1
+        assert c.exists("volatile-key") == 0
+    finally:
+        t.close()
+        c.config_set("maxmemory", 0)

@@ -247,6 +247,7 @@ class EngineAPI(Protocol):
     started: float
     started_ms: int
     active_expire: bool
+    pause_cron: bool
     shutdown_hook: Callable[[], None] | None
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.

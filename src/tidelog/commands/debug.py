@@ -144,6 +144,8 @@ _DEBUG_HELP = [
     "    Sets the threshold for elements to be inserted as plain vs packed nodes",
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
     "    (Accepted; Tidelog's lists have no plain nodes.)",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -202,6 +204,15 @@ def debug_object(ctx: Ctx, argv: list[bytes]) -> Reply:
 def debug_set_active_expire(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DEBUG SET-ACTIVE-EXPIRE <0 | 1>"""
     ctx.engine.active_expire = bool(_c_atoi(argv[2]))
+    return OK
+
+
+@debug_subcommand("pause-cron", arity=3)
+def debug_pause_cron(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """DEBUG PAUSE-CRON <0 | 1>
+
+    Any value but 0 (as C's atoi reads it) stops the periodic work. O(1)."""
+    ctx.engine.pause_cron = bool(_c_atoi(argv[2]))
     return OK
 
 

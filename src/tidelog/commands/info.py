@@ -153,6 +153,9 @@ def _section_memory(ctx: Ctx) -> list[str]:
         f"maxmemory:{maxmemory}",
         f"maxmemory_human:{bytes_to_human(maxmemory)}",
         f"maxmemory_policy:{ctx.config['maxmemory-policy']}",
+        # Redis leaves its replication and AOF buffers out of the memory it
+        # weighs against maxmemory; Tidelog weighs all of used_memory.
+        "mem_not_counted_for_evict:0",
         "mem_allocator:pymalloc",
         "active_defrag_running:0",
         # Tidelog frees every value at once (UNLINK, FLUSHALL ASYNC too):
