@@ -61,6 +61,18 @@ REDIS_OPTIONS = [
 ]
 DEFAULT_TAGS = "-slow"
 
+# 7.0 tests that wait forever under Redis 8's semantics: each waits for a
+# message Redis 7.2+ no longer sends, so the unit would stop at its time limit
+# and none of its later tests would run.  They are not run (the suite's
+# --skiptest) and are counted as failed, each named in failures.txt; the
+# difference is in docs/compatibility.md.
+WAITS_FOREVER = {
+    # Redis 7.2+ (redis/redis#11770): a script's read tracks the keys that
+    # read touched, not every key the EVAL names; the test waits for the
+    # invalidation of a key only 7.0 tracked.
+    "unit/tracking": ["Tracking only occurs for scripts when a command calls a read-only command"],
+}
+
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 PORT_TAKEN = re.compile(rb"couldn't open socket: address already in use|Can't find a non busy port")
 LINE = re.compile(r"^\[(ok|err|skip|ignore|exception|timeout)\]: (.*)$")
@@ -228,6 +240,9 @@ def run_unit(unit: str, tree: Path, kind: str, args: argparse.Namespace,
             ]
             if args.tags:
                 runner += ["--tags", args.tags]
+            if kind == "tidelog":
+                for test in WAITS_FOREVER.get(unit, ()):
+                    runner += ["--skiptest", test]
             out, timed_out, returncode = run_suite(runner, tree, args.timeout)
             if not timed_out and returncode and PORT_TAKEN.search(out):
                 continue
@@ -236,6 +251,13 @@ def run_unit(unit: str, tree: Path, kind: str, args: argparse.Namespace,
         text = out.decode("utf-8", "replace")
         (results / f"{name}.log").write_text(text)
         parse_output(text, result)
+        if kind == "tidelog":
+            for test in WAITS_FOREVER.get(unit, ()):
+                if f"[skip]: {test}" in ANSI.sub("", text):
+                    result.skipped -= 1
+                    result.failed += 1
+                    result.failures = [*(result.failures or ()),
+                                       f"{test} (not run: waits forever under Redis 8's semantics)"]
         done = re.search(r"^\[\d+/\d+ done\]: ", ANSI.sub("", text), re.M)
         if returncode and not (done or result.exception or result.timeout):
             last = text.strip().splitlines()[-1:] or ["no output"]
