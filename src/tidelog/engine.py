@@ -197,10 +197,35 @@ _KEYSPACE_FLAGS = frozenset({"readonly", "write", "may_replicate"})
 _MAY_REPLICATE = frozenset({"publish", "spublish", "eval", "evalsha", "fcall", "pfcount"})
 
 
+# CONFIG SET's values Redis redacts (its sensitive options).
+_SENSITIVE_CONFIG = frozenset({b"requirepass", b"masterauth", b"masteruser",
+                               b"tls-key-file-pass", b"tls-client-key-file-pass"})
+
+
 def monitor_args(argv: list[bytes]) -> list[bytes]:
-    """The arguments MONITOR and SLOWLOG show: AUTH's, HELLO's and ACL
-    SETUSER's credentials redacted, as Redis does."""
+    """The arguments MONITOR and SLOWLOG show: the credentials of AUTH,
+    HELLO, ACL SETUSER and MIGRATE's AUTH/AUTH2, and CONFIG SET's sensitive
+    values, redacted, as Redis does.  O(N) in the arguments for those
+    commands, O(1) for the others."""
     name = argv[0].lower()
+    if name == b"migrate":
+        shown = list(argv)
+        i = 6
+        while i < len(argv):
+            option = argv[i].upper()
+            if option == b"KEYS":
+                break
+            count = 1 if option == b"AUTH" else 2 if option == b"AUTH2" else 0
+            for j in range(i + 1, min(i + 1 + count, len(argv))):
+                shown[j] = b"(redacted)"
+            i += 1 + count
+        return shown
+    if name == b"config" and len(argv) > 3 and argv[1].lower() == b"set":
+        shown = list(argv)
+        for i in range(2, len(argv) - 1, 2):
+            if argv[i].lower() in _SENSITIVE_CONFIG:
+                shown[i + 1] = b"(redacted)"
+        return shown
     if name == b"auth":
         return [argv[0]] + [b"(redacted)"] * (len(argv) - 1)
     if name == b"acl" and len(argv) > 2 and argv[1].lower() == b"setuser":

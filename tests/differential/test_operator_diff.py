@@ -142,6 +142,29 @@ def test_slowlog_entries(differ):
     differ.check("CONFIG", "SET", "slowlog-max-len", "128")
 
 
+def test_slowlog_redacts_migrate_and_sensitive_config(differ):
+    """MIGRATE's AUTH password and AUTH2 user and password, and CONFIG SET's
+    sensitive values, are logged as "(redacted)" (Redis's slowlog.tcl "Some
+    commands can redact sensitive fields")."""
+    _mask_slowlog(differ)
+    differ.normalise(rb"-IOERR[^\r]*\r\n", b"-IOERR\r\n")
+    differ.check("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    differ.check("SLOWLOG", "RESET")
+    try:
+        differ.check("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u", "p")
+        differ.check("MIGRATE", "127.0.0.1", "1", "", "0", "10", "COPY", "AUTH", "pw",
+                     "KEYS", "a", "b")
+        differ.check("CONFIG", "SET", "masterauth", "x")
+        differ.check("CONFIG", "SET", "maxmemory", "0", "masteruser", "u")
+        differ.check("CONFIG", "SET", "requirepass", "")
+        reply = differ.check("SLOWLOG", "GET", "-1")
+        assert reply.count(b"(redacted)") == 6 and b"$2\r\npw\r\n" not in reply
+    finally:
+        differ.check("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        differ.check("CONFIG", "SET", "masterauth", "", "masteruser", "")
+        differ.check("SLOWLOG", "RESET")
+
+
 def test_slowlog_errors_and_help(differ):
     for argv in (["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "1", "2"],
                  ["SLOWLOG", "LEN", "x"], ["SLOWLOG", "RESET", "1"], ["SLOWLOG", "FOO"],
