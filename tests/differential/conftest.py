@@ -24,7 +24,9 @@ import re
 import pytest
 
 from tests.support.differ_tools import without_idmp_fields
+from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
+from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -91,3 +93,15 @@ def differ(tidelog, oracle_server):
     d.reset()
     yield d
     d.close()
+
+
+@pytest.fixture(scope="module")
+def aof_oracle():
+    """A redis-server of the module's own with ``appendonly yes`` and
+    ``appendfsync always``, whose AOF is read back to compare what each
+    command propagates (:func:`tests.support.differ_tools.assert_effects_match_aof`)."""
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server is not installed")
+    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
+    yield srv
+    srv.stop()

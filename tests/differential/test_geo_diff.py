@@ -26,8 +26,6 @@ import pytest
 
 from tests.differential.test_notify_diff import run, watch  # noqa: F401 (fixture)
 from tests.support.differ_tools import assert_effects_match_aof, parse
-from tests.support.processes import RedisServer
-from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.resp.doubles import format_double
 from tidelog.types.longdouble import format_human
 
@@ -602,15 +600,6 @@ def test_random_run(differ, seed):
 
 
 # -- propagation, events, COMMAND INFO -------------------------------------------------------------
-@pytest.fixture
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
-
 EFFECT_SCRIPT = [
     ["GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"],
     ["GEOADD", "g", "ch", "XX", "13.3", "38.1", "Palermo", "1", "1", "new"],

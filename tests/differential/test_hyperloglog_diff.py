@@ -12,9 +12,7 @@ import random
 import pytest
 
 from tests.support.differ_tools import assert_effects_match_aof
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -324,15 +322,6 @@ def test_random_commands(d):
     for key in keys:
         d.check("GET", key)
         d.check("PFCOUNT", key)
-
-
-@pytest.fixture
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
 
 
 EFFECT_SCRIPT = [

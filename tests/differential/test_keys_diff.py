@@ -9,9 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.differ_tools import _ports, captured_effects, read_aof_commands
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -338,15 +336,6 @@ def test_watch_sees_key_commands(differ, case):
 
 
 # -- AOF effects ----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
-
 EFFECT_SCRIPT = [
     ["SET", "a", "1"], ["SADD", "s", "3", "1", "2"],
     ["COPY", "a", "b"], ["COPY", "a", "b"], ["COPY", "a", "b", "REPLACE"],

@@ -18,9 +18,7 @@ from tests.support.differ_tools import (
     captured_effects,
     wait_blocked,
 )
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -427,15 +425,6 @@ def test_client_unblock(differ, tidelog):
 
 
 # -- effects: what we propagate against Redis's AOF -------------------------------------------
-
-@pytest.fixture(scope="module")
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
 
 EFFECT_SCRIPT = [
     ["RPUSH", "l", "a", "b", "c", "d", "e", "f"], ["LPUSH", "l", "z"], ["LPUSHX", "none", "x"],

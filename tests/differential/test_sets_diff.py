@@ -21,9 +21,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.differ_tools import captured_effects, parse, read_aof_commands
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -353,15 +351,6 @@ def test_resp3_shapes(d):
 
 
 # -- effects: what we propagate against Redis's AOF ---------------------------------------------
-@pytest.fixture(scope="module")
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
-
 EFFECT_SCRIPT = [
     ["SADD", "s", "1", "2", "x"], ["SADD", "s", "1"], ["SREM", "s", "nothere"],
     ["SREM", "s", "2", "q"], ["SMOVE", "s", "t", "1"], ["SMOVE", "s", "t", "nothere"],

@@ -22,9 +22,7 @@ import random
 import pytest
 
 from tests.support.differ_tools import Pair, captured_effects, read_aof_commands, wait_blocked
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient, encode_command
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -636,15 +634,6 @@ def test_known_differences(differ):
 
 
 # -- effects: what we propagate against Redis's AOF ---------------------------------------------
-
-@pytest.fixture(scope="module")
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
 
 EFFECT_SCRIPT = [
     ["XADD", "s", "1-1", "f", "v"],

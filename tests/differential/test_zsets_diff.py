@@ -26,9 +26,7 @@ from tests.support.differ_tools import (
     read_aof_commands,
     wait_blocked,
 )
-from tests.support.processes import RedisServer
 from tests.support.rawclient import RawClient
-from tests.support.redis_oracle import REDIS_SERVER
 
 pytestmark = pytest.mark.differential
 
@@ -406,15 +404,6 @@ def test_big_skiplist(d):
 
 
 # -- effects: what we propagate against Redis's AOF ---------------------------------------------
-@pytest.fixture(scope="module")
-def aof_oracle():
-    if REDIS_SERVER is None:
-        pytest.skip("redis-server is not installed")
-    srv = RedisServer("--appendonly", "yes", "--appendfsync", "always")
-    yield srv
-    srv.stop()
-
-
 EFFECT_SCRIPT = [
     ["ZADD", "a", "1", "x", "2", "y", "3", "z", "4", "w", "5", "v"], ["ZADD", "a", "1", "x"],
     ["ZADD", "a", "NX", "9", "x"], ["ZADD", "a", "INCR", "2", "x"], ["ZINCRBY", "a", "1", "q"],
