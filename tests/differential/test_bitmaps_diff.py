@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import random
 import re
-from contextlib import contextmanager
 
 import pytest
+
+from tests.support.differ_tools import small_bulk_limit
 
 pytestmark = pytest.mark.differential
 
@@ -35,17 +36,6 @@ def d(differ, request):
     for client in (differ.ours, differ.theirs):
         assert client.call("XADD", "s", "1-1", "f", "v") == b"$3\r\n1-1\r\n"
     return differ
-
-
-@contextmanager
-def small_bulk_limit(differ):
-    """proto-max-bulk-len at its 1 MB minimum on both servers, restored after."""
-    differ.check("CONFIG", "SET", "proto-max-bulk-len", "1mb")
-    try:
-        yield
-    finally:
-        for client in (differ.ours, differ.theirs):
-            client.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
 
 
 def test_setbit_getbit(d):

@@ -7,11 +7,12 @@ WRONGTYPE paths."""
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.support.differ_tools import small_bulk_limit
 
 pytestmark = pytest.mark.differential
 
@@ -170,17 +171,6 @@ def test_setrange(d):
         ["SETRANGE", "big", "536870912", "x"], ["SETRANGE", "big", "536870911", ""],
         ["SETRANGE", "k", "9223372036854775807", "x"], ["EXISTS", "big"],
     ])
-
-
-@contextmanager
-def small_bulk_limit(differ):
-    """proto-max-bulk-len at its 1 MB minimum on both servers, restored after."""
-    differ.check("CONFIG", "SET", "proto-max-bulk-len", "1mb")
-    try:
-        yield
-    finally:
-        for client in (differ.ours, differ.theirs):
-            client.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
 
 
 def test_string_length_limit(differ):

@@ -179,3 +179,14 @@ def without_idmp_fields(ours: bytes, theirs: bytes) -> bytes:
     assert found == heads, f"an XINFO STREAM reply without the IDMP fields: {ours!r}"
     assert b"idmp-duration" not in theirs, f"redis-server shows IDMP fields: {theirs!r}"
     return stripped
+
+
+@contextmanager
+def small_bulk_limit(differ):
+    """proto-max-bulk-len at its 1 MB minimum on both servers, restored after."""
+    differ.check("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+    try:
+        yield
+    finally:
+        for client in (differ.ours, differ.theirs):
+            client.call("CONFIG", "SET", "proto-max-bulk-len", "512mb")
