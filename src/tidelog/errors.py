@@ -764,3 +764,15 @@ MIGRATE_IOERR_CONNECT = b"IOERR error or timeout connecting to the client"
 MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
 MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
 MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "
+
+# -- INCREX (Redis 8.8, commands/string_increx.py) ---------------------------------
+INCREX_INCREMENT_NOT_INTEGER = b"ERR Increment is not an integer or out of range"
+INCREX_INCREMENT_NOT_FLOAT = b"ERR Increment is not a valid float"
+INCREX_INCREMENT_INFINITY = b"ERR BYFLOAT increment cannot be Infinity"
+INCREX_VALUE_INFINITY = b"ERR value cannot be Infinity"
+INCREX_BOUND_NOT_INTEGER = b"ERR %s is not an integer or out of range"  # LBOUND / UBOUND
+INCREX_BOUND_NOT_FLOAT = b"ERR %s is not a valid float"
+INCREX_BOUNDS_CROSSED = b"ERR LBOUND can't be greater than UBOUND"
+INCREX_ENX_WITHOUT_EXPIRE = b"ERR ENX flag requires an expiration"
+INCREX_APPLIED_OVERFLOW = b"ERR applied increment would overflow"
+INCREX_APPLIED_INFINITY = b"ERR applied increment would be Infinity"

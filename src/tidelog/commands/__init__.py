@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     sort,
     streams,
     string_conditions,
+    string_increx,
     string_ranges,
     strings,
     tracking,

@@ -158,6 +158,7 @@ COMMAND_EXTRAS: dict[str, tuple[tuple[str, ...], list[KeySpec] | None]] = {
     "delex": ((), [_ks("RW delete", 1)]),
     "digest": ((), [_ks("RO", 1)]),
     "incrbyfloat": ((), [_ks("RW access update", 1)]),
+    "increx": ((), [_ks("RW access update", 1)]),
     "append": ((), [_ks("RW insert", 1)]),
     "strlen": ((), [_ks("RO", 1)]),
     "setrange": ((), [_ks("RW update", 1)]),

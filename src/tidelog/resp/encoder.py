@@ -12,6 +12,7 @@ becomes (the types are in :mod:`tidelog.resp.replies`):
     bool             #t / #f                     :1 / :0
     int              :<n>  (beyond 64 bits: (<n> big number)    :<n>  (beyond: bulk)
     float            ,<shortest>                 bulk "<shortest>"
+    DoubleText       ,<text>                     bulk <text>
     list, tuple      *<n> array                  same
     None             _                           $-1
     NULL_ARRAY       _                           *-1
@@ -54,6 +55,7 @@ from .doubles import format_double
 from .replies import (
     OK,
     PONG,
+    DoubleText,
     ErrorReply,
     Map,
     Push,
@@ -353,6 +355,14 @@ def _encode_other(out: bytearray, item: Any, resp3: bool) -> Any:
         out += CRLF
     elif t is _NullArray:
         out += NULL_RESP3 if resp3 else NULL_ARRAY_RESP2
+    elif t is DoubleText:
+        text = item.text
+        if resp3:
+            out += b","
+            out += text
+            out += CRLF
+        else:
+            out += b"$%d\r\n%s\r\n" % (len(text), text)
     # Subclasses and other buffer types, slowest.
     elif isinstance(item, RawReply):
         out += item

@@ -72,6 +72,16 @@ class Verbatim:
 
 
 @dataclass(frozen=True, slots=True)
+class DoubleText:
+    """RESP3 double ``,<text>`` with the digits given; RESP2 a bulk string of
+    the same text.  For a number Redis prints itself (the ``long double``
+    INCREX computes in, written as INCRBYFLOAT writes it), which no binary
+    double's shortest form would reproduce."""
+
+    text: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Push:
     """RESP3 push ``>``; RESP2 an array."""
 

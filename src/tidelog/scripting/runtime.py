@@ -43,7 +43,15 @@ import lupa.lua51 as lua51
 from .. import REDIS_VERSION, errors
 from ..commands import table
 from ..resp.doubles import format_double
-from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
+from ..resp.replies import (
+    NULL_ARRAY,
+    DoubleText,
+    ErrorReply,
+    Map,
+    SetReply,
+    SimpleString,
+    Verbatim,
+)
 from . import lualibs
 
 # The libraries Redis compiles into its Lua (cjson, cmsgpack, bit, struct:
@@ -665,6 +673,10 @@ class LuaRuntime:
             if resp3:
                 return self._table_from({b"double": reply})
             return format_double(reply)
+        if t is DoubleText:  # as Redis reads a RESP3 double: strtod of its text
+            if resp3:
+                return self._table_from({b"double": float(reply.text)})
+            return reply.text
         if t is Map:
             if resp3:
                 inner = self.lua.table()

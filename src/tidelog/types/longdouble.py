@@ -32,6 +32,8 @@ HUMAN_DIGITS = 17                  # %.17Lf
 
 INF = float("inf")
 ZERO = Fraction(0)
+# The largest finite long double (LDBL_MAX): 64 one bits at the top exponent.
+MAX = Fraction(((1 << MANTISSA_BITS) - 1) << (MAX_EXP + 1 - MANTISSA_BITS))
 LongDouble = Fraction | float      # a finite value, or +-inf
 
 _DECIMAL = re.compile(rb"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
