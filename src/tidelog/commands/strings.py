@@ -3,7 +3,7 @@
 GET, MGET, GETDEL, GETEX; SET (every option, 8.4's IFEQ/IFNE/IFDEQ/IFDNE
 among them), SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, MSETEX; the
 counters INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.  8.4's DELEX and DIGEST
-are in :mod:`.string_conditions`.  The
+are in :mod:`.string_conditions`, 8.8's INCREX in :mod:`.string_increx`.  The
 commands on parts of a string (APPEND, STRLEN, GETRANGE, SETRANGE, LCS) are
 in :mod:`.string_ranges`.
 
