@@ -378,3 +378,22 @@ def test_command_info():
     assert info[:6] == [b"increx", -2, info[2], 1, 1, 1]
     assert {f.text for f in info[2].items} == {b"write", b"denyoom", b"fast"}
     assert [c.text for c in info[6].items] == [b"@write", b"@string", b"@fast"]
+
+
+def test_from_a_script_in_both_protocols():
+    """A script sees BYFLOAT's numbers as strings (RESP2) or doubles (RESP3,
+    after redis.setresp(3)), as it sees any reply of those types."""
+    h = fresh(f="1.5")
+    script = "return redis.call('INCREX', KEYS[1], 'BYFLOAT', '0.25')"
+    assert h.ok("EVAL", script, 1, "f") == [b"1.75", b"0.25"]
+    script3 = ("redis.setresp(3); local r = redis.call('INCREX', KEYS[1], 'BYFLOAT', '0.25');"
+               " return {r[1]['double'] * 100, r[2]['double'] * 100}")
+    assert h.ok("EVAL", script3, 1, "f") == [200, 25]
+    assert h.ok("EVAL", "return redis.call('INCREX', KEYS[1], 'BYINT', 3)", 1, "i") == [3, 3]
+    assert h.take_effects()[-1] == [b"SET", b"i", b"3", b"KEEPTTL"]
+
+
+def test_acl_category():
+    h = fresh()
+    assert b"increx" in h.ok("ACL", "CAT", "string")
+    assert b"increx" in h.ok("ACL", "CAT", "fast")
