@@ -764,3 +764,8 @@ MIGRATE_IOERR_CONNECT = b"IOERR error or timeout connecting to the client"
 MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
 MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
 MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "
+
+# -- HIMPORT (Redis 8.10) ------------------------------------------------------------
+HIMPORT_DUPLICATE_FIELD = b"ERR duplicate field name in fieldset"
+HIMPORT_NO_SUCH_FIELDSET = b"ERR no such fieldset"
+HIMPORT_VALUE_COUNT = b"ERR value count does not match fieldset field count"

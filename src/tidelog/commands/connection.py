@@ -188,6 +188,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.name = b""
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
+    client.himport = None  # HIMPORT DISCARDALL
     ctx.engine.set_client_user(client, None)  # the default user, as at connect
     return SimpleString(b"RESET")
 
