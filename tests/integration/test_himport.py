@@ -114,6 +114,20 @@ def test_a_closed_connection_takes_its_fieldsets(tidelog):
     assert tidelog.call(holding) == []
 
 
+def test_fieldsets_count_in_the_clients_memory(tidelog):
+    # Redis's "HIMPORT PREPARE state is accounted in client memory" (CLIENT INFO's tot-mem).
+    with redis.Redis(port=tidelog.port, single_connection_client=True) as c:
+        def tot_mem() -> int:
+            return int(c.client_info()["tot-mem"])
+
+        empty = tot_mem()
+        for i in range(100):
+            himport(c, "PREPARE", f"fieldset{i}", *[f"field_{i}_{f}" for f in range(64)])
+        assert tot_mem() > empty + 100 * 64 * 10
+        assert himport(c, "DISCARDALL") == 100
+        assert tot_mem() == empty
+
+
 def test_multi_and_pipelines(tidelog):
     with redis.Redis(port=tidelog.port, protocol=3) as c:
         pipe = c.pipeline(transaction=True)

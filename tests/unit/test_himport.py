@@ -81,6 +81,22 @@ def test_fieldsets_by_name_prepare_replaces_and_a_failed_prepare_keeps_the_old()
     assert sets.discard_all() == 1 and sets.discard_all() == 0 and len(sets) == 0
 
 
+def test_memory_counts_what_is_held_and_returns_to_zero():
+    sets = Fieldsets()
+    sets.prepare(b"u", [b"name", b"email"])
+    assert sets.memory == 1 + 9 + 2 * 8
+    sets.prepare(b"u", [b"id"])  # replaced: the old one is counted off
+    assert sets.memory == 1 + 2 + 8
+    sets.prepare(b"orders", [b"a", b"b", b"c"])
+    with pytest.raises(DuplicateField):
+        sets.prepare(b"orders", [b"x", b"x"])
+    assert sets.memory == 11 + 6 + 3 + 24
+    sets.discard(b"u")
+    assert sets.memory == 6 + 3 + 24
+    sets.discard_all()
+    assert sets.memory == 0
+
+
 # -- replies and errors -----------------------------------------------------------------------
 
 def test_workflow_of_the_himport_page(h):

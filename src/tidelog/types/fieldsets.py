@@ -19,8 +19,12 @@ bytes (``age`` < ``name`` < ``email``; ``b`` < ``aa``).  Redis keeps a
 HIMPORT hash's fields in that order, so HGETALL answers in it; the sort is
 done once at PREPARE, not once per key.
 
-Costs: prepare O(N log N) for N fields; pairs O(N); lookup, discard O(1);
-discard_all O(F) for F fieldsets.
+``Fieldsets.memory`` counts the bytes the connection holds this way (the
+names, and a machine word per field for its position), which CLIENT LIST's
+``tot-mem`` includes, as Redis counts fieldsets in a client's memory.
+
+Costs: prepare O(N log N) for N fields; pairs O(N); lookup O(1); discard
+O(N); discard_all O(F) for F fieldsets.
 """
 
 from __future__ import annotations
@@ -59,6 +63,11 @@ class Fieldset:
     def __len__(self) -> int:
         return len(self.fields)
 
+    @property
+    def memory(self) -> int:
+        """The bytes it holds: the field names and a word per position.  O(N)."""
+        return sum(len(f) for f in self.fields) + 8 * len(self.fields)
+
     def pairs(self, values: list[bytes]) -> dict[bytes, bytes]:
         """Field -> value in canonical order, from values in declared order
         (as many as there are fields: the caller checked).  O(N)."""
@@ -68,10 +77,11 @@ class Fieldset:
 class Fieldsets:
     """The fieldsets of one connection, by name (bytes, compared exactly)."""
 
-    __slots__ = ("by_name",)
+    __slots__ = ("by_name", "memory")
 
     def __init__(self) -> None:
         self.by_name: dict[bytes, Fieldset] = {}
+        self.memory = 0  # bytes held: every name, field names, positions
 
     def __len__(self) -> int:
         return len(self.by_name)
@@ -81,18 +91,26 @@ class Fieldsets:
         duplicate field raises DuplicateField and leaves the name as it was.
         O(N log N)."""
         fieldset = Fieldset.of(declared)
+        self.discard(name)
         self.by_name[name] = fieldset
+        self.memory += len(name) + fieldset.memory
 
     def get(self, name: bytes) -> Fieldset | None:
         """The fieldset under name, None if this connection has none.  O(1)."""
         return self.by_name.get(name)
 
     def discard(self, name: bytes) -> bool:
-        """HIMPORT DISCARD: whether there was one to drop.  O(1)."""
-        return self.by_name.pop(name, None) is not None
+        """HIMPORT DISCARD: whether there was one to drop.  O(N) for its N
+        fields (its memory is counted off)."""
+        fieldset = self.by_name.pop(name, None)
+        if fieldset is None:
+            return False
+        self.memory -= len(name) + fieldset.memory
+        return True
 
     def discard_all(self) -> int:
         """HIMPORT DISCARDALL: how many there were.  O(F)."""
         count = len(self.by_name)
         self.by_name.clear()
+        self.memory = 0
         return count
