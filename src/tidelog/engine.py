@@ -753,6 +753,7 @@ class Engine:
             self.tracking.disable(client)
         self.replication.client_closed(client)
         self.remove_monitor(client)
+        client.himport = None  # its HIMPORT fieldsets go with it
         if client.postponed:
             client.postponed = False
             self.ops.postponed.remove(client)

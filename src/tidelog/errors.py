@@ -776,3 +776,8 @@ INCREX_BOUNDS_CROSSED = b"ERR LBOUND can't be greater than UBOUND"
 INCREX_ENX_WITHOUT_EXPIRE = b"ERR ENX flag requires an expiration"
 INCREX_APPLIED_OVERFLOW = b"ERR applied increment would overflow"
 INCREX_APPLIED_INFINITY = b"ERR applied increment would be Infinity"
+
+# -- HIMPORT (Redis 8.10) ------------------------------------------------------------
+HIMPORT_DUPLICATE_FIELD = b"ERR duplicate field name in fieldset"
+HIMPORT_NO_SUCH_FIELDSET = b"ERR no such fieldset"
+HIMPORT_VALUE_COUNT = b"ERR value count does not match fieldset field count"

@@ -55,8 +55,9 @@ def command_flags(spec: CommandSpec) -> list[str]:
 
 
 def command_categories(spec: CommandSpec) -> list[str]:
-    if spec.handler is None and spec.subcommands:  # a container: Redis shows @slow only
-        return ["@slow"]
+    if spec.handler is None and spec.subcommands:
+        # a container: Redis shows @slow and what its table names (HIMPORT: @hash)
+        return _ordered(["@slow", *spec.categories], _CATEGORY_ORDER)
     return _ordered(spec.acl_categories(), _CATEGORY_ORDER)
 
 

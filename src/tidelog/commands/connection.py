@@ -188,6 +188,7 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.name = b""
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
+    client.himport = None  # HIMPORT DISCARDALL
     ctx.engine.set_client_user(client, None)  # the default user, as at connect
     return SimpleString(b"RESET")
 
@@ -290,6 +291,7 @@ def client_info_line(engine: EngineAPI, client: ClientState,
     omem = client.output_bytes()
     multi_mem = sum(len(a) for cmd in client.multi for a in cmd) if client.multi else 0
     multi = len(client.multi) if client.multi is not None else -1
+    fieldsets = client.himport.memory if client.himport is not None else 0  # HIMPORT PREPARE's
     subs = client.pubsub
     sub, psub, ssub = (0, 0, 0) if subs is None else map(len, subs.kinds)
     head = f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} name="
@@ -298,7 +300,7 @@ def client_info_line(engine: EngineAPI, client: ClientState,
         f" flags={_client_flags(client)} db={client.db} sub={sub} psub={psub} ssub={ssub}"
         f" multi={multi}"
         f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
-        f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem} events=r"
+        f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem + fieldsets} events=r"
         f" cmd={client.last_command}"
     ).encode() + b" user=" + (client.user.name if client.user is not None else b"(superuser)") + (
         f" redir={client.tracking.redirect if client.tracking is not None else -1}"

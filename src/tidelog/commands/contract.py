@@ -123,6 +123,9 @@ class ClientState:
     # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
     # None while tracking is off.
     tracking: Any = None
+    # HIMPORT PREPARE: the connection's fieldsets (a types.fieldsets.Fieldsets),
+    # None while it has none; dropped by RESET and when the connection ends.
+    himport: Any = None
 
 
 # INFO persistence's aof_* lines while no AOF runs (the engine's inert

@@ -280,6 +280,7 @@ class Scripts:
             reply = _Failure(errors.INTERNAL)
         finally:
             self.current = None
+            self.client.himport = None
             engine._executing = saved_executing
             if self.busy is not None:
                 self.busy = None
@@ -346,6 +347,8 @@ class Scripts:
         client = self.client
         client.db = job.client.db
         client.user = job.client.user  # its commands are checked as the caller's
+        # HIMPORT fieldsets last one script call, as Redis's script client's
+        client.himport = None
         if job.script.function:
             ok, value = rt.run_function(job.script.fn, job.keys, job.args)
         else:
