@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     geo,
     hash_ttl,
     hashes,
+    hotkeys,
     hyperloglog,
     idmp,
     info,
