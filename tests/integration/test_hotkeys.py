@@ -262,3 +262,26 @@ def test_no_session_leaves_the_fast_dispatch_alone(srv):
         c.hotkeys_stop()
         c.set("k", "v")
         assert srv.call(lambda: not srv.engine.ops.bypass and bool(srv.engine._dispatch))
+
+
+def test_acl_categories(srv):
+    """HOTKEYS' subcommands are @admin @slow @dangerous, HELP only @slow
+    (the hotkeys-* pages' ACL categories)."""
+    with redis.Redis(port=srv.port) as admin, redis.Redis(port=srv.port) as c:
+        admin.acl_setuser("hk", enabled=True, nopass=True, commands=["+@all", "-@dangerous"],
+                          keys=["*"])
+        try:
+            c.execute_command("AUTH", "hk", "any")
+            with pytest.raises(redis.exceptions.NoPermissionError,
+                               match="no permissions to run the 'hotkeys\\|start' command"):
+                c.hotkeys_start(metrics=[CPU])
+            assert c.execute_command("HOTKEYS", "HELP")[0].startswith(b"HOTKEYS <subcommand>")
+            assert b"no permissions" in admin.acl_dryrun("hk", "HOTKEYS", "GET")
+        finally:
+            admin.acl_deluser("hk")
+        info = admin.execute_command("COMMAND", "INFO", "HOTKEYS")["hotkeys"]
+        assert info["acl_categories"] == ["@slow"]
+        subs = {sub[0]: set(sub[6]) for sub in info["subcommands"]}
+        assert subs[b"hotkeys|start"] == {b"@admin", b"@slow", b"@dangerous"}
+        assert subs[b"hotkeys|get"] == {b"@admin", b"@slow", b"@dangerous"}
+        assert subs[b"hotkeys|help"] == {b"@slow"}
