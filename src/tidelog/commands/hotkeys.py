@@ -60,7 +60,7 @@ from ..resp.replies import OK, Map, Replies
 from ..types.topk import TopK
 from .args import parse_int
 from .contract import Ctx, Reply
-from .key_specs import acl_keys
+from .key_specs import KEY_FINDERS, acl_keys, key_specs
 from .replies import help_reply
 from .table import CommandSpec, command
 
@@ -215,6 +215,43 @@ def key_slot(key: bytes) -> int:
     return crc % CLUSTER_SLOTS
 
 
+# Per command: where its keys are when its key specs are plain ranges
+# ((begin, lastkey, keystep) each), else None (acl_keys finds them).
+_RANGES: dict[str, list[tuple[int, int, int]] | None] = {}
+
+
+def _key_ranges(spec: CommandSpec) -> list[tuple[int, int, int]] | None:
+    if spec.name in KEY_FINDERS or spec.name in ("xread", "xreadgroup"):
+        return None
+    ranges = []
+    for ks in key_specs(spec):
+        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
+            return None
+        if "not_key" not in ks.flags:
+            ranges.append((ks.begin, ks.lastkey, ks.keystep))
+    return ranges
+
+
+def command_keys(spec: CommandSpec, argv: list[bytes]) -> list[bytes]:
+    """The keys ``argv`` names, as :func:`~.key_specs.acl_keys` finds them
+    (shard channels are not keys), by the key specs' ranges when they are
+    plain ones (found once per command).  O(len(argv))."""
+    try:
+        ranges = _RANGES[spec.name]
+    except KeyError:
+        ranges = _RANGES[spec.name] = _key_ranges(spec)
+    if ranges is None:
+        return [argv[i] for i, _ in acl_keys(spec, argv)]
+    argc = len(argv)
+    keys: list[bytes] = []
+    for first, lastkey, step in ranges:
+        last = first + lastkey if lastkey >= 0 else argc + lastkey
+        stop = min(last, argc - 1) + 1
+        if stop > first:
+            keys += argv[first:stop:step]
+    return keys
+
+
 def request_size(argv: list[bytes]) -> int:
     """The bytes of ``argv`` sent as a RESP array of bulk strings (what
     clients send).  O(len(argv))."""
@@ -272,14 +309,14 @@ class Session:
         (``RawReply(b"")`` when none: a blocked command) in RESP ``protocol``: count
         its cost for its keys (none: nothing is counted, as in Redis).
         O(len(argv) + the reply's size + keys log capacity)."""
-        positions = acl_keys(spec, argv)
-        if not positions:
+        keys = command_keys(spec, argv)
+        if not keys:
             return
         net_bytes = request_size(argv) + reply_size(reply, protocol)
         self.cpu_all_us += cpu_us
         self.net_all += net_bytes
         slots = self.slots
-        if slots and key_slot(argv[positions[0][0]]) not in slots:
+        if slots and key_slot(keys[0]) not in slots:
             return
         self.cpu_selected_us += cpu_us
         self.net_selected += net_bytes
@@ -289,7 +326,6 @@ class Session:
                 return
             self.cpu_sampled_us += cpu_us
             self.net_sampled += net_bytes
-        keys = [argv[i] for i, _ in positions]
         if self.cpu is not None:
             self._share(self.cpu, keys, cpu_us)
         if self.net is not None:

@@ -21,20 +21,21 @@ and checked against a plain dict by tests/unit/test_hotkeys.py):
   exact.
 
 Representation: ``counts`` (item -> count) and a min-heap of
-``(count, item)`` pairs, one pushed at every change of a count; a pair is
-stale when the dict no longer holds that count for the item, and stale
-pairs are dropped when they come to the top, or all at once when the heap
-grows past twice the capacity (a rebuild from the dict, O(capacity)).
-The heap therefore holds, for every counted item, a pair with its current
-count, and its smallest valid pair is the smallest count.
+``(count, item)`` pairs, exactly one per counted item, whose count is at
+most the item's (counts only grow; the pair is not touched when its item
+is counted again).  The smallest count is found by popping pairs: a pair
+behind its item's count is pushed back with the current count, and the
+first pair that is current holds the smallest count (every other pair is
+at most its item's count and at least this one).  A pair pushed back stands
+for increments already paid for, so the work is amortised over them.
 
-Cost: :meth:`add` O(log capacity) amortised; :meth:`top` O(capacity log
-capacity); memory O(capacity).
+Cost: :meth:`add` O(1) for a counted item, O(log capacity) amortised for a
+new one; :meth:`top` O(capacity log capacity); memory O(capacity).
 """
 
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 
 class TopK:
@@ -52,31 +53,31 @@ class TopK:
 
     def add(self, item: bytes, weight: int) -> None:
         """Count ``weight`` more for ``item``; a weight of 0 or less is
-        ignored (it says nothing of hotness).  O(log capacity) amortised."""
+        ignored (it says nothing of hotness).  O(1) for a counted item,
+        O(log capacity) amortised for a new one."""
         if weight <= 0:
             return
         self.total += weight
         counts = self.counts
-        heap = self.heap
         count = counts.get(item)
         if count is not None:
-            count += weight
-        elif len(counts) < self.capacity:
+            counts[item] = count + weight
+            return
+        heap = self.heap
+        if len(counts) < self.capacity:
             count = weight
         else:  # full: the smallest count's item gives its place up
             while True:
                 smallest, victim = heap[0]
-                if counts.get(victim) == smallest:
+                current = counts[victim]
+                if current == smallest:
                     break
-                heappop(heap)
+                heapreplace(heap, (current, victim))
             heappop(heap)
             del counts[victim]
             count = smallest + weight
         counts[item] = count
         heappush(heap, (count, item))
-        if len(heap) > 2 * self.capacity + 16:
-            self.heap = [(c, i) for i, c in counts.items()]
-            heapify(self.heap)
 
     def top(self, k: int) -> list[tuple[bytes, int]]:
         """The ``k`` heaviest ``(item, count)``, heaviest first (ties by
