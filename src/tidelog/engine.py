@@ -454,7 +454,7 @@ class OperatorState:
     __slots__ = ("monitors", "slowlog", "slowlog_next_id", "latency_events",
                  "latency_threshold_ms", "slowlog_ns", "tracking", "pause_mode", "pause_end",
                  "postponed", "pause_timer", "bypass", "write_guard", "stale_guard",
-                 "maxmemory")
+                 "maxmemory", "hotkeys")
 
     def __init__(self) -> None:
         self.monitors: list[ClientState] = []       # MONITOR (empty: nothing to do)
@@ -483,6 +483,9 @@ class OperatorState:
         self.stale_guard: Callable[[ClientState], bytes | None] | None = None
         # maxmemory in bytes (0: no limit): past it, denyoom commands get -OOM.
         self.maxmemory = 0
+        # The HOTKEYS session while it records (None: none records); like
+        # a monitor, it keeps the dispatch cache empty.
+        self.hotkeys: Any = None
 
 
 class Engine:
@@ -580,6 +583,9 @@ class Engine:
         # Client-side caching (CLIENT TRACKING): the tracking table, and who
         # is told of which modified key (commands.tracking).
         self.tracking = Tracker(self)
+        # HOTKEYS: the latest session, recording or stopped (a
+        # commands.hotkeys.Session; None: none).  See hotkeys_changed.
+        self.hotkeys: Any = None
         # rename-command: lower-case name -> the table's name it stands for
         # (None: a name that no longer exists); empty without renames.
         self.names: dict[bytes, bytes | None] = {}
@@ -896,9 +902,11 @@ class Engine:
                 client.resume()
 
     def _bypass_dispatch(self) -> None:
-        """Keep the dispatch cache empty while a pause or a monitor exists
-        (every command then takes _execute_checked); it fills again after."""
-        self.ops.bypass = self.ops.pause_mode is not None or bool(self.ops.monitors)
+        """Keep the dispatch cache empty while a pause, a monitor or a
+        recording HOTKEYS session exists (every command then takes
+        _execute_checked); it fills again after."""
+        self.ops.bypass = self.ops.pause_mode is not None or bool(self.ops.monitors) or \
+            self.ops.hotkeys is not None
         if self.ops.bypass:
             self._forget_dispatch()
 
@@ -940,6 +948,29 @@ class Engine:
             except CommandError:
                 return False
         return False
+
+    # -- HOTKEYS --------------------------------------------------------------------
+    def hotkeys_changed(self) -> None:
+        """HOTKEYS started, stopped or dropped a session: while one records,
+        every command takes the checked path, which measures it
+        (:meth:`_hotkeys_record`); otherwise nothing is measured."""
+        session = self.hotkeys
+        self.ops.hotkeys = session if session is not None and session.active else None
+        self._bypass_dispatch()
+
+    def _hotkeys_record(self, session: Any, client: ClientState, entry: Entry,
+                        argv: list[bytes], reply: Reply, started_ns: int) -> None:
+        """Count one command for the recording HOTKEYS session: its time
+        since ``started_ns`` and its bytes (a blocked or held command: its
+        request's only).  Stops the session first when its DURATION is over.
+        O(len(argv) + the reply's size)."""
+        elapsed_us = (now_ns() - started_ns) // 1000
+        if session.deadline_ms and session.expire(self.clock.now_ms()):
+            self.hotkeys_changed()
+            return
+        if reply is BLOCKED or reply is POSTPONED or reply is ABORTED:
+            reply = RawReply(b"")
+        session.record(entry.spec, argv, elapsed_us, reply, client.protocol)
 
     # -- MONITOR --------------------------------------------------------------------
     def add_monitor(self, client: ClientState) -> None:
@@ -1295,12 +1326,17 @@ class Engine:
             if entry.queued_in_multi:
                 client.multi.append(argv)
                 return QUEUED
+        hotkeys = ops.hotkeys
+        if hotkeys is not None:
+            started = now_ns()
         if client.tracking is not None:
             reply = self._call_tracking(client, entry, argv)
         elif self.ops.monitors and entry.monitor:
             reply = self._call_monitored(client, entry, argv, True)
         else:
             reply = self._call(client, entry, argv, True)
+        if hotkeys is not None and hotkeys.active:
+            self._hotkeys_record(hotkeys, client, entry, argv, reply, started)
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
@@ -1734,10 +1770,15 @@ class Engine:
                     if refusal is not None:
                         replies.append(refusal)
                         continue
+                hotkeys = self.ops.hotkeys
+                if hotkeys is not None:
+                    started = now_ns()
                 if self.ops.monitors and entry.monitor:
                     reply = self._call_monitored(client, entry, argv, False)
                 else:
                     reply = self._call(client, entry, argv, False)
+                if hotkeys is not None and hotkeys.active:  # each queued command on its own
+                    self._hotkeys_record(hotkeys, client, entry, argv, reply, started)
                 if client.tracking is not None:  # (perhaps turned on by this EXEC)
                     self.tracking.remember(entry.spec, argv, client)
                 if inbox or reply.__class__ is Replies:
@@ -1948,6 +1989,9 @@ class Engine:
             self.tracking.enforce_limit()
         if self.tracking.bcast_due:
             self.tracking.broadcast()
+        hotkeys = self.ops.hotkeys
+        if hotkeys is not None and hotkeys.expire(self.clock.now_ms()):  # HOTKEYS DURATION
+            self.hotkeys_changed()
         self.replication.cron()
         now_ms = self.clock.monotonic() * 1000
         if now_ms - self.metrics.sampled_ms >= Metrics.PERIOD_MS:

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     hash_ttl,
     hashes,
     himport,
+    hotkeys,
     hyperloglog,
     idmp,
     info,

@@ -281,6 +281,12 @@ class EngineAPI(Protocol):
     # tidelog.commands.tracking.Tracker); the server's timer (None: none).
     tracking: Any
     schedule: Callable[[float, Callable[[], None]], Any] | None
+    # HOTKEYS: the latest session, recording or stopped (a
+    # tidelog.commands.hotkeys.Session; None: none); hotkeys_changed() after
+    # setting it, starting or stopping it.
+    hotkeys: Any
+
+    def hotkeys_changed(self) -> None: ...
 
     def refresh_access(self, client: ClientState) -> None: ...
 
