@@ -855,6 +855,8 @@ class Engine:
         if self.ops.pause_mode is None:
             self.ops.pause_mode, self.ops.pause_end = mode, end
             self._bypass_dispatch()
+            for db in self.dbs:  # expiry is a write: it waits (both modes, as Redis)
+                db.expiry_held = True
         else:
             if mode == "all":
                 self.ops.pause_mode = "all"
@@ -887,6 +889,8 @@ class Engine:
         if self.ops.pause_timer is not None:
             self.ops.pause_timer.cancel()
             self.ops.pause_timer = None
+        for db in self.dbs:
+            db.expiry_held = False
         self._bypass_dispatch()
         held, self.ops.postponed = self.ops.postponed, []
         for client in held:
@@ -1562,7 +1566,9 @@ class Engine:
                             at, b"lua")
             return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False)), False
-        if read_only and spec.is_write:
+        if read_only and (spec.is_write or spec.name in _MAY_REPLICATE):
+            # what may replicate counts as a write here (Redis: so read-only
+            # scripts can run while CLIENT PAUSE WRITE holds writes back)
             return self._error(errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
             for arg in argv[1:]:

@@ -82,6 +82,10 @@ class Database:
         # notification class is on (None otherwise: one test per new key).
         self.on_new: Callable[[Database, bytes], None] | None = None
         self.expired_count = 0
+        # While CLIENT PAUSE holds writes back, expiry (a write: it deletes and
+        # propagates a DEL) waits too: a key past its deadline reads as missing
+        # but stays until the pause ends, as in Redis.
+        self.expiry_held = False
         self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
         self.key_index = KeyIndex()        # buckets for SCAN
         self.access: dict[bytes, int] = {}  # key -> eviction marks (see the module's text)
@@ -376,6 +380,8 @@ class Database:
 
     # -- expiry ---------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
+        if self.expiry_held:  # logically gone; deleted once the hold ends
+            return
         self._drop(key)
         self.expired_count += 1
         self.touch(key)
@@ -388,6 +394,8 @@ class Database:
         looks at; entries made stale by PERSIST or a new deadline are dropped
         when they reach the top, and the heap is rebuilt when more than half
         of it is stale."""
+        if self.expiry_held:
+            return 0
         now = self._now_ms()
         heap = self._deadlines
         expired = 0
