@@ -372,8 +372,10 @@ UINT32_MAX = 2**32 - 1
 LONG_MAX = 2**63 - 1
 
 OPTIONS: dict[str, Option] = {o.name: o for o in [
-    Option("port", _parse_int(0, 65535), "6379", mutable=False),
-    Option("bind", _parse_words, "127.0.0.1", mutable=False, multi_arg=True),
+    # port, bind, tls-port and the tls-* options: CONFIG SET rebinds or
+    # reconfigures the listeners (Server.reconfigure), or fails and rolls back.
+    Option("port", _parse_int(0, 65535), "6379"),
+    Option("bind", _parse_words, "127.0.0.1", multi_arg=True),
     Option("unixsocket", _parse_string, "", mutable=False),
     Option("unixsocketperm", _parse_octal, "0", mutable=False, show=lambda v: f"{v:o}"),
     Option("dir", os.path.abspath, "./data", mutable=True),
@@ -469,21 +471,21 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # A primary refuses writes (-NOREPLICAS) unless this many replicas
     # acknowledged within max-lag seconds (0: never refuses).
     Option("min-replicas-to-write", _parse_int(0, INT32_MAX), "0"),
-    # TLS (server/tls.py): a second port beside the plain one; read at start-up.
-    Option("tls-port", _parse_int(0, 65535), "0", mutable=False),
-    Option("tls-cert-file", _parse_string, "", mutable=False),
-    Option("tls-key-file", _parse_string, "", mutable=False),
-    Option("tls-key-file-pass", _parse_string, "", mutable=False),
-    Option("tls-client-cert-file", _parse_string, "", mutable=False),
-    Option("tls-client-key-file", _parse_string, "", mutable=False),
-    Option("tls-client-key-file-pass", _parse_string, "", mutable=False),
-    Option("tls-ca-cert-file", _parse_string, "", mutable=False),
-    Option("tls-ca-cert-dir", _parse_string, "", mutable=False),
-    Option("tls-auth-clients", _parse_enum("yes", "no", "optional"), "yes", mutable=False),
-    Option("tls-protocols", _parse_tls_protocols, "", mutable=False),
-    Option("tls-ciphers", _parse_string, "", mutable=False),
-    Option("tls-prefer-server-ciphers", _parse_bool, "no", mutable=False, show=_show_bool),
-    Option("tls-replication", _parse_bool, "no", mutable=False, show=_show_bool),
+    # TLS (server/tls.py): a second port beside the plain one.
+    Option("tls-port", _parse_int(0, 65535), "0"),
+    Option("tls-cert-file", _parse_string, ""),
+    Option("tls-key-file", _parse_string, ""),
+    Option("tls-key-file-pass", _parse_string, ""),
+    Option("tls-client-cert-file", _parse_string, ""),
+    Option("tls-client-key-file", _parse_string, ""),
+    Option("tls-client-key-file-pass", _parse_string, ""),
+    Option("tls-ca-cert-file", _parse_string, ""),
+    Option("tls-ca-cert-dir", _parse_string, ""),
+    Option("tls-auth-clients", _parse_enum("yes", "no", "optional"), "yes"),
+    Option("tls-protocols", _parse_tls_protocols, ""),
+    Option("tls-ciphers", _parse_string, ""),
+    Option("tls-prefer-server-ciphers", _parse_bool, "no", show=_show_bool),
+    Option("tls-replication", _parse_bool, "no", show=_show_bool),
     Option("min-replicas-max-lag", _parse_int(0, INT32_MAX), "10"),
     # Keyspace notifications: the classes of events published (Pub/Sub).
     Option("notify-keyspace-events", parse_notify_events, "", show=show_notify_events),

@@ -517,6 +517,10 @@ class Engine:
         self.effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]] = []
         self._tx_effects: list[tuple[int, Effect]] | None = None
         self.shutdown_hook: Callable[[], None] | None = None
+        # CONFIG SET port, bind, tls-port or a tls-* option: the network layer
+        # makes its listeners match ("port", "bind", "tls-port", "tls") and
+        # returns None, or the why of the failure with nothing changed.
+        self.listen_hook: Callable[[str], bytes | None] | None = None
         # Snapshots and the AOF: tidelog.persistence attaches its own.
         self.persistence: Persistence = NoPersistence(self)
         # Replicas: tidelog.replication attaches a primary when one connects.
