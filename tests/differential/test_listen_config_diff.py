@@ -6,9 +6,12 @@ tests/integration/test_listen_config.py."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
+
+from tests.support.rawclient import RawClient
 
 
 @pytest.fixture
@@ -45,3 +48,26 @@ def test_the_same_port_and_bind_again(differ):
     assert differ.ours.call("CONFIG", "SET", "port", port) == b"+OK\r\n"
     differ.check("CONFIG", "SET", "bind", "127.0.0.1")
     differ.check("PING")
+
+
+def _field(line: bytes, name: bytes) -> bytes:
+    return re.search(rb" " + name + rb"=(\S*)", line).group(1)
+
+
+def test_client_list_qbuf_counts_the_command_running(differ):
+    """qbuf while CLIENT LIST / CLIENT INFO runs: the bytes of the read that
+    brought it, the command itself included (26 for ``CLIENT LIST``), as
+    Redis shows (introspection.tcl's CLIENT LIST and CLIENT INFO tests);
+    with a pipeline in one write, the whole of it."""
+    for argv in (["CLIENT", "LIST"], ["CLIENT", "INFO"], ["client", "info"]):
+        ours, theirs = differ.ours.call(*argv), differ.theirs.call(*argv)
+        assert _field(ours, b"qbuf") == _field(theirs, b"qbuf") == b"26"
+    pipeline = [["PING"], ["CLIENT", "INFO"], ["ECHO", "x" * 100]]
+    ours, theirs = differ.ours.pipeline(pipeline), differ.theirs.pipeline(pipeline)
+    assert _field(ours[1], b"qbuf") == _field(theirs[1], b"qbuf") == b"162"
+    # another client's line: nothing buffered between its commands
+    other = RawClient(differ.ours.sock.getpeername()[1])
+    assert other.call("PING") == b"+PONG\r\n"
+    lines = [line for line in differ.ours.call("CLIENT", "LIST").split(b"\n") if b"id=" in line]
+    assert sorted(_field(line, b"qbuf") for line in lines) == [b"0", b"26"]
+    other.close()

@@ -120,6 +120,11 @@ class ClientState:
     # Bytes of replies not yet written to the socket (CLIENT LIST's omem);
     # the server gives it.
     output_bytes: Callable[[], int] = lambda: 0
+    # Bytes in the query buffer as CLIENT LIST's qbuf shows them: while
+    # commands run, everything the read that brought them left buffered
+    # (them included, as Redis trims its buffer after running them); the
+    # server keeps it.
+    query_bytes: int = 0
     # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
     # None while tracking is off.
     tracking: Any = None

@@ -202,6 +202,7 @@ class Connection(asyncio.Protocol):
                 else:
                     if parser.unauth:  # after an AUTH, the next command has the usual limits
                         self._auth_limits()
+                    client.query_bytes = parser.buffered  # (qbuf while these run)
                     try:
                         commands = parser.next_commands()
                     except ProtocolError as exc:
@@ -269,6 +270,7 @@ class Connection(asyncio.Protocol):
         finally:
             self._batch = None
             clock.end_turn()
+            client.query_bytes = parser.buffered
         if replies:
             encode_all(out, replies, proto)
         if out:
