@@ -1902,6 +1902,7 @@ class Engine:
                     tracking = self.tracking if client.tracking is not None else None
                     if tracking is not None:  # as a command of its own (_call_tracking)
                         outer, tracking.current = tracking.current, client
+                    started = time.monotonic_ns()
                     try:
                         reply = request.wait.retry(ctx)
                     except CommandError as exc:
@@ -1914,6 +1915,11 @@ class Engine:
                         continue
                     self._unblock(request)
                     self._finish(ctx)
+                    elapsed_ns = time.monotonic_ns() - started
+                    if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
+                        # served: into the slowlog now, as the command it was
+                        # (Redis logs a blocked command when it is served)
+                        self.slowlog_push(client, request.argv, elapsed_ns // 1000)
                     if tracking is not None:
                         reply = self._tracked_retry(client, entry, request.argv, reply)
                     client.send(reply)
