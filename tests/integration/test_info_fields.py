@@ -38,6 +38,8 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         assert section_keys(tidelog_srv.port, "clients") == CLIENTS
         stats = section_keys(tidelog_srv.port, "stats")
         assert stats[:len(STATS)] == STATS
+        # migrate_cached_sockets right after total_forks, as Redis orders them
+        assert stats[stats.index("total_forks") + 1] == "migrate_cached_sockets"
         assert {"evicted_clients",
                 "latest_fork_usec", "total_forks", "active_defrag_hits", "tracking_total_keys",
                 "io_threaded_reads_processed", "io_threaded_writes_processed",
@@ -48,6 +50,7 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         for name in CLIENTS + STATS:
             assert info[name] >= 0, name
         assert info["lazyfree_pending_objects"] == info["lazyfreed_objects"] == 0
+        assert info["migrate_cached_sockets"] == 0  # MIGRATE caches no connection
         assert 0 < float(info["used_memory_peak_perc"].rstrip("%")) <= 100
         assert info["expire_cycle_cpu_milliseconds"] >= 0
         assert isinstance(info["instantaneous_input_kbps"], float)
