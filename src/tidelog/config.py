@@ -722,7 +722,8 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("lazyfree-lazy-eviction", "no"),
     _bool_nx("lazyfree-lazy-expire", "no"),
     _bool_nx("lazyfree-lazy-server-del", "no"),
-    _bool_nx("lazyfree-lazy-user-del", "no"),
+    # DEL frees as UNLINK does (commands/keys.py)
+    Option("lazyfree-lazy-user-del", _parse_bool, "no", show=_show_bool),
     _bool_nx("lazyfree-lazy-user-flush", "no"),
     _bool_nx("activerehashing", "yes"),
     _bool_nx("dynamic-hz", "yes"),

@@ -570,6 +570,10 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
+        # Lazy free (free_later): the values waiting to be dropped, and how
+        # many were since CONFIG RESETSTAT (INFO memory's two lazyfree lines).
+        self.lazyfree_pending: list[Any] = []
+        self.lazyfreed_objects = 0
         # When the cross protocol warning was last logged (monotonic seconds).
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
@@ -1629,11 +1633,32 @@ class Engine:
         """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
         for name in self.stats:
             self.stats[name] = 0
+        self.lazyfreed_objects = 0
         self.metrics = Metrics()
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
             entry.hist = [0] * HIST_BUCKETS
         self.error_counts.clear()
+
+    # -- lazy free ------------------------------------------------------------------
+    def free_later(self, value: Any) -> None:
+        """A deleted value large enough to be worth it (UNLINK, DEL under
+        lazyfree-lazy-user-del): dropped on a later turn of the event loop,
+        after the reply is written, rather than while the command runs
+        (Redis hands it to a thread; Python frees on one thread either way).
+        Without an event loop (an engine alone) it is dropped at once."""
+        if not self.lazyfree_pending and self.schedule is not None:
+            self.schedule(0, self.lazy_free)
+        self.lazyfree_pending.append(value)
+        if self.schedule is None:
+            self.lazy_free()
+
+    def lazy_free(self) -> None:
+        """Drop the values free_later queued (the last references to them)."""
+        pending, self.lazyfree_pending = self.lazyfree_pending, []
+        freed = len(pending)
+        pending.clear()
+        self.lazyfreed_objects += freed
 
     def _finish(self, ctx: Ctx) -> None:
         if ctx.changes:

@@ -249,3 +249,16 @@ def test_memory_not_counted_for_eviction(tidelog_srv) -> None:
     assert memory.index("maxmemory_policy") < at < memory.index("mem_allocator")
     with redis.Redis(port=tidelog_srv.port) as r:
         assert r.info("memory")["mem_not_counted_for_evict"] == 0
+
+
+def test_unlink_of_a_large_value_is_a_lazy_free(tidelog_srv) -> None:
+    """UNLINK of a set past 64 elements: freed after the reply, counted in
+    lazyfreed_objects (Redis's lazyfree.tcl); a small one is freed at once."""
+    with redis.Redis(port=tidelog_srv.port) as r:
+        r.config_resetstat()
+        r.sadd("big", *range(1000))
+        r.sadd("small", *range(10))
+        assert r.unlink("big", "small") == 2
+        wait_until(lambda: r.info("memory")["lazyfree_pending_objects"] == 0)
+        assert r.info("memory")["lazyfreed_objects"] == 1
+        assert r.exists("big", "small") == 0

@@ -254,6 +254,12 @@ class EngineAPI(Protocol):
     active_expire: bool
     pause_cron: bool
     shutdown_hook: Callable[[], None] | None
+    # CONFIG SET port/bind/tls-*: the network layer's (Engine.listen_hook)
+    listen_hook: Callable[[str], bytes | None] | None
+    lazyfree_pending: list[Any]  # values free_later queued
+    lazyfreed_objects: int
+
+    def free_later(self, value: Any) -> None: ...
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
