@@ -365,6 +365,9 @@ class Option:
     # Accepted, typed, stored and shown as Redis does, but nothing in Tidelog
     # reads it; the start-up log names the ones a config file set.
     no_effect: bool = False
+    # Redis's hidden (debugging) options: CONFIG GET answers them by their
+    # exact name only, never for a pattern.
+    hidden: bool = False
 
 
 INT32_MAX = 2**31 - 1
@@ -725,6 +728,9 @@ OPTIONS.update({o.name: o for o in [
     # DEL frees as UNLINK does (commands/keys.py)
     Option("lazyfree-lazy-user-del", _parse_bool, "no", show=_show_bool),
     _bool_nx("lazyfree-lazy-user-flush", "no"),
+    # Hidden, for tests: microseconds to sleep per key loaded from a snapshot
+    # (negative -n: 1 µs once in n keys), as Redis's debugDelay.
+    Option("key-load-delay", _parse_int(-(2**31), INT32_MAX), "0", hidden=True),
     _bool_nx("activerehashing", "yes"),
     _bool_nx("dynamic-hz", "yes"),
     _bool_nx("activedefrag", "no"),
@@ -854,7 +860,8 @@ class Config:
             return [(pattern, self.show(pattern))]
         if pattern in ALIASES:
             return [(pattern, self.show(ALIASES[pattern]))]
-        return [(n, self.show(n)) for n in OPTIONS if fnmatch.fnmatchcase(n, pattern)]
+        return [(n, self.show(n)) for n in OPTIONS
+                if not OPTIONS[n].hidden and fnmatch.fnmatchcase(n, pattern)]
 
     # -- reading redis.conf ---------------------------------------------------
     def load_text(self, text: str) -> None:

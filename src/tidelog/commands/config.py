@@ -104,6 +104,8 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
                 found[name] = pattern
             continue
         for name in (*OPTIONS, *ALIASES):  # a pattern matches old names too, as in Redis
+            if OPTIONS[ALIASES.get(name, name)].hidden:  # (by exact name only)
+                continue
             if name not in found and glob_match(pattern, name.encode(), nocase=True):
                 found[name] = name.encode()
     return [(shown, ctx.config.show(ALIASES.get(name, name)).encode())
