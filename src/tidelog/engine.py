@@ -1930,7 +1930,8 @@ class Engine:
                     started = time.monotonic_ns()
                     try:
                         reply = request.wait.retry(ctx)
-                    except CommandError as exc:
+                    except CommandError as exc:  # (its key went: -NOGROUP ...)
+                        entry.failed += 1  # a failed call, as Redis 7.2+ counts it
                         reply = self._error(exc.message)
                     finally:
                         client.db = saved_db
