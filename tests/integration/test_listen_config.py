@@ -120,3 +120,26 @@ def test_unixsocket_stays_immutable(embedded):
     with pytest.raises(redis.ResponseError, match="can't set immutable config"):
         c.config_set("unixsocket", "/tmp/never.sock")
     c.close()
+
+
+def test_changes_in_one_pipeline_leave_only_the_last(embedded):
+    """Two moves in one read (the first listener not served yet when the
+    second comes): only the last port listens; a port kept across both
+    keeps serving."""
+    srv = embedded(port=0)
+    old = srv.port
+    c = redis.Redis(port=old)
+    first, second = free_port(), free_port()
+    pipe = c.pipeline(transaction=False)
+    pipe.config_set("port", first)
+    pipe.config_set("port", second)
+    pipe.config_set("bind", "127.0.0.1 -::1")
+    assert pipe.execute() == [True, True, True]
+    assert redis.Redis(port=second).ping() is True
+    assert refused(old) and refused(first)
+    pipe.config_set("port", first)
+    pipe.config_set("port", second)
+    assert pipe.execute() == [True, True]
+    assert redis.Redis(port=second).ping() is True
+    assert refused(first)
+    c.close()

@@ -695,10 +695,6 @@ def _bind_sockets(words: tuple[str, ...], port: int, backlog: int,
     return socks
 
 
-def _sockets_of(servers: list[asyncio.AbstractServer]) -> list[Any]:
-    return [sock for srv in servers for sock in srv.sockets]
-
-
 class ListenError(Exception):
     """An address could not be listened on; the text says which, and why."""
 
@@ -734,6 +730,11 @@ class Server:
         # What the TCP and TLS listeners serve: their servers, the (bind words,
         # port) they were bound for, and the TLS context (CONFIG SET changes them).
         self._tcp_servers: list[asyncio.AbstractServer] = []
+        # The listening sockets in force ("tcp", "tls"), served already or
+        # about to be (a server is made for each on the loop), and a count
+        # of changes: a server made for sockets since replaced is closed.
+        self._listening: dict[str, list[Any]] = {"tcp": [], "tls": []}
+        self._changes = {"tcp": 0, "tls": 0}
         self._tcp_at: tuple[tuple[str, ...], int] = ((), 0)
         self._tls_at: tuple[tuple[str, ...], int] = ((), 0)
         self._tls_context: Any = None
@@ -775,6 +776,7 @@ class Server:
                     port = self.ports[0]
                     self.config.set("port", str(port), at_startup=True)
         self._tcp_at = (tuple(self.config["bind"].split()), self.config["port"])
+        self._listening["tcp"] = [sock for srv in self._tcp_servers for sock in srv.sockets]
         tls_port = self.config["tls-port"]
         self._tls_at = (tuple(self.config["bind"].split()), tls_port)
         if tls_port:
@@ -795,6 +797,7 @@ class Server:
                                       ) from None
                 self._servers.append(srv)
                 self._tls_servers.append(srv)
+        self._listening["tls"] = [sock for srv in self._tls_servers for sock in srv.sockets]
         path = self.config["unixsocket"]
         if path:
             if os.path.exists(path):
@@ -841,11 +844,11 @@ class Server:
         backlog = self.config["tcp-backlog"]
         try:
             if (words, port) != self._tcp_at:
-                new_tcp = _bind_sockets(words, port, backlog, _sockets_of(self._tcp_servers)
+                new_tcp = _bind_sockets(words, port, backlog, self._listening["tcp"]
                                         ) if port else []
             if (words, tls_port) != self._tls_at or (what == "tls" and tls_port):
                 # (a new context: the same sockets, served under it)
-                new_tls = _bind_sockets(words, tls_port, backlog, _sockets_of(self._tls_servers)
+                new_tls = _bind_sockets(words, tls_port, backlog, self._listening["tls"]
                                         ) if tls_port else []
         except OSError as exc:
             log.warning("Failed to listen on %s (%s): %s", " ".join(words) or "nothing",
@@ -854,7 +857,7 @@ class Server:
                 sock.close()
             return why
         if new_tcp is not None:
-            self._serve_on(self._tcp_servers, new_tcp, None)
+            self._serve_on("tcp", new_tcp, None)
             self._tcp_at = (words, port)
             self.ports = [sock.getsockname()[1] for sock in new_tcp]
             if port:
@@ -863,28 +866,31 @@ class Server:
                 log.info("No longer listening on TCP (port 0)")
         if new_tls is not None:
             self._tls_context = context if tls_port else None
-            self._serve_on(self._tls_servers, new_tls, context)
+            self._serve_on("tls", new_tls, context)
             self._tls_at = (words, tls_port)
         return None
 
-    def _serve_on(self, servers: list[asyncio.AbstractServer], socks: list[socket.socket],
-                  context: Any) -> None:
-        """Close the listeners in ``servers`` (connections stay) and serve
-        ``socks`` instead (already listening: connections wait in their
-        backlog until the loop takes them on)."""
+    def _serve_on(self, kind: str, socks: list[socket.socket], context: Any) -> None:
+        """Close the ``kind`` ("tcp" or "tls") listeners (connections stay)
+        and serve ``socks`` instead (already listening: connections wait in
+        their backlog until the loop takes them on)."""
+        servers = self._tcp_servers if kind == "tcp" else self._tls_servers
         for srv in servers:
             srv.close()
             if srv in self._servers:
                 self._servers.remove(srv)
         servers.clear()
+        self._listening[kind] = list(socks)
+        self._changes[kind] += 1
+        change = self._changes[kind]
         assert self.loop is not None
         for sock in socks:
             task = self.loop.create_task(self.loop.create_server(
                 lambda: Connection(self), sock=sock, ssl=context,
                 backlog=self.config["tcp-backlog"]))
-            task.add_done_callback(lambda t, group=servers: self._served(t, group))
+            task.add_done_callback(lambda t, kind=kind, change=change: self._served(t, kind, change))
 
-    def _served(self, task: asyncio.Task[Any], servers: list[asyncio.AbstractServer]) -> None:
+    def _served(self, task: asyncio.Task[Any], kind: str, change: int) -> None:
         if task.cancelled():
             return
         exc = task.exception()
@@ -892,7 +898,10 @@ class Server:
             log.warning("Could not serve a listening socket: %s", exc)
             return
         srv = task.result()
-        servers.append(srv)
+        if change != self._changes[kind]:  # replaced meanwhile (a socket kept was duplicated)
+            srv.close()
+            return
+        (self._tcp_servers if kind == "tcp" else self._tls_servers).append(srv)
         self._servers.append(srv)
 
     # -- a busy script ------------------------------------------------------------------
