@@ -423,7 +423,11 @@ class Database:
     def _expire_fields(self, key: bytes, h: Hash, budget: int | None) -> Hash | None:
         """Remove the due fields of the hash at key (at most ``budget``),
         reporting them; the key goes with its last field.  The hash, or None
-        when it was deleted.  O(k log T) for k expired fields."""
+        when it was deleted.  O(k log T) for k expired fields.  While expiry
+        is held (CLIENT PAUSE) the hash stays as it is and the fields due are
+        left out of what is returned."""
+        if self.expiry_held:
+            return h.without_due(self._now_ms())
         fields = h.pop_expired(self._now_ms(), budget)
         if not fields:
             return h
@@ -437,6 +441,8 @@ class Database:
     def field_expire_cycle(self, budget: int = 200) -> int:
         """Active field expiry: remove up to ``budget`` due hash fields.
         O(k log H) for k fields and hashes looked at."""
+        if self.expiry_held:
+            return 0
         now = self._now_ms()
         heap = self._field_deadlines
         expired = 0
