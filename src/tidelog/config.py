@@ -365,6 +365,9 @@ class Option:
     # Accepted, typed, stored and shown as Redis does, but nothing in Tidelog
     # reads it; the start-up log names the ones a config file set.
     no_effect: bool = False
+    # Redis's hidden (debugging) options: CONFIG GET answers them by their
+    # exact name only, never for a pattern.
+    hidden: bool = False
 
 
 INT32_MAX = 2**31 - 1
@@ -372,8 +375,10 @@ UINT32_MAX = 2**32 - 1
 LONG_MAX = 2**63 - 1
 
 OPTIONS: dict[str, Option] = {o.name: o for o in [
-    Option("port", _parse_int(0, 65535), "6379", mutable=False),
-    Option("bind", _parse_words, "127.0.0.1", mutable=False, multi_arg=True),
+    # port, bind, tls-port and the tls-* options: CONFIG SET rebinds or
+    # reconfigures the listeners (Server.reconfigure), or fails and rolls back.
+    Option("port", _parse_int(0, 65535), "6379"),
+    Option("bind", _parse_words, "127.0.0.1", multi_arg=True),
     Option("unixsocket", _parse_string, "", mutable=False),
     Option("unixsocketperm", _parse_octal, "0", mutable=False, show=lambda v: f"{v:o}"),
     Option("dir", os.path.abspath, "./data", mutable=True),
@@ -469,21 +474,21 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # A primary refuses writes (-NOREPLICAS) unless this many replicas
     # acknowledged within max-lag seconds (0: never refuses).
     Option("min-replicas-to-write", _parse_int(0, INT32_MAX), "0"),
-    # TLS (server/tls.py): a second port beside the plain one; read at start-up.
-    Option("tls-port", _parse_int(0, 65535), "0", mutable=False),
-    Option("tls-cert-file", _parse_string, "", mutable=False),
-    Option("tls-key-file", _parse_string, "", mutable=False),
-    Option("tls-key-file-pass", _parse_string, "", mutable=False),
-    Option("tls-client-cert-file", _parse_string, "", mutable=False),
-    Option("tls-client-key-file", _parse_string, "", mutable=False),
-    Option("tls-client-key-file-pass", _parse_string, "", mutable=False),
-    Option("tls-ca-cert-file", _parse_string, "", mutable=False),
-    Option("tls-ca-cert-dir", _parse_string, "", mutable=False),
-    Option("tls-auth-clients", _parse_enum("yes", "no", "optional"), "yes", mutable=False),
-    Option("tls-protocols", _parse_tls_protocols, "", mutable=False),
-    Option("tls-ciphers", _parse_string, "", mutable=False),
-    Option("tls-prefer-server-ciphers", _parse_bool, "no", mutable=False, show=_show_bool),
-    Option("tls-replication", _parse_bool, "no", mutable=False, show=_show_bool),
+    # TLS (server/tls.py): a second port beside the plain one.
+    Option("tls-port", _parse_int(0, 65535), "0"),
+    Option("tls-cert-file", _parse_string, ""),
+    Option("tls-key-file", _parse_string, ""),
+    Option("tls-key-file-pass", _parse_string, ""),
+    Option("tls-client-cert-file", _parse_string, ""),
+    Option("tls-client-key-file", _parse_string, ""),
+    Option("tls-client-key-file-pass", _parse_string, ""),
+    Option("tls-ca-cert-file", _parse_string, ""),
+    Option("tls-ca-cert-dir", _parse_string, ""),
+    Option("tls-auth-clients", _parse_enum("yes", "no", "optional"), "yes"),
+    Option("tls-protocols", _parse_tls_protocols, ""),
+    Option("tls-ciphers", _parse_string, ""),
+    Option("tls-prefer-server-ciphers", _parse_bool, "no", show=_show_bool),
+    Option("tls-replication", _parse_bool, "no", show=_show_bool),
     Option("min-replicas-max-lag", _parse_int(0, INT32_MAX), "10"),
     # Keyspace notifications: the classes of events published (Pub/Sub).
     Option("notify-keyspace-events", parse_notify_events, "", show=show_notify_events),
@@ -720,8 +725,12 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("lazyfree-lazy-eviction", "no"),
     _bool_nx("lazyfree-lazy-expire", "no"),
     _bool_nx("lazyfree-lazy-server-del", "no"),
-    _bool_nx("lazyfree-lazy-user-del", "no"),
+    # DEL frees as UNLINK does (commands/keys.py)
+    Option("lazyfree-lazy-user-del", _parse_bool, "no", show=_show_bool),
     _bool_nx("lazyfree-lazy-user-flush", "no"),
+    # Hidden, for tests: microseconds to sleep per key loaded from a snapshot
+    # (negative -n: 1 µs once in n keys), as Redis's debugDelay.
+    Option("key-load-delay", _parse_int(-(2**31), INT32_MAX), "0", hidden=True),
     _bool_nx("activerehashing", "yes"),
     _bool_nx("dynamic-hz", "yes"),
     _bool_nx("activedefrag", "no"),
@@ -851,7 +860,8 @@ class Config:
             return [(pattern, self.show(pattern))]
         if pattern in ALIASES:
             return [(pattern, self.show(ALIASES[pattern]))]
-        return [(n, self.show(n)) for n in OPTIONS if fnmatch.fnmatchcase(n, pattern)]
+        return [(n, self.show(n)) for n in OPTIONS
+                if not OPTIONS[n].hidden and fnmatch.fnmatchcase(n, pattern)]
 
     # -- reading redis.conf ---------------------------------------------------
     def load_text(self, text: str) -> None:

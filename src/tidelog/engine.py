@@ -520,6 +520,10 @@ class Engine:
         self.effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]] = []
         self._tx_effects: list[tuple[int, Effect]] | None = None
         self.shutdown_hook: Callable[[], None] | None = None
+        # CONFIG SET port, bind, tls-port or a tls-* option: the network layer
+        # makes its listeners match ("port", "bind", "tls-port", "tls") and
+        # returns None, or the why of the failure with nothing changed.
+        self.listen_hook: Callable[[str], bytes | None] | None = None
         # Snapshots and the AOF: tidelog.persistence attaches its own.
         self.persistence: Persistence = NoPersistence(self)
         # Replicas: tidelog.replication attaches a primary when one connects.
@@ -569,6 +573,10 @@ class Engine:
         # (see run_key): a connection checks a name here before gathering.
         self.runnable: set[bytes] = set()
         self.internal_errors = 0  # bugs caught; tests assert this stays 0
+        # Lazy free (free_later): the values waiting to be dropped, and how
+        # many were since CONFIG RESETSTAT (INFO memory's two lazyfree lines).
+        self.lazyfree_pending: list[Any] = []
+        self.lazyfreed_objects = 0
         # When the cross protocol warning was last logged (monotonic seconds).
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
@@ -862,6 +870,8 @@ class Engine:
         if self.ops.pause_mode is None:
             self.ops.pause_mode, self.ops.pause_end = mode, end
             self._bypass_dispatch()
+            for db in self.dbs:  # expiry is a write: it waits (both modes, as Redis)
+                db.expiry_held = True
         else:
             if mode == "all":
                 self.ops.pause_mode = "all"
@@ -894,6 +904,8 @@ class Engine:
         if self.ops.pause_timer is not None:
             self.ops.pause_timer.cancel()
             self.ops.pause_timer = None
+        for db in self.dbs:
+            db.expiry_held = False
         self._bypass_dispatch()
         held, self.ops.postponed = self.ops.postponed, []
         for client in held:
@@ -1599,7 +1611,9 @@ class Engine:
                             at, b"lua")
             return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False)), False
-        if read_only and spec.is_write:
+        if read_only and (spec.is_write or spec.name in _MAY_REPLICATE):
+            # what may replicate counts as a write here (Redis: so read-only
+            # scripts can run while CLIENT PAUSE WRITE holds writes back)
             return self._error(errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
             for arg in argv[1:]:
@@ -1656,11 +1670,32 @@ class Engine:
         """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
         for name in self.stats:
             self.stats[name] = 0
+        self.lazyfreed_objects = 0
         self.metrics = Metrics()
         for entry in self._entries.values():
             entry.calls = entry.ns = entry.failed = entry.rejected = 0
             entry.hist = [0] * HIST_BUCKETS
         self.error_counts.clear()
+
+    # -- lazy free ------------------------------------------------------------------
+    def free_later(self, value: Any) -> None:
+        """A deleted value large enough to be worth it (UNLINK, DEL under
+        lazyfree-lazy-user-del): dropped on a later turn of the event loop,
+        after the reply is written, rather than while the command runs
+        (Redis hands it to a thread; Python frees on one thread either way).
+        Without an event loop (an engine alone) it is dropped at once."""
+        if not self.lazyfree_pending and self.schedule is not None:
+            self.schedule(0, self.lazy_free)
+        self.lazyfree_pending.append(value)
+        if self.schedule is None:
+            self.lazy_free()
+
+    def lazy_free(self) -> None:
+        """Drop the values free_later queued (the last references to them)."""
+        pending, self.lazyfree_pending = self.lazyfree_pending, []
+        freed = len(pending)
+        pending.clear()
+        self.lazyfreed_objects += freed
 
     def _finish(self, ctx: Ctx) -> None:
         if ctx.changes:
@@ -1934,9 +1969,11 @@ class Engine:
                     tracking = self.tracking if client.tracking is not None else None
                     if tracking is not None:  # as a command of its own (_call_tracking)
                         outer, tracking.current = tracking.current, client
+                    started = time.monotonic_ns()
                     try:
                         reply = request.wait.retry(ctx)
-                    except CommandError as exc:
+                    except CommandError as exc:  # (its key went: -NOGROUP ...)
+                        entry.failed += 1  # a failed call, as Redis 7.2+ counts it
                         reply = self._error(exc.message)
                     finally:
                         client.db = saved_db
@@ -1946,6 +1983,11 @@ class Engine:
                         continue
                     self._unblock(request)
                     self._finish(ctx)
+                    elapsed_ns = time.monotonic_ns() - started
+                    if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
+                        # served: into the slowlog now, as the command it was
+                        # (Redis logs a blocked command when it is served)
+                        self.slowlog_push(client, request.argv, elapsed_ns // 1000)
                     if tracking is not None:
                         reply = self._tracked_retry(client, entry, request.argv, reply)
                     client.send(reply)

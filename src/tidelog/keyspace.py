@@ -82,6 +82,10 @@ class Database:
         # notification class is on (None otherwise: one test per new key).
         self.on_new: Callable[[Database, bytes], None] | None = None
         self.expired_count = 0
+        # While CLIENT PAUSE holds writes back, expiry (a write: it deletes and
+        # propagates a DEL) waits too: a key past its deadline reads as missing
+        # but stays until the pause ends, as in Redis.
+        self.expiry_held = False
         self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
         self.key_index = KeyIndex()        # buckets for SCAN
         self.access: dict[bytes, int] = {}  # key -> eviction marks (see the module's text)
@@ -376,6 +380,8 @@ class Database:
 
     # -- expiry ---------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
+        if self.expiry_held:  # logically gone; deleted once the hold ends
+            return
         self._drop(key)
         self.expired_count += 1
         self.touch(key)
@@ -388,6 +394,8 @@ class Database:
         looks at; entries made stale by PERSIST or a new deadline are dropped
         when they reach the top, and the heap is rebuilt when more than half
         of it is stale."""
+        if self.expiry_held:
+            return 0
         now = self._now_ms()
         heap = self._deadlines
         expired = 0
@@ -415,7 +423,11 @@ class Database:
     def _expire_fields(self, key: bytes, h: Hash, budget: int | None) -> Hash | None:
         """Remove the due fields of the hash at key (at most ``budget``),
         reporting them; the key goes with its last field.  The hash, or None
-        when it was deleted.  O(k log T) for k expired fields."""
+        when it was deleted.  O(k log T) for k expired fields.  While expiry
+        is held (CLIENT PAUSE) the hash stays as it is and the fields due are
+        left out of what is returned."""
+        if self.expiry_held:
+            return h.without_due(self._now_ms())
         fields = h.pop_expired(self._now_ms(), budget)
         if not fields:
             return h
@@ -429,6 +441,8 @@ class Database:
     def field_expire_cycle(self, budget: int = 200) -> int:
         """Active field expiry: remove up to ``budget`` due hash fields.
         O(k log H) for k fields and hashes looked at."""
+        if self.expiry_held:
+            return 0
         now = self._now_ms()
         heap = self._field_deadlines
         expired = 0

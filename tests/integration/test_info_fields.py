@@ -38,6 +38,8 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         assert section_keys(tidelog_srv.port, "clients") == CLIENTS
         stats = section_keys(tidelog_srv.port, "stats")
         assert stats[:len(STATS)] == STATS
+        # migrate_cached_sockets right after total_forks, as Redis orders them
+        assert stats[stats.index("total_forks") + 1] == "migrate_cached_sockets"
         assert {"evicted_clients",
                 "latest_fork_usec", "total_forks", "active_defrag_hits", "tracking_total_keys",
                 "io_threaded_reads_processed", "io_threaded_writes_processed",
@@ -48,6 +50,7 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         for name in CLIENTS + STATS:
             assert info[name] >= 0, name
         assert info["lazyfree_pending_objects"] == info["lazyfreed_objects"] == 0
+        assert info["migrate_cached_sockets"] == 0  # MIGRATE caches no connection
         assert 0 < float(info["used_memory_peak_perc"].rstrip("%")) <= 100
         assert info["expire_cycle_cpu_milliseconds"] >= 0
         assert isinstance(info["instantaneous_input_kbps"], float)
@@ -246,3 +249,16 @@ def test_memory_not_counted_for_eviction(tidelog_srv) -> None:
     assert memory.index("maxmemory_policy") < at < memory.index("mem_allocator")
     with redis.Redis(port=tidelog_srv.port) as r:
         assert r.info("memory")["mem_not_counted_for_evict"] == 0
+
+
+def test_unlink_of_a_large_value_is_a_lazy_free(tidelog_srv) -> None:
+    """UNLINK of a set past 64 elements: freed after the reply, counted in
+    lazyfreed_objects (Redis's lazyfree.tcl); a small one is freed at once."""
+    with redis.Redis(port=tidelog_srv.port) as r:
+        r.config_resetstat()
+        r.sadd("big", *range(1000))
+        r.sadd("small", *range(10))
+        assert r.unlink("big", "small") == 2
+        wait_until(lambda: r.info("memory")["lazyfree_pending_objects"] == 0)
+        assert r.info("memory")["lazyfreed_objects"] == 1
+        assert r.exists("big", "small") == 0

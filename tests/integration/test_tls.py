@@ -110,3 +110,31 @@ def test_bad_tls_files_stop_the_start_with_one_line(processes, tmp_path, certs) 
                              str(certs.ca)], port=port, ready=False)
     assert srv.wait() != 0
     assert "Failed to load certificate" in srv.stdout + srv.stderr
+
+
+def test_tls_settings_change_at_run_time(processes, tmp_path, certs) -> None:
+    """CONFIG SET tls-auth-clients builds the context again and the TLS
+    listener serves under it on the same socket; tls-port moves the TLS
+    listener; a certificate that cannot be loaded fails with Redis's text
+    and changes nothing."""
+    srv, tls_port = start(processes, tmp_path, certs)
+    admin = srv.client()
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, certs, cert=False).ping()
+    assert admin.config_set("tls-auth-clients", "no") is True
+    assert tls_client(tls_port, certs, cert=False).ping() is True
+    with pytest.raises(redis.ResponseError) as info:
+        admin.config_set("tls-cert-file", str(tmp_path / "missing.crt"))
+    assert str(info.value) == ("CONFIG SET failed (possibly related to argument "
+                               "'tls-cert-file') - Unable to update TLS configuration. "
+                               "Check server logs.")
+    assert admin.config_get("tls-cert-file")["tls-cert-file"] == str(certs.server_cert)
+    assert tls_client(tls_port, certs, cert=False).ping() is True
+    moved = free_port()
+    assert admin.config_set("tls-port", moved) is True
+    assert tls_client(moved, certs, cert=False).ping() is True
+    with pytest.raises(redis.ConnectionError):
+        tls_client(tls_port, certs, cert=False).ping()
+    assert admin.config_set("tls-port", 0) is True
+    with pytest.raises(redis.ConnectionError):
+        tls_client(moved, certs, cert=False).ping()

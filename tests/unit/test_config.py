@@ -223,7 +223,10 @@ def test_config_get_globs(run):
     assert [n for n, _ in config_get(run, "min-*")] == [
         b"min-replicas-to-write", b"min-replicas-max-lag", b"min-slaves-to-write",
         b"min-slaves-max-lag"]  # the old names too, as Redis 7+ answers a glob
-    assert len(config_get(run, "*")) == len(OPTIONS) + len(ALIASES)
+    hidden = [name for name, option in OPTIONS.items() if option.hidden]
+    assert hidden == ["key-load-delay"]  # answered by its exact name only
+    assert len(config_get(run, "*")) == len(OPTIONS) - len(hidden) + len(ALIASES)
+    assert config_get(run, "key-load-delay") == [(b"key-load-delay", b"0")]
     assert config_get(run, "hz", "h?") == [(b"hz", b"10")]  # each option once
     assert config_get(run, "x[") == []
 

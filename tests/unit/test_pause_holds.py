@@ -51,3 +51,82 @@ def test_no_writes_scripts_run_under_a_write_pause():
     assert h.engine.blocked_clients == 4
     h.ok("CLIENT", "UNPAUSE")
 
+
+
+def _expired_keys(h: Harness) -> int:
+    return h.engine.stats["expired_keys"]  # INFO stats' expired_keys
+
+
+def test_keys_do_not_expire_while_writes_are_paused():
+    """Expiry is a write: during CLIENT PAUSE (WRITE or ALL) a key past its
+    deadline reads as missing but is not deleted, nor counted, nor
+    propagated; once the pause ends the next lookup expires it (Redis's
+    pause.tcl "Test both active and passive expires are skipped during
+    client pause")."""
+    for mode in ("WRITE", "ALL"):
+        h = Harness()
+        reader = h.new_client()
+        h.ok("SET", "foo", "bar", "PX", "10")
+        h.ok("SET", "bar", "foo", "PX", "10")
+        h.take_effects()
+        before = _expired_keys(h)
+        h.ok("CLIENT", "PAUSE", "50000", mode)
+        h.clock.advance(20)
+        h.engine.cron()  # the active cycle skips its work
+        if mode == "WRITE":
+            assert h("GET", "foo", client=reader) is None
+            assert h("EXISTS", "foo", "bar", client=reader) == 0
+            assert h("KEYS", "*", client=reader) == []
+        assert b"foo" in h.engine.dbs[0].data and b"bar" in h.engine.dbs[0].data
+        assert _expired_keys(h) == before
+        assert h.take_effects() == []
+        h.engine.unpause()  # (under ALL, CLIENT UNPAUSE itself would wait)
+        assert h("GET", "foo", client=reader) is None
+        assert h("GET", "bar", client=reader) is None
+        assert b"foo" not in h.engine.dbs[0].data and b"bar" not in h.engine.dbs[0].data
+        assert _expired_keys(h) == before + 2
+        assert [argv[0].upper() for argv in h.take_effects()] == [b"DEL", b"DEL"]
+
+
+def test_may_replicate_commands_are_writes_to_read_only_scripts():
+    """PUBLISH and PFCOUNT may replicate: a read-only script (EVAL_RO, or
+    flags=no-writes) is refused them, as Redis 7.0.15 and 8.x refuse them,
+    so such scripts can run under CLIENT PAUSE WRITE; a script that may
+    write runs them."""
+    h = Harness()
+    for argv in (["EVAL_RO", "return redis.call('publish','ch','msg')", "0"],
+                 ["EVAL", "#!lua flags=no-writes\nreturn redis.call('publish','ch','msg')", "0"],
+                 ["EVAL_RO", "return redis.call('pfcount','hll')", "0"]):
+        assert h.err(*argv).startswith(
+            b"ERR Write commands are not allowed from read-only scripts. script: ")
+    assert h("EVAL", "return redis.call('publish','ch','msg')", "0") == 0
+    assert h("EVAL", "return redis.call('pfcount','hll')", "0") == 0
+
+
+def test_hash_fields_do_not_expire_while_writes_are_paused():
+    """Field expiry waits too (Redis 7.4+ leaves a due field in place while
+    paused): reads leave the due fields out, the hash keeps them, nothing is
+    propagated; after the pause the next lookup deletes them (HDEL)."""
+    h = Harness()
+    reader = h.new_client()
+    h.ok("HSET", "h", "a", "1", "b", "2")
+    h.ok("HSET", "gone", "x", "1")
+    h.ok("HPEXPIRE", "h", "10", "FIELDS", "1", "a")
+    h.ok("HPEXPIRE", "gone", "10", "FIELDS", "1", "x")
+    h.take_effects()
+    h.ok("CLIENT", "PAUSE", "50000", "WRITE")
+    h.clock.advance(20)
+    h.engine.cron()
+    assert h("HGETALL", "h", client=reader).items == [(b"b", b"2")]
+    assert h("HGET", "h", "a", client=reader) is None
+    assert h("HPTTL", "h", "FIELDS", "2", "a", "b", client=reader) == [-2, -1]
+    assert h("EXISTS", "gone", client=reader) == 0
+    assert set(h.engine.dbs[0].data[b"h"].map) == {b"a", b"b"}
+    assert b"gone" in h.engine.dbs[0].data
+    assert h.take_effects() == []
+    h.ok("CLIENT", "UNPAUSE")
+    assert h("HGETALL", "h", client=reader).items == [(b"b", b"2")]
+    assert h("EXISTS", "gone", client=reader) == 0
+    assert set(h.engine.dbs[0].data[b"h"].map) == {b"b"}
+    assert b"gone" not in h.engine.dbs[0].data
+    assert h.take_effects() == [[b"HDEL", b"h", b"a"], [b"HDEL", b"gone", b"x"]]

@@ -1,7 +1,9 @@
 """CONFIG GET, SET, RESETSTAT, REWRITE and HELP, over :mod:`tidelog.config`.
 
 CONFIG SET appendonly asks the engine's persistence to start or stop the
-AOF; every other option is read where it is used.
+AOF; port, bind, tls-port and the tls-* options ask the network layer to
+rebind or reconfigure its listeners; every other option is read where it is
+used.
 """
 
 from __future__ import annotations
@@ -74,6 +76,12 @@ def _apply_config(ctx: Ctx, name: str) -> None:
             acl.log.pop()
     elif name == "acl-pubsub-default":
         ctx.engine.acl.allchannels_default = ctx.config["acl-pubsub-default"] == "allchannels"
+    elif name in ("port", "bind", "tls-port") or name.startswith("tls-"):
+        hook = ctx.engine.listen_hook  # None: no network layer (embedded engine, tests)
+        if hook is not None:
+            why = hook(name if name in ("port", "bind", "tls-port") else "tls")
+            if why is not None:
+                raise config_set_failed(name.encode(), why)
 
 
 @command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",
@@ -96,6 +104,8 @@ def matching_options(ctx: Ctx, patterns: list[bytes]) -> list[tuple[bytes, bytes
                 found[name] = pattern
             continue
         for name in (*OPTIONS, *ALIASES):  # a pattern matches old names too, as in Redis
+            if OPTIONS[ALIASES.get(name, name)].hidden:  # (by exact name only)
+                continue
             if name not in found and glob_match(pattern, name.encode(), nocase=True):
                 found[name] = name.encode()
     return [(shown, ctx.config.show(ALIASES.get(name, name)).encode())
@@ -149,9 +159,28 @@ def config_set(ctx: Ctx, argv: list[bytes]) -> object:
         except ConfigError as exc:
             raise config_set_failed(quoted, str(exc).encode()) from None
         values.append(value)
+    # As Redis: every value set, then each applied; when one cannot be applied,
+    # every value goes back and what was applied before it is applied again.
+    previous = [ctx.config.show(name) for name in names]
     for name, value in zip(names, values):
         ctx.config.set(name, value)
-        _apply_config(ctx, name)
+    applied: list[str] = []
+    try:
+        for name in names:
+            _apply_config(ctx, name)
+            applied.append(name)
+    except CommandError:
+        for name, value in zip(names, previous):
+            try:
+                ctx.config.set(name, value)
+            except ConfigError as exc:  # a value shown that does not read back: a bug
+                log.warning("Failed restoring %s after CONFIG SET: %s", name, exc)
+        for name in applied:
+            try:
+                _apply_config(ctx, name)
+            except CommandError as exc:
+                log.warning("Failed applying restored CONFIG SET of %s: %s", name, exc)
+        raise
     return OK
 
 

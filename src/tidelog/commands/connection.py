@@ -299,8 +299,9 @@ def client_info_line(engine: EngineAPI, client: ClientState,
         f" age={int(now - client.created)} idle={int(now - client.last_interaction)}"
         f" flags={_client_flags(client)} db={client.db} sub={sub} psub={psub} ssub={ssub}"
         f" multi={multi}"
-        f" qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0"
-        f" obl=0 oll=0 omem={omem} tot-mem={argv_mem + multi_mem + omem + fieldsets} events=r"
+        f" qbuf={client.query_bytes} qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem}"
+        f" rbs=0 rbp=0 obl=0 oll=0 omem={omem}"
+        f" tot-mem={argv_mem + multi_mem + omem + fieldsets} events=r"
         f" cmd={client.last_command}"
     ).encode() + b" user=" + (client.user.name if client.user is not None else b"(superuser)") + (
         f" redir={client.tracking.redirect if client.tracking is not None else -1}"

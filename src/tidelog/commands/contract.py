@@ -120,6 +120,11 @@ class ClientState:
     # Bytes of replies not yet written to the socket (CLIENT LIST's omem);
     # the server gives it.
     output_bytes: Callable[[], int] = lambda: 0
+    # Bytes in the query buffer as CLIENT LIST's qbuf shows them: while
+    # commands run, everything the read that brought them left buffered
+    # (them included, as Redis trims its buffer after running them); the
+    # server keeps it.
+    query_bytes: int = 0
     # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
     # None while tracking is off.
     tracking: Any = None
@@ -252,6 +257,12 @@ class EngineAPI(Protocol):
     active_expire: bool
     pause_cron: bool
     shutdown_hook: Callable[[], None] | None
+    # CONFIG SET port/bind/tls-*: the network layer's (Engine.listen_hook)
+    listen_hook: Callable[[str], bytes | None] | None
+    lazyfree_pending: list[Any]  # values free_later queued
+    lazyfreed_objects: int
+
+    def free_later(self, value: Any) -> None: ...
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]

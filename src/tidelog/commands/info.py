@@ -158,10 +158,11 @@ def _section_memory(ctx: Ctx) -> list[str]:
         "mem_not_counted_for_evict:0",
         "mem_allocator:pymalloc",
         "active_defrag_running:0",
-        # Tidelog frees every value at once (UNLINK, FLUSHALL ASYNC too):
-        # nothing is ever handed to a background thread to free.
-        "lazyfree_pending_objects:0",
-        "lazyfreed_objects:0",
+        # UNLINK (and DEL under lazyfree-lazy-user-del) leaves a large value
+        # to be freed after the reply (Engine.free_later); FLUSHALL ASYNC frees
+        # at once.
+        f"lazyfree_pending_objects:{len(ctx.engine.lazyfree_pending)}",
+        f"lazyfreed_objects:{ctx.engine.lazyfreed_objects}",
     ]
 
 
@@ -223,6 +224,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
         f"latest_fork_usec:{stats['latest_fork_usec']}",
         f"total_forks:{stats['total_forks']}",
+        "migrate_cached_sockets:0",  # MIGRATE keeps no connection between calls
         # No active defragmentation.
         "active_defrag_hits:0",
         "active_defrag_misses:0",

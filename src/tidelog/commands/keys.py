@@ -73,10 +73,40 @@ def key_arguments(argv: list[bytes]) -> list[bytes]:
     return argv[1:]
 
 
-def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
+# Redis's LAZYFREE_THRESHOLD: a value of more allocations than this (by
+# lazyfree_effort's estimate) is freed lazily; smaller ones at once.
+LAZYFREE_THRESHOLD = 64
+
+
+def lazyfree_effort(value: Any) -> int:
+    """Redis's estimate of the allocations freeing a value costs: one for a
+    string or a compact (listpack, intset) value, the elements of a hash
+    table or skiplist, a quicklist's nodes (taken as 128 elements each),
+    and for a stream its nodes plus, per consumer group, one and the first
+    group's PEL size.  O(1) (O(G) for a stream's G groups)."""
+    if type(value) is bytes:
+        return 1
+    encoding = value.object_encoding()
+    if encoding in (b"hashtable", b"skiplist"):
+        return len(value)
+    if encoding == b"quicklist":
+        return len(value) // 128 + 1
+    if encoding == b"stream":
+        effort = value.node_count
+        if value.groups:
+            first = next(iter(value.groups.values()))
+            effort += len(value.groups) * (1 + len(first.pel))
+        return effort
+    return 1
+
+
+def _delete_keys(ctx: Ctx, keys: list[bytes], lazy: bool = False) -> int:
     deleted = 0
     for key in keys:
+        value = ctx.db.peek(key) if lazy else None
         if ctx.db.delete(key):
+            if value is not None and lazyfree_effort(value) > LAZYFREE_THRESHOLD:
+                ctx.engine.free_later(value)
             ctx.modified(key)
             ctx.ready(key)
             ctx.notify(NOTIFY_GENERIC, b"del", key)
@@ -94,7 +124,7 @@ def _delete_keys(ctx: Ctx, keys: list[bytes]) -> int:
          summary="Delete a key")
 def del_(ctx: Ctx, argv: list[bytes]) -> object:
     """DEL key [key ...]"""
-    return _delete_keys(ctx, key_arguments(argv))
+    return _delete_keys(ctx, key_arguments(argv), ctx.config["lazyfree-lazy-user-del"])
 
 
 @command("unlink", arity=-2, flags="write fast", keys=(1, -1, 1), group="generic",
@@ -106,8 +136,9 @@ def del_(ctx: Ctx, argv: list[bytes]) -> object:
                  "but non blocking.")
 def unlink(ctx: Ctx, argv: list[bytes]) -> object:
     """UNLINK key [key ...]"""
-    # Freeing is Python's business (reference counting); removal is O(1) per key.
-    return _delete_keys(ctx, key_arguments(argv))
+    # A large value is freed after the reply (Engine.free_later), not in
+    # another thread: the client does not wait for it.
+    return _delete_keys(ctx, key_arguments(argv), lazy=True)
 
 
 @command("exists", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="generic",

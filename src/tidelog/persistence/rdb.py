@@ -67,6 +67,7 @@ import gc
 import logging
 import mmap
 import os
+import random
 import resource
 import struct
 import time
@@ -623,6 +624,15 @@ class LoadInfo:
     aux: dict[bytes, bytes]
 
 
+def _key_load_delay(usec: int) -> None:
+    """key-load-delay (a hidden option, for tests): sleep ``usec`` µs; a
+    negative -n sleeps 1 µs once in n calls on average (Redis's debugDelay)."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1_000_000)
+
+
 def install(engine: Engine, snap: Snapshot, flush: bool = True, merge: bool = False) -> None:
     """Replace every database's contents (and the function libraries) with a
     parsed snapshot.  ``flush=False`` (DEBUG RELOAD NOFLUSH) keeps what is
@@ -649,9 +659,12 @@ def install(engine: Engine, snap: Snapshot, flush: bool = True, merge: bool = Fa
             db.flush()
     if flush:
         engine.tracking.flushed()  # clients that cache keys drop them all
+    delay = engine.config["key-load-delay"]
     for index, items in snap.dbs.items():
         db = engine.dbs[index]
         for key, value, expire in items:
+            if delay:
+                _key_load_delay(delay)
             if type(value) is Array:
                 value = rdb_array.with_settings(value, engine.config)
             db.set(key, value)

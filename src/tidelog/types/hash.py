@@ -248,6 +248,21 @@ class Hash:
             heapq.heappop(heap)
         return heap[0][0]
 
+    def without_due(self, now_ms: int) -> Hash | None:
+        """The hash as it reads at ``now_ms`` without changing it: itself when
+        no field is past its deadline, else a copy without those fields (the
+        others keep theirs), None when none is left.  O(log T), O(N) when a
+        field is due (while CLIENT PAUSE holds expiry back)."""
+        first = self.next_deadline()
+        if first is None or first > now_ms:
+            return self
+        view = Hash(dict(self.map), self.big)
+        view.ex = self.ex
+        for field, when in self.ttl.items():
+            view.set_ttl(field, when)
+        view.pop_expired(now_ms)
+        return view if len(view) else None
+
     def pop_expired(self, now_ms: int, budget: int | None = None) -> list[bytes]:
         """Delete the fields whose deadline is ``<= now_ms`` (at most
         ``budget`` of them); the deleted fields, earliest first.
