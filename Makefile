@@ -2,10 +2,10 @@
 #
 #   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground;
 #                 PORT=, DATA=, HOST= change those, ARGS="--appendonly yes" adds options)
-#   make test     ruff, then the whole test suite (the layer contracts included;
-#                 installs Debian's redis-server when root)
+#   make test     ruff, the type checker (mypy), then the whole test suite (the
+#                 layer contracts included; installs Debian's redis-server when root)
 #   make bench    the benchmarks (bench/run.py)
-#   make lint     ruff and the import-linter layer contracts only
+#   make lint     ruff, mypy and the import-linter layer contracts only
 #   make compat   Redis's own Tcl test suite (Debian's redis 7.0.15 source,
 #                 fetched once into .compat/) against tidelog-server, one
 #                 fresh server per unit; SERVER=redis runs it against
@@ -55,7 +55,7 @@ help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
 	@echo "make test   run the whole test suite"
 	@echo "make bench  run the benchmarks"
-	@echo "make lint   ruff and the layer contracts (import-linter)"
+	@echo "make lint   ruff, mypy and the layer contracts (import-linter)"
 	@echo "make compat Redis's own test suite against tidelog-server (SERVER=redis: redis-server)"
 	@echo "make clean  remove $(VENV), caches and build products"
 
@@ -99,13 +99,16 @@ run: $(KSTAMP)
 redis-server:
 	@bash scripts/ensure-redis-server.sh
 
-# ruff first (seconds); the layer contracts run inside pytest
-# (tests/unit/test_layers.py).  pytest's exit code 5 means it collected no
-# test at all: that fails too.
+# ruff first (seconds), then mypy ([tool.mypy] in pyproject.toml says what
+# and how strictly; its cache, .mypy_cache, makes a re-run take seconds);
+# the layer contracts run inside pytest (tests/unit/test_layers.py).
+# pytest's exit code 5 means it collected no test at all: that fails too.
 RUFF_PATHS := src tests bench examples scripts setup.py
+MYPY := $(BIN)/python -m mypy
 
 test: $(KSTAMP) redis-server
 	$(BIN)/ruff check $(RUFF_PATHS)
+	$(MYPY)
 	@status=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; fi; \
 	exit $$status
@@ -116,6 +119,7 @@ bench: $(KSTAMP)
 
 lint: $(KSTAMP)
 	$(BIN)/ruff check $(RUFF_PATHS)
+	$(MYPY)
 	$(BIN)/lint-imports --no-cache
 
 # Redis's Tcl suite in external mode (scripts/compat.py); needs tclsh and,
@@ -127,7 +131,7 @@ compat: $(KSTAMP)
 	$(PYTHON) scripts/compat.py --server $(SERVER) $(UNITS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build dist src/*.egg-info
 	rm -f src/tidelog/kernels-built.json
 	find src -name '*.so' -type f -delete
 	find src tests bench -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -39,8 +39,8 @@ HIST_BUCKETS = 65
 @cython.inline
 def _clock() -> cython.longlong:
     """The monotonic clock in ns (compiled twin only)."""
-    ts = cython.declare(timespec)  # cimported by callstats.pxd, as the two names below
-    clock_gettime(CLOCK_MONOTONIC, cython.address(ts))
+    ts = cython.declare(timespec)  # type: ignore[name-defined]  # cimported by callstats.pxd, as the two names below
+    clock_gettime(CLOCK_MONOTONIC, cython.address(ts))  # type: ignore[name-defined]
     return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 

@@ -169,6 +169,7 @@ def load_pure(fullname: str) -> Any:
         raise ValueError(f"{fullname} is not a kernel")
     parent = importlib.import_module(fullname.rpartition(".")[0])
     leaf = fullname.rpartition(".")[2]
+    assert parent.__file__ is not None
     source = os.path.join(os.path.dirname(parent.__file__), leaf + ".py")
     spec = importlib.util.spec_from_file_location(fullname, source)
     assert spec is not None and spec.loader is not None

@@ -104,7 +104,7 @@ def _entries_read(group: ConsumerGroup) -> int | None:
 
 def _full_group(group: ConsumerGroup, stream: Stream, count: int) -> Map:
     """One group of XINFO STREAM FULL; ``count`` bounds each PEL shown (0: all)."""
-    pending = []
+    pending: list[list[Any]] = []
     for entry in group.pending_range(MIN_ID, MAX_ID):
         if count and len(pending) >= count:
             break
@@ -112,7 +112,7 @@ def _full_group(group: ConsumerGroup, stream: Stream, count: int) -> Map:
         pending.append([bytes(entry.id), owner, entry.delivery_time, entry.delivery_count])
     consumers = []
     for consumer in group.consumers.values():
-        own = []
+        own: list[list[Any]] = []
         for entry in consumer.pel.values():
             if count and len(own) >= count:
                 break

@@ -148,10 +148,9 @@ def _encode_one(out: bytearray, reply: Any, proto: int) -> object:
         elif reply is PONG:
             line = PONG_REPLY
         else:
-            status: dict = _STATUS
-            line = status.get(reply.text)
-            if line is None:
-                line = _status_line(reply.text)
+            status: dict[bytes, bytes] = _STATUS
+            cached = status.get(reply.text)
+            line = cached if cached is not None else _status_line(reply.text)
         if cython.compiled:
             _put_raw(out, line)
         else:
@@ -222,9 +221,9 @@ def _encode_nested(out: bytearray, reply: Any, proto: int) -> None:
 @cython.inline
 def _grow(out: bytearray, n: cython.Py_ssize_t) -> cython.p_char:
     """Make room for ``n`` more bytes at the end of ``out``; where they start."""
-    size: cython.Py_ssize_t = PyByteArray_GET_SIZE(out)
-    PyByteArray_Resize(out, size + n)
-    return PyByteArray_AS_STRING(out) + size
+    size: cython.Py_ssize_t = PyByteArray_GET_SIZE(out)  # type: ignore[name-defined]
+    PyByteArray_Resize(out, size + n)  # type: ignore[name-defined]
+    return PyByteArray_AS_STRING(out) + size  # type: ignore[name-defined]
 
 
 @cython.cfunc
@@ -248,30 +247,30 @@ def _digits(dst: cython.p_char, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
 @cython.cfunc
 def _put_raw(out: bytearray, data: bytes) -> cython.int:
     """``data`` appended to ``out`` as it is."""
-    n: cython.Py_ssize_t = PyBytes_GET_SIZE(data)
-    memcpy(_grow(out, n), PyBytes_AS_STRING(data), n)
+    n: cython.Py_ssize_t = PyBytes_GET_SIZE(data)  # type: ignore[name-defined]
+    memcpy(_grow(out, n), PyBytes_AS_STRING(data), n)  # type: ignore[name-defined]
     return 0
 
 
 @cython.cfunc
 def _put_bulk(out: bytearray, item: bytes) -> cython.int:
     """``$<len>\\r\\n<item>\\r\\n`` appended to ``out``."""
-    n: cython.Py_ssize_t = PyBytes_GET_SIZE(item)
+    n: cython.Py_ssize_t = PyBytes_GET_SIZE(item)  # type: ignore[name-defined]
     head: cython.char[24]
     head[0] = 0x24  # '$'
     k: cython.Py_ssize_t = 1 + _digits(head + 1, n)
     head[k] = 0x0D
     head[k + 1] = 0x0A
     dst: cython.p_char = _grow(out, k + 2 + n + 2)
-    memcpy(dst, head, k + 2)
-    memcpy(dst + k + 2, PyBytes_AS_STRING(item), n)
+    memcpy(dst, head, k + 2)  # type: ignore[name-defined]
+    memcpy(dst + k + 2, PyBytes_AS_STRING(item), n)  # type: ignore[name-defined]
     dst[k + 2 + n] = 0x0D
     dst[k + 3 + n] = 0x0A
     return 0
 
 
 @cython.cfunc
-def _put_array_head(out: bytearray, item: object, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
+def _put_array_head(out: bytearray, item: Any, n: cython.Py_ssize_t) -> cython.Py_ssize_t:
     """``*<n>\\r\\n`` and the leading bulk strings of ``item`` (a list or
     tuple of ``n``); how many elements were written."""
     head: cython.char[24]
@@ -279,7 +278,7 @@ def _put_array_head(out: bytearray, item: object, n: cython.Py_ssize_t) -> cytho
     k: cython.Py_ssize_t = 1 + _digits(head + 1, n)
     head[k] = 0x0D
     head[k + 1] = 0x0A
-    memcpy(_grow(out, k + 2), head, k + 2)
+    memcpy(_grow(out, k + 2), head, k + 2)  # type: ignore[name-defined]
     i: cython.Py_ssize_t = 0
     while i < n:
         element = item[i]

@@ -115,7 +115,7 @@ this server (dispatch, the stream append and the reply each cost more).
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from .. import errors
 
@@ -335,7 +335,7 @@ class RequestParser:
                     return argv
                 if cython.compiled and not self.unauth:
                     # The compiled twin's fast path: the typed walk.
-                    commands: list = []
+                    commands: list[list[bytes]] = []
                     stop = _walk(buf, pos, end, min(self.max_bulk_len, _WALK_MAX_BULK), commands)
                     if commands:
                         self._pos = stop
@@ -400,11 +400,10 @@ class RequestParser:
                     if buf[pos] != _DOLLAR:
                         got = chr(buf[pos])
                         self._fail(ProtocolError(errors.protocol_expected_dollar(got)))
-                    bulk = _SMALL.get(buf[pos + 1 : nl])
-                    if bulk is None:
-                        bulk = string2ll(buf[pos + 1 : nl])
-                        if bulk is None:
-                            bulk = -1
+                    bulk = _SMALL.get(buf[pos + 1 : nl], -1)
+                    if bulk < 0:
+                        parsed = string2ll(buf[pos + 1 : nl])
+                        bulk = -1 if parsed is None else parsed
                     if bulk < 0 or bulk > max_bulk:
                         self._fail(ProtocolError(errors.PROTOCOL_BULK_INVALID))
                     if bulk > UNAUTH_MAX_BULK and self.unauth:
@@ -605,9 +604,10 @@ class RequestParser:
             # Without quotes, VT or FF, sdssplitargs == bytes.split().
             argv = line.split()
         else:
-            argv = split_inline(line)
-            if argv is None:
+            split = split_inline(line)
+            if split is None:
                 self._fail(ProtocolError(errors.PROTOCOL_UNBALANCED_QUOTES))
+            argv = split
         return argv or None  # an empty line is skipped
 
     # -- waiting for bytes ----------------------------------------------------
@@ -652,8 +652,7 @@ class RequestParser:
         if rest == 0:
             self._buf = pending[0] if len(pending) == 1 else b"".join(pending)
         else:
-            pending.insert(0, memoryview(self._buf)[self._pos :])
-            self._buf = b"".join(pending)
+            self._buf = b"".join([memoryview(self._buf)[self._pos :], *pending])
         self._pos = 0
         self._split_from = 0
         self._parts = None
@@ -663,7 +662,7 @@ class RequestParser:
     def _take_big_bulk(self) -> None:
         """Copy the awaited bulk out of the tail and the chunks, once."""
         n = self._bulk
-        pieces = [memoryview(self._buf)[self._pos :]]
+        pieces: list[memoryview] = [memoryview(self._buf)[self._pos :]]
         pieces += map(memoryview, self._pending)
         self._pending.clear()
         parts = []
@@ -692,15 +691,15 @@ class RequestParser:
         rest = pieces[i:]
         if not rest:
             self._buf = b""
-        elif rest[0].nbytes == len(rest[0].obj):
-            self._buf = rest[0].obj  # a whole chunk: no copy
+        elif rest[0].nbytes == len(cast(bytes, rest[0].obj)):
+            self._buf = cast(bytes, rest[0].obj)  # a whole chunk: no copy
         else:
             self._buf = rest[0].tobytes()
         self._pos = 0
         self._split_from = 0
         self._parts = None
         for piece in rest[1:]:
-            chunk = piece.obj  # untouched chunks: the original bytes objects
+            chunk = cast(bytes, piece.obj)  # untouched chunks: the original bytes objects
             self._pending.append(chunk)
             self._pending_len += len(chunk)
         self._args.append(arg)  # type: ignore[union-attr]
@@ -746,7 +745,7 @@ def _walk(
     pos: cython.Py_ssize_t,
     end: cython.Py_ssize_t,
     max_bulk: cython.longlong,
-    commands: list,
+    commands: list[list[bytes]],
 ) -> cython.Py_ssize_t:
     """Append to ``commands`` the argument lists of the whole, plain multibulk
     requests from ``pos`` on; return the offset after the last one.
@@ -771,7 +770,7 @@ def _walk(
     # The command name of the request before: a pipeline repeats it, and the
     # same bytes object then serves again (its hash is computed once, for the
     # dispatch lookup, and nothing is allocated for it).
-    name: bytes = None
+    name: bytes | None = None
     while pos < end and pos < limit and p[pos] == 0x2A:  # '*'
         q = pos + 1
         if q >= end:
@@ -789,7 +788,7 @@ def _walk(
         if q + 1 >= end or p[q] != 0x0D or count > 2147483647:
             break
         q += 2
-        argv: list = []
+        argv: list[bytes] = []
         while count:
             if q + 1 >= end or p[q] != 0x24:  # '$'
                 break
@@ -814,12 +813,18 @@ def _walk(
                 break
             if argv:
                 # One copy of the argument, with no slice object made for it.
-                argv.append(PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n))
-            elif name is not None and PyBytes_GET_SIZE(name) == n and \
-                    memcmp(PyBytes_AS_STRING(name), cython.cast(cython.p_char, p) + q, n) == 0:
+                argv.append(PyBytes_FromStringAndSize(  # type: ignore[name-defined]
+                    cython.cast(cython.p_char, p) + q, n))
+            elif (
+                name is not None
+                and PyBytes_GET_SIZE(name) == n  # type: ignore[name-defined]
+                and memcmp(PyBytes_AS_STRING(name),  # type: ignore[name-defined]
+                           cython.cast(cython.p_char, p) + q, n) == 0
+            ):
                 argv.append(name)  # the name of the request before, again
             else:
-                name = PyBytes_FromStringAndSize(cython.cast(cython.p_char, p) + q, n)
+                name = PyBytes_FromStringAndSize(  # type: ignore[name-defined]
+                    cython.cast(cython.p_char, p) + q, n)
                 argv.append(name)
             q += n + 2
             count -= 1

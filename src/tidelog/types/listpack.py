@@ -193,10 +193,10 @@ def _short_element(s: bytes, n: cython.Py_ssize_t) -> object:
                     return encode_int(-cython.cast(cython.longlong, value - 1) - 1)
         elif n == 1 and p[0] == 0x30:
             return _SMALL_INT_ELEMENT[0]
-    out: bytes = PyBytes_FromStringAndSize(cython.NULL, n + 2)
-    dst: cython.p_char = PyBytes_AS_STRING(out)
+    out: bytes = PyBytes_FromStringAndSize(cython.NULL, n + 2)  # type: ignore[name-defined]
+    dst: cython.p_char = PyBytes_AS_STRING(out)  # type: ignore[name-defined]
     dst[0] = 0x80 | n
-    memcpy(dst + 1, p, n)
+    memcpy(dst + 1, p, n)  # type: ignore[name-defined]
     dst[n + 1] = n + 1
     return out
 
@@ -491,8 +491,8 @@ def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython
         room += len(value) + 2
         i += 2
     rel = len(lp) - 1  # the terminator's offset: the entry starts there
-    PyByteArray_Resize(lp, rel + room)  # grown once; cut to the written size below
-    dst = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))
+    PyByteArray_Resize(lp, rel + room)  # type: ignore[name-defined]  # grown once; cut to the written size below
+    dst = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))  # type: ignore[name-defined]
     q = rel
     dst[q] = _SAMEFIELDS
     dst[q + 1] = 1
@@ -508,11 +508,11 @@ def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython
         m = len(value)
         if m and m <= 20 and 0x2D <= src[0] <= 0x39:  # may be an integer: the Python path
             element = _short_element(value, m)
-            memcpy(dst + q, PyBytes_AS_STRING(element), len(element))
+            memcpy(dst + q, PyBytes_AS_STRING(element), len(element))  # type: ignore[name-defined]
             q += len(element)
         else:
             dst[q] = 0x80 | m
-            memcpy(dst + q + 1, src, m)
+            memcpy(dst + q + 1, src, m)  # type: ignore[name-defined]
             dst[q + m + 1] = m + 1
             q += m + 2
         i += 2
@@ -520,7 +520,7 @@ def _append_same_c(lp: bytearray, msd: object, seqd: object, fv: list) -> cython
     dst[q + 1] = 1
     dst[q + 2] = 0xFF
     q += 3
-    PyByteArray_Resize(lp, q)
+    PyByteArray_Resize(lp, q)  # type: ignore[name-defined]
     _patch_header(lp, count)
     return rel
 
@@ -591,8 +591,8 @@ def stream_entry_id(lp: bytes | bytearray, p: cython.Py_ssize_t, kms: int, kseq:
 def _data(lp: object) -> cython.p_const_uchar:
     """The bytes of a ``bytes`` or ``bytearray`` (compiled twin only)."""
     if type(lp) is bytes:
-        return cython.cast(cython.p_const_uchar, PyBytes_AS_STRING(lp))
-    return cython.cast(cython.p_const_uchar, PyByteArray_AS_STRING(lp))
+        return cython.cast(cython.p_const_uchar, PyBytes_AS_STRING(lp))  # type: ignore[name-defined]
+    return cython.cast(cython.p_const_uchar, PyByteArray_AS_STRING(lp))  # type: ignore[name-defined]
 
 
 @cython.cfunc
@@ -614,7 +614,7 @@ def _samefields_c(lp: object, p: cython.Py_ssize_t, fields: list) -> object:
             q = p + 1 + n
             if q >= size:
                 return None
-            value = PyBytes_FromStringAndSize(cython.cast(cython.p_char, buf + p + 1), n)
+            value = PyBytes_FromStringAndSize(cython.cast(cython.p_char, buf + p + 1), n)  # type: ignore[name-defined]
             p = q + 1
         elif b < 0x80:  # small integer
             value = _SMALL_INT_TEXT[b]
@@ -685,7 +685,7 @@ def _id_text(ms: cython.ulonglong, seq: cython.ulonglong) -> bytes:
         text[n] = 0x2D  # '-'
         n += 1
         v = seq
-    return PyBytes_FromStringAndSize(text, n - 1)
+    return PyBytes_FromStringAndSize(text, n - 1)  # type: ignore[name-defined]
 
 
 @cython.locals(n=cython.Py_ssize_t, got=cython.Py_ssize_t, p=cython.Py_ssize_t,
