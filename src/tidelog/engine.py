@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from sys import getrefcount
-from typing import Any
+from typing import Any, cast
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
 from .callstats import HIST_BUCKETS, CallStats, now_ns
@@ -1861,7 +1861,8 @@ class Engine:
     def _block(self, ctx: Ctx, wait: Wait) -> Reply:
         if not ctx.may_block:
             return wait.reply_at_timeout()
-        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv, ctx.spec)
+        # A command that may block was resolved by this engine: its spec is an Entry.
+        request = Waiter(ctx.client, ctx.db.index, wait, ctx.argv, cast(Entry, ctx.spec))
         ctx.client.blocked = request
         for key in dict.fromkeys(wait.keys):
             self.waiters.setdefault((ctx.db.index, key), deque()).append(request)
