@@ -584,8 +584,8 @@ class Engine:
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
-        self._idmp_sweep: deque[weakref.ref] = deque()
-        self._idmp_swept: weakref.WeakSet = weakref.WeakSet()
+        self._idmp_sweep: deque[weakref.ref[Any]] = deque()
+        self._idmp_swept: weakref.WeakSet[Any] = weakref.WeakSet()
         # Lua scripting: the script cache and the runner (EVAL, SCRIPT).
         self.scripts = Scripts(self)
         # Client-side caching (CLIENT TRACKING): the tracking table, and who
@@ -1097,7 +1097,7 @@ class Engine:
                 ctx.effects = None
                 ctx.changes = 0
             try:
-                reply = entry.handler(ctx, argv)  # type: ignore[misc]
+                reply = entry.handler(ctx, argv)
             except Exception as exc:
                 reply = self._failed(entry, argv, exc)
             finally:

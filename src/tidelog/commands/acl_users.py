@@ -39,6 +39,7 @@ import secrets
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import (
     ACL_RULE_BAD_HASH,
@@ -156,7 +157,7 @@ class Selector:
         self.allcommands = False        # +@all and nothing taken away since
         self.firstargs: dict[str, list[bytes]] = {}  # +select|0: allowed first arguments
         self.rules: list[bytes] = []    # the command rules as written, lowercased
-        self.patterns: list[list] = []  # [pattern, KEY_READ | KEY_WRITE], in order
+        self.patterns: list[list[Any]] = []  # [pattern, KEY_READ | KEY_WRITE], in order
         self.allkeys = False
         self.channels: list[bytes] = []
         self.allchannels = allchannels
@@ -607,7 +608,7 @@ class Acl:
     allchannels_default: bool = False       # acl-pubsub-default allchannels
     log_max: int = 128                      # acllog-max-len
     users: dict[bytes, User] = field(default_factory=dict)
-    log: deque = field(default_factory=deque)
+    log: deque[Any] = field(default_factory=deque)
     log_entries_made: int = 0
 
     def __post_init__(self) -> None:

@@ -23,7 +23,7 @@ themselves when they wrote or deleted the destination (events
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..errors import (
@@ -189,7 +189,7 @@ def geopos(ctx: Ctx, argv: list[bytes]) -> object:
 
     [longitude, latitude] per member, a null array for a missing one.  O(M)."""
     z = _read_geo(ctx, argv[1])
-    out: list = []
+    out: list[Any] = []
     for member in argv[2:]:
         score = None if z is None else z.score(member)
         if score is None:
@@ -207,7 +207,7 @@ def geohash_command(ctx: Ctx, argv: list[bytes]) -> object:
 
     The 11-character standard geohash per member, null for a missing one.  O(M)."""
     z = _read_geo(ctx, argv[1])
-    out: list = []
+    out: list[Any] = []
     for member in argv[2:]:
         score = None if z is None else z.score(member)
         out.append(None if score is None else geohash.geohash_text(score))
@@ -380,7 +380,7 @@ def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, 
     return found
 
 
-def _distance_of(item: tuple) -> float:
+def _distance_of(item: tuple[Any, ...]) -> float:
     return item[2]
 
 
@@ -413,9 +413,9 @@ def _search(ctx: Ctx, argv: list[bytes], kind: int, read_only: bool = False,
     to_m = shape.to_m
     if not (s.withdist or s.withhash or s.withcoord):
         return [item[0] for item in found]
-    out: list = []
+    out: list[Any] = []
     for member, score, d, lon, lat in found:
-        row: list = [member]
+        row: list[Any] = [member]
         if s.withdist:
             row.append(geohash.format_distance(d / to_m))
         if s.withhash:
@@ -426,7 +426,7 @@ def _search(ctx: Ctx, argv: list[bytes], kind: int, read_only: bool = False,
     return out
 
 
-def _store(ctx: Ctx, dst: bytes, found: list, dist_unit: float, event: bytes) -> int:
+def _store(ctx: Ctx, dst: bytes, found: list[Any], dist_unit: float, event: bytes) -> int:
     """Put the results at ``dst`` as a sorted set (scores: the geohashes, or
     with ``dist_unit`` the distances in that unit), replacing any value; an
     empty result deletes ``dst``."""

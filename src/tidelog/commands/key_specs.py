@@ -49,7 +49,7 @@ def _ks(flags: str, begin: int | str | None, lastkey: int = 0, keystep: int = 1,
         limit: int = 0, startfrom: int = 1, notes: str | None = None,
         keynum: tuple[int, int, int] | None = None, find: Any = None) -> KeySpec:
     return KeySpec(tuple(flags.split()), begin, lastkey, keystep, limit, startfrom, notes,
-                   keynum, find)  # type: ignore[arg-type]
+                   keynum, find)
 
 
 def _sort_store_key(argv: list[bytes]) -> list[int]:

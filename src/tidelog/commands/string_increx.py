@@ -103,7 +103,7 @@ def step_float(current: Fraction, by: Fraction, lower: longdouble.LongDouble | N
     hi = longdouble.MAX if upper is None else upper
     want = longdouble.round_to_format(current + by)  # +-inf when it overflows
     if lo <= want <= hi and not isinstance(want, float):
-        return Step(want, longdouble.round_to_format(want - current), True)
+        return Step(want, longdouble.round_to_format(want - current), True)  # type: ignore[arg-type]
     if not saturate:
         return Step(current, longdouble.ZERO, False)
     if want < lo:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..errors import (
@@ -254,13 +254,13 @@ def _emptied(ctx: Ctx, key: bytes, z: ZSet) -> None:
         ctx.notify(NOTIFY_GENERIC, b"del", key)
 
 
-def _pairs_reply(ctx: Ctx, pairs: list[tuple[bytes, float]], withscores: bool) -> list:
+def _pairs_reply(ctx: Ctx, pairs: list[tuple[bytes, float]], withscores: bool) -> list[Any]:
     """Members, or with scores: flat in RESP2, [member, score] pairs in RESP3."""
     if not withscores:
         return [m for m, _ in pairs]
     if ctx.client.protocol >= 3:
         return [[m, s] for m, s in pairs]
-    out: list = []
+    out: list[Any] = []
     for m, s in pairs:
         out.append(m)
         out.append(s)
@@ -890,8 +890,8 @@ def bzmpop(ctx: Ctx, argv: list[bytes]) -> object:
 # -- ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD ------------------------------------------
 def _source_items(value: object) -> dict[bytes, float]:
     if type(value) is ZSet:
-        return {m: s for m, s in value.items()}  # type: ignore[union-attr]
-    return dict.fromkeys(value.members(), 1.0)  # type: ignore[union-attr]
+        return {m: s for m, s in value.items()}
+    return dict.fromkeys(value.members(), 1.0)  # type: ignore[attr-defined]
 
 
 def _setop(ctx: Ctx, argv: list[bytes], numkeys_at: int, op: bytes,
@@ -964,7 +964,7 @@ def _counted(score: float, weight: float) -> float:
     return weight
 
 
-def _compute(sources: list, weights: list[float], aggregate: bytes, op: bytes,
+def _compute(sources: list[Any], weights: list[float], aggregate: bytes, op: bytes,
              limit: int) -> dict[bytes, float]:
     """member -> score of the operation's result (for ZINTERCARD, stops at
     ``limit`` members when it is not 0).  O(total size)."""
