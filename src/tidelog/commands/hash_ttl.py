@@ -24,7 +24,7 @@ HSETEX with an absolute PXAT.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import NOTIFY_GENERIC, NOTIFY_HASH
 from ..errors import (
@@ -153,8 +153,9 @@ def _expire_generic(ctx: Ctx, argv: list[bytes], seconds: bool, absolute: bool) 
     return codes
 
 
-_SETTER = dict(arity=-6, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
-               since="7.4.0", complexity="O(N) where N is the number of specified fields")
+_SETTER: dict[str, Any] = dict(
+    arity=-6, flags="write denyoom fast", keys=(1, 1, 1), group="hash", since="7.4.0",
+    complexity="O(N) where N is the number of specified fields")
 
 
 @command("hexpire", **_SETTER, summary="Set expiry for hash field using relative time to expire "
@@ -206,8 +207,9 @@ def _ttl_generic(ctx: Ctx, argv: list[bytes], seconds: bool, absolute: bool) -> 
     return out
 
 
-_GETTER = dict(arity=-5, flags="readonly fast", keys=(1, 1, 1), group="hash", since="7.4.0",
-               complexity="O(N) where N is the number of specified fields")
+_GETTER: dict[str, Any] = dict(
+    arity=-5, flags="readonly fast", keys=(1, 1, 1), group="hash", since="7.4.0",
+    complexity="O(N) where N is the number of specified fields")
 
 
 @command("httl", **_GETTER, summary="Returns the TTL in seconds of a hash field.")
