@@ -315,7 +315,7 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     key = argv[1]
     stream = ctx.db.get_stream(key)
     created = stream is None
-    if created:
+    if stream is None:
         if args.nomkstream:
             return None
         stream = Stream()

@@ -178,9 +178,9 @@ def _serve(ctx: Ctx, args: ReadArgs, targets: list[_Target],
         else:
             # Redis 7.0 creates the consumer only when it serves the key; an
             # attempt by an existing one still counts as seen (7.2).
-            found = group.consumer(args.consumer)
-            if found is not None:
-                found.seen_time = now
+            known = group.consumer(args.consumer)
+            if known is not None:
+                known.seen_time = now
             continue
         consumer.seen_time = now
         if target.after is not None:
