@@ -386,7 +386,7 @@ class Tracker:
 
 # -- the commands ---------------------------------------------------------------------
 def _tracker(ctx: Ctx) -> Tracker:
-    return ctx.engine.tracking
+    return ctx.engine.tracking  # type: ignore[no-any-return]
 
 
 def _error_text(text: bytes) -> bytes:
