@@ -570,6 +570,9 @@ class Engine:
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self.pause_cron = False    # DEBUG PAUSE-CRON 1 skips the cron's work altogether
+        # DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may run the commands
+        # flagged noscript (a testing aid, as in Redis)
+        self.disable_deny_scripts = False
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
@@ -1552,7 +1555,7 @@ class Engine:
         argc = len(argv)
         if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
             return self._error(errors.SCRIPT_WRONG_ARITY), False
-        if "noscript" in spec.flags:
+        if "noscript" in spec.flags and not self.disable_deny_scripts:
             return self._error(errors.SCRIPT_NOT_ALLOWED), False
         denial = self._acl_refusal(client, spec, argv)
         if denial is not None:

@@ -43,8 +43,17 @@ import lupa.lua51 as lua51
 from .. import REDIS_VERSION, errors
 from ..commands import table
 from ..resp.doubles import format_double
-from ..resp.replies import NULL_ARRAY, ErrorReply, Map, SetReply, SimpleString, Verbatim
+from ..resp.replies import (
+    NULL_ARRAY,
+    ErrorReply,
+    Map,
+    RawReply,
+    SetReply,
+    SimpleString,
+    Verbatim,
+)
 from . import lualibs
+from .tailcalls import without_tail_calls
 
 # The libraries Redis compiles into its Lua (cjson, cmsgpack, bit, struct:
 # :mod:`.lualibs`), each an ``install(lua_runtime)`` that sets one global
@@ -66,13 +75,15 @@ HOOK_COUNT = 100_000
 # limit is raised to leave room for it (LuaRuntime.__init__).
 LUA_REPLY_DEPTH = 7995
 
+_INT64 = 2 ** 63
+
 # The chunk name of our own Lua code: frames from it are skipped when an
 # error's position is looked up.
 _INTERNAL = "=tidelog"
 
 _BOOTSTRAP = r"""
 local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
-      version, version_num, py_acl_check = ...
+      version, version_num, py_acl_check, py_spread, py_without_tail_calls = ...
 local G = _G
 local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
@@ -90,6 +101,26 @@ local function protect(t)
   proxied[proxy] = t
   return proxy
 end
+
+-- The Python callables as Lua functions.  lupa calls a Python object with
+-- its arguments on Lua's stack and needs two slots more below Lua 5.1's
+-- limit of 8,000 (lua_checkstack): with more arguments than that (a script's
+-- redis.call('rpush', k, unpack(t)) with #t near 8,000, which Redis takes) it
+-- fails.  Such calls hand their arguments over in one table.  The wrapper is
+-- our own chunk's frame, skipped when an error's line is looked up, and calls
+-- the Python side in the ordinary way (a C function in tail position is not
+-- a tail call in Lua 5.1), so errors still name the script's line.
+local SPREAD_FROM = 7900
+local function lua_function(f)
+  return function(...)
+    local n = raw_select('#', ...)
+    if n < SPREAD_FROM then return f(...) end
+    return py_spread(f, {...}, n)
+  end
+end
+py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check =
+  lua_function(py_call), lua_function(py_pcall), lua_function(py_log), lua_function(py_setresp),
+  lua_function(py_sha1), lua_function(py_set_repl), lua_function(py_acl_check)
 
 local killed = false  -- the count hook stopped the script: pcall cannot catch that
 local redis = {}
@@ -277,35 +308,46 @@ env_globals.load = function(fn, name)
   end
   return load_text(raw_concat(parts), name or '=(load)')
 end
-local callables = {}
-for _, f in ipairs({py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check}) do
-  callables[f] = true
-end
-env_globals.type = function(o)
-  local t = raw_type(o)
-  if t == 'userdata' and callables[o] then return 'function' end
-  return t
-end
-env_globals.tostring = function(o)
-  if raw_type(o) == 'userdata' and callables[o] then return 'function: builtin' end
-  return raw_tostring(o)
-end
+-- Redis's read-only tables are plain tables with a read-only mark; ours are
+-- proxies.  getmetatable shows what Redis's would have (the library tables
+-- none, _G one whose __index refuses unknown names, itself read-only), and
+-- setmetatable on a read-only table is refused with Redis's message.
+local shown = raw_setmetatable({}, {__mode = 'k'})
 env_globals.getmetatable = function(o)
-  if raw_type(o) == 'userdata' then return nil end  -- the redis.* callables: nothing to see
+  local t = raw_type(o)
+  if t == 'userdata' then return nil end  -- a Python object: nothing to see
+  if t == 'table' and readonly[o] then return shown[o] end
   return raw_getmetatable(o)
 end
-raw_setmetatable(env_globals, {__index = function(_, k)
+do
+  local setmetatable = raw_setmetatable
+  env_globals.setmetatable = function(t, mt)
+    if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
+    return setmetatable(t, mt)
+  end
+end
+local function missing_global(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
-end})
+end
+raw_setmetatable(env_globals, {__index = missing_global})
 env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
 readonly[env] = true
+shown[env] = protect({__index = missing_global})
 env_globals._G = env
+
+-- A compiled chunk again, its tail calls made plain calls (see tailcalls.py):
+-- our Lua-side library functions then never replace the script's frame.
+local string_dump = string.dump
+local function plain_calls(f, name)
+  return loadstring_(py_without_tail_calls(string_dump(f)), name)
+end
 
 -- compile(body, chunkname) -> function | nil, message
 local function compile(body, name)
   if body:sub(1, 1) == '\27' then return nil, 'binary chunks are not allowed' end
   local f, msg = loadstring_(body, name)
   if not f then return nil, msg end
+  f = plain_calls(f, name)
   setfenv_(f, env)
   return f
 end
@@ -409,6 +451,7 @@ local function load_library(body)
   if body:sub(1, 1) == '\27' then return false, 'binary chunks are not allowed', true end
   local f, msg = loadstring_(body, '@user_function')
   if not f then return false, msg, true end
+  f = plain_calls(f, '@user_function')
   setfenv_(f, fn_env)
   registered, loading, killed = {}, true, false
   sethook(hook, '', HOOK_COUNT)
@@ -474,8 +517,8 @@ class LuaRuntime:
                  logger: Callable[[int, bytes], None] = lambda level, msg: None,
                  acl_checker: Callable[[list[bytes]], bool | None] =
                  lambda argv: None if table.lookup(argv) is None else True) -> None:
-        # No attribute of a Python object is reachable from Lua: the only
-        # Python objects a script sees are the redis.* callables.
+        # No attribute of a Python object is reachable from Lua: a script
+        # sees no Python object (the redis.* callables are Lua functions).
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
                                     unpack_returned_tuples=True, attribute_filter=_no_attributes)
         self.executor = executor
@@ -483,6 +526,7 @@ class LuaRuntime:
         self.logger = logger
         self.acl_checker = acl_checker
         self.resp = 2  # the script's protocol (redis.setresp)
+        self.client_resp = 2  # the protocol of the client the reply goes to
         if sys.getrecursionlimit() < LUA_REPLY_DEPTH + 2000:  # room for to_reply's levels
             sys.setrecursionlimit(LUA_REPLY_DEPTH + 2000)
         for install in LIBRARY_INSTALLERS:
@@ -496,7 +540,7 @@ class LuaRuntime:
          self._run_function) = boot(
             self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
             self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION),
-            self._acl_check)
+            self._acl_check, _spread, without_tail_calls)
         self._table_from = self.lua.table_from
         self._lua_type = lua51.lua_type
 
@@ -649,7 +693,10 @@ class LuaRuntime:
         if t is bytes:
             return reply
         if t is int:
-            return reply
+            if -_INT64 <= reply < _INT64:
+                return reply
+            text = b"%d" % reply  # beyond 64 bits: a big number, as the client would get it
+            return self._table_from({b"big_number": text}) if self.resp == 3 else text
         if t is SimpleString:
             return self._table_from({b"ok": reply.text})
         if t is list or t is tuple:
@@ -689,6 +736,8 @@ class LuaRuntime:
             return reply.text
         if t is ErrorReply:
             return self._table_from({b"err": reply.message})
+        if t is RawReply:  # pre-encoded (DEBUG PROTOCOL's samples): read back
+            return self.to_lua(decode_reply(reply))
         raise TypeError(f"no Lua form for {reply!r}")
 
     def to_reply(self, value: Any, depth: int = 0) -> Any:
@@ -724,8 +773,10 @@ class LuaRuntime:
                 return SimpleString(inner.replace(b"\r", b" ").replace(b"\n", b" "))
             if kind == b"double":
                 return float(inner) if isinstance(inner, (int, float)) else 0.0
-            if kind == b"big_number":
-                return inner if isinstance(inner, bytes) else _lua_tostring(inner)
+            if kind == b"big_number":  # CR and LF become spaces, as in Redis
+                text = (inner if isinstance(inner, bytes) else _lua_tostring(inner)) \
+                    .replace(b"\r", b" ").replace(b"\n", b" ")
+                return RawReply(b"(%s\r\n" % text) if self.client_resp == 3 else text
             if kind == b"map" and self._lua_type(inner) == "table":
                 return Map([(self.to_reply(k, depth), self.to_reply(v, depth))
                             for k, v in inner.items()])
@@ -738,6 +789,12 @@ class LuaRuntime:
         for i in range(1, n + 1):  # a loop, not a comprehension: one frame per level
             out.append(self.to_reply(items[i], depth))
         return out
+
+
+def _spread(fn: Callable[..., Any], args: Any, n: int) -> Any:
+    """Call ``fn`` with the ``n`` values of the Lua table ``args`` (the
+    calls with too many arguments for Lua's stack, see ``lua_function``)."""
+    return fn(*[args[i] for i in range(1, n + 1)])
 
 
 class ScriptCallError(Exception):
@@ -762,6 +819,59 @@ class CompileError(Exception):
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
+
+
+def decode_reply(data: bytes) -> Any:
+    """A pre-encoded reply (RESP2 or RESP3) as reply values; attributes
+    are skipped, as Redis's script client skips them."""
+    value, end = _decode(data, 0)
+    if end != len(data):
+        raise ValueError("trailing bytes after a reply")
+    return value
+
+
+def _decode(data: bytes, at: int) -> tuple[Any, int]:
+    kind = data[at:at + 1]
+    eol = data.index(b"\r\n", at)
+    line, at = data[at + 1:eol], eol + 2
+    if kind == b"|":  # an attribute: its pairs, then the reply it is about
+        for _ in range(2 * int(line)):
+            at = _decode(data, at)[1]
+        return _decode(data, at)
+    if kind == b"+":
+        return SimpleString(line), at
+    if kind == b"-":
+        return ErrorReply(line), at
+    if kind == b":" or kind == b"(":
+        return int(line), at
+    if kind == b",":
+        return float(line), at
+    if kind == b"#":
+        return line == b"t", at
+    if kind == b"_":
+        return None, at
+    if kind == b"$" or kind == b"=":
+        n = int(line)
+        if n < 0:
+            return None, at
+        body = data[at:at + n]
+        if kind == b"=":
+            return Verbatim(body[4:], body[:3]), at + n + 2
+        return body, at + n + 2
+    if kind in (b"*", b"~", b">", b"%"):
+        n = int(line)
+        if n < 0:
+            return NULL_ARRAY, at
+        items = []
+        for _ in range(2 * n if kind == b"%" else n):
+            item, at = _decode(data, at)
+            items.append(item)
+        if kind == b"%":
+            return Map(list(zip(items[::2], items[1::2]))), at
+        if kind == b"~":
+            return SetReply(items), at
+        return items, at  # an array, or a push (read as an array)
+    raise ValueError(f"unknown reply type {kind!r}")
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:

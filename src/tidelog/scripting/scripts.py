@@ -351,6 +351,7 @@ class Scripts:
         else:
             ok, value = rt.run(job.script.fn, job.keys, job.args)
         if ok:
+            rt.client_resp = job.client.protocol
             return rt.to_reply(value)
         message, source, line = value
         if source is not None and line is not None:
