@@ -102,6 +102,11 @@ __all__ = ["ABORTED", "BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientStat
 
 log = logging.getLogger("tidelog")
 
+# The commands that run a script or function: under maxmemory or a write
+# guard their scripts' flags decide (Engine._execute_checked), so they leave
+# the fast dispatch.
+SCRIPT_RUNNERS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
+
 
 def _channel_match(pattern: bytes, channel: bytes) -> bool:
     """Pub/Sub's pattern match: Redis's glob, which matches an empty name
@@ -928,20 +933,31 @@ class Engine:
         """EVAL, EVALSHA or FCALL of a script or function flagged no-writes
         (a shebang's flags, a function's): as in Redis, CLIENT PAUSE WRITE
         lets it run.  O(1) but for EVAL's shebang line."""
-        if name == "eval" and len(argv) > 1 and argv[1].startswith(b"#!"):
+        flags = self._script_flags(name, argv)
+        return flags is not None and b"no-writes" in flags
+
+    def _script_flags(self, name: str, argv: list[bytes]) -> frozenset[bytes] | None:
+        """The flags of the script or function an EVAL, EVALSHA or FCALL (or
+        their _RO forms) runs; None for a script without a shebang, one not
+        found, or another command."""
+        if len(argv) < 2:
+            return None
+        if name in ("eval", "eval_ro"):
+            if not argv[1].startswith(b"#!"):
+                return None
             try:
-                return b"no-writes" in parse_shebang(argv[1])[1]
+                return parse_shebang(argv[1])[1]
             except CommandError:
-                return False
-        if name == "evalsha" and len(argv) > 1:
+                return None
+        if name in ("evalsha", "evalsha_ro"):
             script = self.scripts.cache.get(argv[1].lower())
-            return script is not None and script.shebang and b"no-writes" in script.flags
-        if name == "fcall" and len(argv) > 1:
+            return script.flags if script is not None and script.shebang else None
+        if name in ("fcall", "fcall_ro"):
             try:
-                return b"no-writes" in self.scripts.function(argv[1]).flags
+                return self.scripts.function(argv[1]).flags
             except CommandError:
-                return False
-        return False
+                return None
+        return None
 
     # -- MONITOR --------------------------------------------------------------------
     def add_monitor(self, client: ClientState) -> None:
@@ -1255,6 +1271,17 @@ class Engine:
             # EXEC is refused as its queued commands would be (Redis: the
             # transaction's flags), as EXECABORT
             allow_stale, deny_oom, is_write = self._queued_flags(client)
+        elif entry.name in SCRIPT_RUNNERS and (
+                ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+            # A shebang's or a function's flags stand for the command's own
+            # (Redis's scriptFlagsToCmdFlags): no-writes makes it a read,
+            # which may run past maxmemory; otherwise allow-oom and
+            # allow-stale say.  A script without a shebang keeps EVAL's.
+            flags = self._script_flags(entry.name, argv)
+            if flags is not None:
+                is_write = b"no-writes" not in flags
+                deny_oom = is_write and b"allow-oom" not in flags
+                allow_stale = b"allow-stale" in flags
         if ops.stale_guard is not None and not allow_stale:
             refusal = ops.stale_guard(client)
             if refusal is not None:
@@ -1419,7 +1446,9 @@ class Engine:
         if not spec.subcommands and "|" not in spec.name and not self.ops.bypass and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
-                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
+                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None and \
+                not (entry.name in SCRIPT_RUNNERS and
+                     (self.ops.maxmemory or self.ops.write_guard is not None)):
             self._dispatch[raw_name] = entry
             if entry.run is not None:
                 self.runnable.add(raw_name)
