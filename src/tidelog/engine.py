@@ -87,7 +87,7 @@ from .config import (
     NOTIFY_SUBKEYSPACEITEM,
     Config,
 )
-from .errors import CommandError
+from .errors import CommandError, CountedError
 from .glob import glob_match
 from .keyspace import Database
 from .lfu import Lfu
@@ -1487,6 +1487,8 @@ class Engine:
         is a bug, logged and answered ``-ERR internal error``.  Either way the
         call counts as failed."""
         entry.failed += 1
+        if isinstance(exc, CountedError):  # counted where it arose
+            return ErrorReply(exc.message)
         if isinstance(exc, CommandError):
             return self._error(exc.message)
         log.error("internal error running %r", argv[:8], exc_info=exc)
@@ -1583,33 +1585,34 @@ class Engine:
             return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
         argc = len(argv)
         if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
-            return self._error(errors.SCRIPT_WRONG_ARITY), False
+            return self._refused_in_script(spec, errors.SCRIPT_WRONG_ARITY), False
         if "noscript" in spec.flags and not self.disable_deny_scripts:
-            return self._error(errors.SCRIPT_NOT_ALLOWED), False
+            return self._refused_in_script(spec, errors.SCRIPT_NOT_ALLOWED), False
         denial = self._acl_refusal(client, spec, argv)
         if denial is not None:
             result, at = denial
             job = self.scripts.current  # ACL LOG describes the client running the script
             self.acl_denied(job.client if job is not None else client, result, spec, argv,
                             at, b"lua")
-            return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
+            return self._refused_in_script(spec, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False)), False
         if read_only and spec.is_write:
-            return self._error(errors.SCRIPT_READ_ONLY), False
+            return self._refused_in_script(spec, errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
             for arg in argv[1:]:
                 word = arg.lower()
                 if word == b"streams":
                     break
                 if word == b"block":
-                    return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
+                    return self._refused_in_script(
+                        spec, errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
         if "denyoom" in spec.flags and self.ops.maxmemory and not self._script_allows_oom() \
                 and not self.fits_in_memory():
-            return self._error(errors.OOM), False
+            return self._refused_in_script(spec, errors.OOM), False
         if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
             refusal = self.ops.write_guard(client)
             if refusal is not None:
-                return self._error(refusal), False
+                return self._refused_in_script(spec, refusal), False
         entry = self._entry(spec)
         if self.ops.monitors:
             self.feed_monitors(client, client.db, argv, from_script=True)
@@ -1617,6 +1620,13 @@ class Engine:
         if self.tracking.current is not None:  # the script's caller tracks keys
             self.tracking.remember(spec, argv)
         return reply, entry.is_write
+
+    def _refused_in_script(self, spec: Any, message: bytes) -> ErrorReply:
+        """A script's command refused before it ran: counted as a rejected
+        call of that command and in the error statistics, as Redis counts it
+        (the script passing the error on does not count it again)."""
+        self._entry(spec).rejected += 1
+        return self._error(message)
 
     # -- statistics -----------------------------------------------------------------
     @property

@@ -764,3 +764,9 @@ MIGRATE_IOERR_CONNECT = b"IOERR error or timeout connecting to the client"
 MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
 MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
 MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "
+
+
+class CountedError(CommandError):
+    """An error reply already counted in the error statistics where it arose
+    (a script passing on the error of a command it ran, as Redis marks it
+    ``ignore_error_stats_update``): the call still counts as failed."""

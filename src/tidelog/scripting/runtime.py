@@ -126,14 +126,27 @@ local killed = false  -- the count hook stopped the script: pcall cannot catch t
 local redis = {}
 redis.call = py_call
 redis.pcall = py_pcall
-redis.error_reply = function(msg)
-  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+-- error_reply as Redis forms it: '-CODE message' or 'message' (code ERR);
+-- the code is what comes before the first space, and CR/LF at either end
+-- of the message go.
+redis.error_reply = function(...)
+  local msg = ...
+  if raw_select('#', ...) ~= 1 or raw_type(msg) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
   if msg:sub(1, 1) == '-' then msg = msg:sub(2) end
-  if msg == '' then msg = 'ERR ' end
-  return {err = msg}
+  local code, text = 'ERR', msg
+  local space = msg:find(' ', 1, true)
+  if space then code, text = msg:sub(1, space - 1), msg:sub(space + 1) end
+  text = (text:gsub('^[\r\n]+', ''))
+  text = (text:gsub('[\r\n]+$', ''))
+  return {err = code .. ' ' .. text}
 end
-redis.status_reply = function(msg)
-  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+redis.status_reply = function(...)
+  local msg = ...
+  if raw_select('#', ...) ~= 1 or raw_type(msg) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
   return {ok = msg}
 end
 redis.sha1hex = py_sha1
@@ -164,8 +177,8 @@ end
 xpcall = function(f, h)
   return raw_xpcall(f, function(e)
     if raw_type(e) == 'userdata' then
-      local m = py_errmsg(e)
-      if m then e = {err = m} end
+      local m, counted = py_errmsg(e)
+      if m then e = {err = m, ignore_error_stats_update = counted} end
     end
     return h(e)
   end)
@@ -193,8 +206,8 @@ local function handler(err)
     level = level + 1
   end
   if raw_type(err) == 'userdata' then
-    local m = py_errmsg(err)
-    if m then err = {err = m} end
+    local m, counted = py_errmsg(err)
+    if m then err = {err = m, ignore_error_stats_update = counted} end
   end
   if raw_type(err) ~= 'table' then err = {err = 'ERR ' .. raw_tostring(err)} end
   if info then err.source = info.source; err.line = info.currentline end
@@ -477,7 +490,9 @@ end
 -- Read raw, as Redis reads them: a metatable's __index is never called.
 local function fields(t)
   local err, ok = raw_rawget(t, 'err'), raw_rawget(t, 'ok')
-  if raw_type(err) == 'string' then return 'err', err end
+  if raw_type(err) == 'string' then
+    return 'err', err, raw_rawget(t, 'ignore_error_stats_update') == true
+  end
   if raw_type(ok) == 'string' then return 'ok', ok end
   local v = raw_rawget(t, 'double')
   if raw_type(v) == 'number' then return 'double', v end
@@ -547,21 +562,32 @@ class LuaRuntime:
     # -- callbacks from Lua -------------------------------------------------------------
     # Python functions are C functions to Lua: an error they raise is seen at
     # the script's line (a Lua wrapper would be a tail call, and lose it).
+    # A command's error is counted in the error statistics where it arose:
+    # the error as the script sees it says so (ignore_error_stats_update, as
+    # in Redis), so that passing it on does not count it again.
     def _call(self, *args: Any) -> Any:
-        ok, value = self._exec(True, args)
+        argv = self._argv(args)
+        if argv.__class__ is not list:
+            raise ScriptCallError(argv)
+        ok, value = self.executor(argv, True)
         if ok:
             return value
-        raise ScriptCallError(value)
+        raise ScriptCallError(value, counted=True)
 
     def _pcall(self, *args: Any) -> Any:
-        ok, value = self._exec(False, args)
+        argv = self._argv(args)
+        if argv.__class__ is not list:
+            return self._table_from({b"err": argv})
+        ok, value = self.executor(argv, False)
         if ok:
             return value
-        return self._table_from({b"err": value})
+        return self._table_from({b"err": value, b"ignore_error_stats_update": True})
 
-    def _exec(self, raise_errors: bool, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    @staticmethod
+    def _argv(args: tuple[Any, ...]) -> list[bytes] | bytes:
+        """A call's arguments as a command's argv, or the error refusing them."""
         if not args:
-            return False, errors.SCRIPT_NO_ARGS
+            return errors.SCRIPT_NO_ARGS
         argv = []
         for a in args:
             t = a.__class__
@@ -572,8 +598,8 @@ class LuaRuntime:
             elif t is float:
                 argv.append(_lua_number_arg(a))
             else:
-                return False, errors.SCRIPT_BAD_ARG
-        return self.executor(argv, raise_errors)
+                return errors.SCRIPT_BAD_ARG
+        return argv
 
     def _acl_check(self, *args: Any) -> bool:
         """redis.acl_check_cmd: may the script's caller run this command?"""
@@ -586,8 +612,10 @@ class LuaRuntime:
         return allowed
 
     @staticmethod
-    def _errmsg(err: Any) -> bytes | None:
-        return err.message if isinstance(err, ScriptCallError) else None
+    def _errmsg(err: Any) -> tuple[bytes, bool] | None:
+        """The message of an error a redis.* function raised, and whether it
+        is already counted in the error statistics."""
+        return (err.message, err.counted) if isinstance(err, ScriptCallError) else None
 
     def _check(self) -> bytes | None:
         return self.kill_check()
@@ -648,7 +676,7 @@ class LuaRuntime:
         if ok:
             return True, value
         if self._lua_type(value) != "table":
-            return False, (errors.SCRIPT_UNKNOWN_ERROR, None, None)
+            return False, (errors.SCRIPT_UNKNOWN_ERROR, None, None, False)
         err = value[b"err"]
         if err is None:
             message = errors.SCRIPT_UNKNOWN_ERROR
@@ -656,7 +684,8 @@ class LuaRuntime:
             message = err
         else:
             message = _lua_tostring(err)
-        return False, (message, value[b"source"], value[b"line"])
+        return False, (message, value[b"source"], value[b"line"],
+                       value[b"ignore_error_stats_update"] is True)
 
     def load_library(self, code: bytes) -> list[tuple[bytes, Any, list[bytes], bytes | None]]:
         """Run a library's code (FUNCTION LOAD): the functions it registered,
@@ -740,6 +769,14 @@ class LuaRuntime:
             return self.to_lua(decode_reply(reply))
         raise TypeError(f"no Lua form for {reply!r}")
 
+    def error_counted(self, value: Any) -> bool:
+        """Is this script value an error table already counted in the error
+        statistics (a command's error passed on)?"""
+        if self._lua_type(value) != "table":
+            return False
+        found = self._fields(value)
+        return found.__class__ is tuple and len(found) == 3 and found[2] is True
+
     def to_reply(self, value: Any, depth: int = 0) -> Any:
         """A script's Lua value as a reply (for a client speaking any protocol).
 
@@ -766,7 +803,7 @@ class LuaRuntime:
         depth += 1
         found = self._fields(value)
         if found.__class__ is tuple:
-            kind, inner = found
+            kind, inner = found[0], found[1]
             if kind == b"err":
                 return ErrorReply(inner)
             if kind == b"ok":
@@ -798,11 +835,13 @@ def _spread(fn: Callable[..., Any], args: Any, n: int) -> Any:
 
 
 class ScriptCallError(Exception):
-    """An error a redis.* function raises into the script (``message``: the error text)."""
+    """An error a redis.* function raises into the script (``message``: the
+    error text; ``counted``: a command's error, counted where it arose)."""
 
-    def __init__(self, message: bytes) -> None:
+    def __init__(self, message: bytes, counted: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        self.counted = counted
 
 
 class LibraryError(Exception):
