@@ -87,7 +87,7 @@ local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_
 local G = _G
 local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
-local getinfo, sethook = debug.getinfo, debug.sethook
+local getinfo, sethook, debug_getmetatable = debug.getinfo, debug.sethook, debug.getmetatable
 local os_clock = os.clock
 local setfenv_, loadstring_, raw_xpcall, pairs, ipairs = setfenv, loadstring, xpcall, pairs, ipairs
 
@@ -121,6 +121,24 @@ end
 py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check =
   lua_function(py_call), lua_function(py_pcall), lua_function(py_log), lua_function(py_setresp),
   lua_function(py_sha1), lua_function(py_set_repl), lua_function(py_acl_check)
+
+-- Library functions Redis has in C and we have in Lua check their arguments
+-- themselves, so that an error names the script's line and the function as
+-- Lua's C library would ("bad argument #1 to 'rawset' (table expected, got
+-- nil)"): arg_error is called by such a function, level 3 being its caller.
+local function arg_error(n, fname, msg)
+  raw_error('bad argument #' .. n .. " to '" .. fname .. "' (" .. msg .. ')', 3)
+end
+local function got(nargs, n, v)  -- what luaL_typename says of argument n
+  if n > nargs then return 'no value' end
+  return raw_type(v)
+end
+-- Is f a function of Lua's own (not one of the library's, C or ours)?
+local function lua_function_value(f)
+  if raw_type(f) ~= 'function' then return false end
+  local info = getinfo(f, 'S')
+  return info.what ~= 'C' and info.source ~= '=tidelog'
+end
 
 local killed = false  -- the count hook stopped the script: pcall cannot catch that
 local redis = {}
@@ -174,7 +192,9 @@ pcall = function(f, ...)
   end
   return raw_unpack(r, 1, r.n)
 end
-xpcall = function(f, h)
+xpcall = function(...)
+  local f, h = ...
+  if raw_select('#', ...) < 2 then arg_error(2, 'xpcall', 'value expected') end
   return raw_xpcall(f, function(e)
     if raw_type(e) == 'userdata' then
       local m, counted = py_errmsg(e)
@@ -183,7 +203,12 @@ xpcall = function(f, h)
     return h(e)
   end)
 end
-rawset = function(t, k, v)
+rawset = function(...)
+  local t, k, v = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then arg_error(1, 'rawset', 'table expected, got ' .. got(n, 1, t)) end
+  if n < 2 then arg_error(2, 'rawset', 'value expected') end
+  if n < 3 then arg_error(3, 'rawset', 'value expected') end
   if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
   return raw_rawset(t, k, v)
 end
@@ -227,8 +252,12 @@ local function create_hooked(f)
   sethook(co, hook, '', HOOK_COUNT)
   return co
 end
-coroutine.create = create_hooked
+coroutine.create = function(f)
+  if not lua_function_value(f) then arg_error(1, 'create', 'Lua function expected') end
+  return create_hooked(f)
+end
 coroutine.resume = function(co, ...)
+  if raw_type(co) ~= 'thread' then arg_error(1, 'resume', 'coroutine expected') end
   local r = {n = 0}
   local function pack(...) r = {n = raw_select('#', ...), ...} end
   pack(raw_resume(co, ...))
@@ -236,6 +265,7 @@ coroutine.resume = function(co, ...)
   return raw_unpack(r, 1, r.n)
 end
 coroutine.wrap = function(f)
+  if not lua_function_value(f) then arg_error(1, 'wrap', 'Lua function expected') end
   local co = create_hooked(f)
   return function(...)
     local r = {n = 0}
@@ -260,13 +290,27 @@ string_mt.__index = env_globals.string
 string_mt.__metatable = protect(string_mt)
 -- pairs, ipairs and next see through the read-only proxies.
 local raw_next, raw_ipairs = next, ipairs
-env_globals.next = function(t, k) return raw_next(proxied[t] or t, k) end
-env_globals.pairs = function(t)
-  local real = proxied[t]
-  if real then return raw_next, real, nil end
-  return pairs(t)
+env_globals.next = function(...)
+  local t, k = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'next', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_next(proxied[t] or t, k)
 end
-env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+env_globals.pairs = function(...)
+  local t = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'pairs', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_next, proxied[t] or t, nil
+end
+env_globals.ipairs = function(...)
+  local t = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'ipairs', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_ipairs(proxied[t] or t)
+end
 -- unpack with Redis's fix of Lua 5.1's range overflow (unpack({}, -2,
 -- 2147483647) crashed the interpreter): a range wider than the stack can
 -- take is refused.  The arguments are checked here, with unpack's own
@@ -311,8 +355,11 @@ local function load_text(s, name)
   return f, e
 end
 env_globals.loadstring = load_text
-env_globals.load = function(fn, name)
-  if raw_type(fn) ~= 'function' then return load_text(fn, name) end
+env_globals.load = function(...)
+  local fn, name = ...
+  if raw_type(fn) ~= 'function' then
+    arg_error(1, 'load', 'function expected, got ' .. got(raw_select('#', ...), 1, fn))
+  end
   local parts = {}
   while true do
     local piece = fn()
@@ -326,18 +373,29 @@ end
 -- none, _G one whose __index refuses unknown names, itself read-only), and
 -- setmetatable on a read-only table is refused with Redis's message.
 local shown = raw_setmetatable({}, {__mode = 'k'})
-env_globals.getmetatable = function(o)
+env_globals.getmetatable = function(...)
+  local o = ...
+  if raw_select('#', ...) == 0 then arg_error(1, 'getmetatable', 'value expected') end
   local t = raw_type(o)
   if t == 'userdata' then return nil end  -- a Python object: nothing to see
   if t == 'table' and readonly[o] then return shown[o] end
   return raw_getmetatable(o)
 end
-do
-  local setmetatable = raw_setmetatable
-  env_globals.setmetatable = function(t, mt)
-    if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
-    return setmetatable(t, mt)
+env_globals.setmetatable = function(...)
+  local t, mt = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'setmetatable', 'table expected, got ' .. got(n, 1, t))
   end
+  if n < 2 or (mt ~= nil and raw_type(mt) ~= 'table') then
+    arg_error(2, 'setmetatable', 'nil or table expected')
+  end
+  if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
+  local old = debug_getmetatable(t)
+  if old ~= nil and raw_rawget(old, '__metatable') ~= nil then
+    raw_error('cannot change a protected metatable', 2)
+  end
+  return raw_setmetatable(t, mt)
 end
 local function missing_global(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
