@@ -1596,7 +1596,8 @@ class Engine:
                             at, b"lua")
             return self._refused_in_script(spec, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False)), False
-        if read_only and spec.is_write:
+        if read_only and self._entry(spec).may_write:
+            # what may replicate (PUBLISH, PFCOUNT) counts as a write, as in Redis
             return self._refused_in_script(spec, errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
             for arg in argv[1:]:

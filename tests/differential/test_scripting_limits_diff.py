@@ -101,6 +101,19 @@ ERROR_REPLIES = [
 ]
 
 
+# PUBLISH and PFCOUNT may replicate: read-only scripts refuse them as writes
+# (redis/redis#10364, since 7.0).
+READ_ONLY = [
+    E("#!lua flags=no-writes\nreturn redis.call('publish', 'c', 'm')"),
+    E("#!lua flags=no-writes\nreturn redis.pcall('publish', 'c', 'm')"),
+    E("#!lua flags=no-writes\nreturn redis.call('spublish', 'c', 'm')"),
+    E("#!lua flags=no-writes\nreturn redis.call('pfcount', 'hll')"),
+    ["EVAL_RO", "return redis.call('publish', 'c', 'm')", 0],
+    ["EVAL_RO", "return redis.call('pfcount', 'hll')", 0],
+    E("return redis.call('publish', 'c', 'm')"), E("return redis.call('pfcount', 'hll')"),
+    E("#!lua\nreturn redis.call('publish', 'c', 'm')"),
+]
+
 # Library functions Redis has in C and Tidelog in Lua: their argument errors.
 ARGUMENTS = [
     E("return rawset(1, 2, 3)"), E("return rawset({})"), E("return rawset({}, 1)"),
@@ -118,8 +131,10 @@ ARGUMENTS = [
 ]
 
 
-@pytest.mark.parametrize("corpus", [BIG_CALLS, LINES, METATABLES, ERROR_REPLIES, ARGUMENTS],
-                         ids=["big-calls", "lines", "metatables", "error-replies", "arguments"])
+@pytest.mark.parametrize("corpus", [BIG_CALLS, LINES, METATABLES, ERROR_REPLIES, READ_ONLY,
+                                    ARGUMENTS],
+                         ids=["big-calls", "lines", "metatables", "error-replies", "read-only",
+                              "arguments"])
 def test_corpus(d, corpus):
     d.check_all(corpus)
 

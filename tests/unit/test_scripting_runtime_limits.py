@@ -223,3 +223,15 @@ def test_debug_set_disable_deny_scripts():
     assert h("EVAL", script, 0) == 1
     h.ok("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
     assert h.err("EVAL", script, 0).startswith(b"ERR This Redis command is not allowed from script")
+
+
+@pytest.mark.parametrize("command", ["redis.call('publish', 'c', 'm')", "redis.call('pfcount', 'h')",
+                                     "redis.call('set', 'k', 'v')"])
+def test_read_only_scripts_refuse_what_may_replicate(command):
+    from tests.support.engine_harness import Harness
+
+    h = Harness()
+    refused = b"ERR Write commands are not allowed from read-only scripts."
+    assert h.err("EVAL", f"#!lua flags=no-writes\nreturn {command}", 0).startswith(refused)
+    assert h.err("EVAL_RO", f"return {command}", 0).startswith(refused)
+    assert not isinstance(h("EVAL", f"return {command}", 0), ErrorReply)  # writes may
