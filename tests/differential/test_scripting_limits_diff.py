@@ -98,6 +98,16 @@ ERROR_REPLIES = [
     E("return redis.status_reply('a', 'b')"), E("return redis.status_reply('a\\r\\nb')"),
     E("local t = redis.pcall('select', 99) return tostring(t.ignore_error_stats_update)"),
     E("return tostring(redis.error_reply('E x').ignore_error_stats_update)"),
+    # pcall gives an error table's err (a string or number) in its place
+    E("local ok, e = pcall(function() error(redis.error_reply('x')) end) return type(e)"),
+    E("local ok, e = pcall(error, {err='x'}) return e"),
+    E("local ok, e = pcall(error, {err=5}) return {type(e), e}"),
+    E("local ok, e = pcall(error, {err={}}) return type(e)"),
+    E("local ok, e = pcall(error, {a=1}) return type(e)"),
+    E("local ok, e = pcall(function() redis.call('select', 99) end) return e"),
+    E("local ok, e = pcall(function() redis.call('select', 99) end) error(e)"),
+    E("local ok, e = xpcall(function() error({err='x'}) end, function(e) return type(e) end) "
+      "return e"),
 ]
 
 
@@ -158,6 +168,8 @@ def _stats(client) -> list[bytes]:
     ["local t = redis.pcall('select', 99) error(t)"], ["redis.call('incr')"], ["redis.call()"],
     ["return redis.call('set', 'x', 1, 'ex', -1)"],
     ["local ok, e = pcall(redis.call, 'select', 99) return e"],
+    ["local ok, e = pcall(function() redis.call('select', 99) end) error(e, 0)"],
+    ["local ok, e = pcall(error, {err='FOO x'}) error(e)"],
     ["return redis.error_reply('A x')", "return redis.error_reply('A y')", "return 1"],
 ])
 def test_errors_count_once(d, scripts):

@@ -185,9 +185,14 @@ pcall = function(f, ...)
   pack(raw_pcall(f, ...))
   if not r[1] then
     if killed then raw_error(r[2], 0) end
-    if raw_type(r[2]) == 'userdata' then
-      local m = py_errmsg(r[2])
+    local e = r[2]
+    if raw_type(e) == 'userdata' then
+      local m = py_errmsg(e)
       if m then r[2] = m end
+    elseif raw_type(e) == 'table' then  -- an error table gives its message, as in Redis
+      local m = e.err
+      local t = raw_type(m)
+      if t == 'string' or t == 'number' then r[2] = m end
     end
   end
   return raw_unpack(r, 1, r.n)
