@@ -184,6 +184,14 @@ def test_errors_count_once(d, scripts):
     assert _stats(d.ours) == _stats(d.theirs)
 
 
+def test_errorstats_are_listed_in_byte_order(d):
+    for client in (d.ours, d.theirs):
+        assert client.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+    for code in ("ZZZ", "AAA", "aaa", "BBB", "B_B"):
+        d.check(*E(f"return redis.error_reply('{code} x')"))
+    d.check("INFO", "errorstats")
+
+
 def test_shebang_flags_decide_oom_and_replicas(d):
     """A shebang's flags stand for EVAL's own (Redis's scriptFlagsToCmdFlags)."""
     d.check("SET", "x", "123")
