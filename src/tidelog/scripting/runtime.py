@@ -9,9 +9,15 @@
 * a read-only global table: assigning a global fails with ``Attempt to
   modify a readonly table``, reading a missing one with ``Script attempted
   to access nonexistent global variable 'x'``; the library tables are
-  read-only too;
+  read-only too (proxies: ``getmetatable`` and ``setmetatable`` show and
+  refuse what Redis's read-only tables would);
 * the ``redis`` table (``call``, ``pcall``, ``error_reply`` ...), ``KEYS``
-  and ``ARGV``.
+  and ``ARGV``.  The Python callables behind ``redis.*`` are wrapped in
+  Lua functions, which hand a call with more arguments than lupa's C entry
+  point has stack for (about 8,000) over in one table; so that a tail call
+  into one of our Lua functions keeps the script's frame (whose line errors
+  name, as with Redis's C functions), scripts are compiled with their tail
+  calls made plain calls (:mod:`.tailcalls`).
 
 Conversions (Redis's rules, both ways):
 
@@ -23,7 +29,12 @@ Conversions (Redis's rules, both ways):
 * a script's value to a reply (:meth:`LuaRuntime.to_reply`): numbers
   truncated to integers, arrays stopping at the first nil, ``{ok=...}``,
   ``{err=...}``, booleans (``1`` / null while the script speaks RESP2, true
-  booleans after ``setresp(3)``), and the RESP3 tables.
+  booleans after ``setresp(3)``), and the RESP3 tables (``{big_number=...}``
+  as the client's protocol has it: a big number, or a bulk string in RESP2).
+
+Error statistics: a command's error is counted where it arose; the error
+table the script sees carries ``ignore_error_stats_update`` (as in Redis) so
+that passing it on, by raising or returning it, does not count it again.
 
 Commands run through ``executor(argv, raise_errors)``, given by the owner
 (the scripts manager): the runtime only knows Lua.
@@ -623,8 +634,9 @@ class LuaRuntime:
         self._lua_type = lua51.lua_type
 
     # -- callbacks from Lua -------------------------------------------------------------
-    # Python functions are C functions to Lua: an error they raise is seen at
-    # the script's line (a Lua wrapper would be a tail call, and lose it).
+    # Scripts reach these through Lua functions (lua_function in the
+    # bootstrap); an error they raise is seen at the script's line, scripts
+    # being compiled without tail calls (tailcalls.py).
     # A command's error is counted in the error statistics where it arose:
     # the error as the script sees it says so (ignore_error_stats_update, as
     # in Redis), so that passing it on does not count it again.
