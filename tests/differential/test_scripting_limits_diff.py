@@ -138,6 +138,13 @@ ARGUMENTS = [
     E("local n = 0 for k, v in pairs({a=1, b=2}) do n = n + v end return n"),
     E("local n = 0 for k, v in pairs(redis) do n = n + 1 end return n > 5"),
     E("local n = 0 for i, v in ipairs(KEYS) do n = n + 1 end return n", 2, "a", "b"),
+    # the name is the caller's ('?' through pcall), pcall(error, msg, 2) names the script
+    E("local rs = rawset\nreturn rs(1)"), E("local c = coroutine\nreturn c.wrap(1)"),
+    E("local u = unpack\nreturn u({}, 1, 'y')"),
+    E("local ok, e = pcall(rawset, 1) return e"), E("local ok, e = pcall(unpack) return e"),
+    E("local ok, e = pcall(unpack, {}, 'x') return e"),
+    E("local ok, e = pcall(setmetatable, 1) return e"), E("local ok, e = pcall(next) return e"),
+    E("local ok, e = pcall(error, 'x', 2) return e"), E("local ok, e = pcall(error, 'x') return e"),
 ]
 
 

@@ -137,8 +137,12 @@ py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check =
 -- themselves, so that an error names the script's line and the function as
 -- Lua's C library would ("bad argument #1 to 'rawset' (table expected, got
 -- nil)"): arg_error is called by such a function, level 3 being its caller.
-local function arg_error(n, fname, msg)
-  raw_error('bad argument #' .. n .. " to '" .. fname .. "' (" .. msg .. ')', 3)
+-- The name is the one the caller used ('?' when called from C, as through
+-- pcall), as luaL_argerror finds it.
+local function arg_error(n, msg)
+  local info = getinfo(2, 'n')
+  local name = info and info.name or '?'
+  raw_error('bad argument #' .. n .. " to '" .. name .. "' (" .. msg .. ')', 3)
 end
 local function got(nargs, n, v)  -- what luaL_typename says of argument n
   if n > nargs then return 'no value' end
@@ -204,13 +208,25 @@ pcall = function(f, ...)
       local m = e.err
       local t = raw_type(m)
       if t == 'string' or t == 'number' then r[2] = m end
+    elseif raw_type(e) == 'string' then
+      -- pcall(error, msg, 2) positions msg at this function, where Redis's
+      -- pcall (C) has the script that called it
+      local at, rest = e:find('^tidelog:%d+: ')
+      if at then
+        local info = getinfo(2, 'Sl')
+        rest = e:sub(rest + 1)
+        if info and info.currentline > 0 then
+          rest = info.short_src .. ':' .. info.currentline .. ': ' .. rest
+        end
+        r[2] = rest
+      end
     end
   end
   return raw_unpack(r, 1, r.n)
 end
 xpcall = function(...)
   local f, h = ...
-  if raw_select('#', ...) < 2 then arg_error(2, 'xpcall', 'value expected') end
+  if raw_select('#', ...) < 2 then arg_error(2, 'value expected') end
   return raw_xpcall(f, function(e)
     if raw_type(e) == 'userdata' then
       local m, counted = py_errmsg(e)
@@ -222,9 +238,9 @@ end
 rawset = function(...)
   local t, k, v = ...
   local n = raw_select('#', ...)
-  if raw_type(t) ~= 'table' then arg_error(1, 'rawset', 'table expected, got ' .. got(n, 1, t)) end
-  if n < 2 then arg_error(2, 'rawset', 'value expected') end
-  if n < 3 then arg_error(3, 'rawset', 'value expected') end
+  if raw_type(t) ~= 'table' then arg_error(1, 'table expected, got ' .. got(n, 1, t)) end
+  if n < 2 then arg_error(2, 'value expected') end
+  if n < 3 then arg_error(3, 'value expected') end
   if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
   return raw_rawset(t, k, v)
 end
@@ -269,11 +285,11 @@ local function create_hooked(f)
   return co
 end
 coroutine.create = function(f)
-  if not lua_function_value(f) then arg_error(1, 'create', 'Lua function expected') end
+  if not lua_function_value(f) then arg_error(1, 'Lua function expected') end
   return create_hooked(f)
 end
 coroutine.resume = function(co, ...)
-  if raw_type(co) ~= 'thread' then arg_error(1, 'resume', 'coroutine expected') end
+  if raw_type(co) ~= 'thread' then arg_error(1, 'coroutine expected') end
   local r = {n = 0}
   local function pack(...) r = {n = raw_select('#', ...), ...} end
   pack(raw_resume(co, ...))
@@ -281,7 +297,7 @@ coroutine.resume = function(co, ...)
   return raw_unpack(r, 1, r.n)
 end
 coroutine.wrap = function(f)
-  if not lua_function_value(f) then arg_error(1, 'wrap', 'Lua function expected') end
+  if not lua_function_value(f) then arg_error(1, 'Lua function expected') end
   local co = create_hooked(f)
   return function(...)
     local r = {n = 0}
@@ -309,21 +325,21 @@ local raw_next, raw_ipairs = next, ipairs
 env_globals.next = function(...)
   local t, k = ...
   if raw_type(t) ~= 'table' then
-    arg_error(1, 'next', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
   end
   return raw_next(proxied[t] or t, k)
 end
 env_globals.pairs = function(...)
   local t = ...
   if raw_type(t) ~= 'table' then
-    arg_error(1, 'pairs', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
   end
   return raw_next, proxied[t] or t, nil
 end
 env_globals.ipairs = function(...)
   local t = ...
   if raw_type(t) ~= 'table' then
-    arg_error(1, 'ipairs', 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
   end
   return raw_ipairs(proxied[t] or t)
 end
@@ -334,8 +350,9 @@ end
 do
   local unpack, floor, to_number = raw_unpack, math.floor, tonumber
   local function bad(n, expected, got, level)  -- level: the script's, seen from here
-    raw_error("bad argument #" .. n .. " to 'unpack' (" .. expected .. " expected, got " .. got .. ")",
-              level)
+    local info = getinfo(level - 1, 'n')  -- unpack as its caller named it
+    raw_error("bad argument #" .. n .. " to '" .. (info and info.name or '?') .. "' (" .. expected ..
+              " expected, got " .. got .. ")", level)
   end
   local function int(x, n)
     local v = to_number(x)
@@ -374,7 +391,7 @@ env_globals.loadstring = load_text
 env_globals.load = function(...)
   local fn, name = ...
   if raw_type(fn) ~= 'function' then
-    arg_error(1, 'load', 'function expected, got ' .. got(raw_select('#', ...), 1, fn))
+    arg_error(1, 'function expected, got ' .. got(raw_select('#', ...), 1, fn))
   end
   local parts = {}
   while true do
@@ -391,7 +408,7 @@ end
 local shown = raw_setmetatable({}, {__mode = 'k'})
 env_globals.getmetatable = function(...)
   local o = ...
-  if raw_select('#', ...) == 0 then arg_error(1, 'getmetatable', 'value expected') end
+  if raw_select('#', ...) == 0 then arg_error(1, 'value expected') end
   local t = raw_type(o)
   if t == 'userdata' then return nil end  -- a Python object: nothing to see
   if t == 'table' and readonly[o] then return shown[o] end
@@ -401,10 +418,10 @@ env_globals.setmetatable = function(...)
   local t, mt = ...
   local n = raw_select('#', ...)
   if raw_type(t) ~= 'table' then
-    arg_error(1, 'setmetatable', 'table expected, got ' .. got(n, 1, t))
+    arg_error(1, 'table expected, got ' .. got(n, 1, t))
   end
   if n < 2 or (mt ~= nil and raw_type(mt) ~= 'table') then
-    arg_error(2, 'setmetatable', 'nil or table expected')
+    arg_error(2, 'nil or table expected')
   end
   if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
   local old = debug_getmetatable(t)
