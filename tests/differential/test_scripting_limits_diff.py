@@ -85,6 +85,12 @@ METATABLES = [
     E("local t = setmetatable({}, {__metatable = false}) setmetatable(t, {})"),
     E("return setmetatable(1, {})"), E("return getmetatable(KEYS)"),
     E("return type(setmetatable({}, {}))"),
+    # rawget, next and pairs see the read-only tables' contents
+    E("return tostring(rawget(_G, 'redis')):sub(1, 6)"), E("return next(_G) ~= nil"),
+    E("return rawget(redis, 'call') ~= nil"), E("return rawget(string, 'rep') ~= nil"),
+    E("return rawget(_G, 'nope')"), E("return rawget(KEYS, 1)"), E("return rawget()"),
+    E("return rawget({})"), E("return rawget(1, 2)"), E("return rawget(_G, 'KEYS')[1]", 1, "k"),
+    E("local n = 0 for k in pairs(string) do n = n + 1 end return n"),
 ]
 
 ERROR_REPLIES = [

@@ -235,6 +235,15 @@ xpcall = function(...)
     return h(e)
   end)
 end
+-- rawget, next, pairs and ipairs see through the read-only proxies to the
+-- tables behind them (Redis's read-only tables are the tables themselves).
+rawget = function(...)
+  local t, k = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then arg_error(1, 'table expected, got ' .. got(n, 1, t)) end
+  if n < 2 then arg_error(2, 'value expected') end
+  return raw_rawget(proxied[t] or t, k)
+end
 rawset = function(...)
   local t, k, v = ...
   local n = raw_select('#', ...)
@@ -436,6 +445,7 @@ end
 raw_setmetatable(env_globals, {__index = missing_global})
 env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
 readonly[env] = true
+proxied[env] = env_globals
 shown[env] = protect({__index = missing_global})
 env_globals._G = env
 
