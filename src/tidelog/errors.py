@@ -770,3 +770,10 @@ class CountedError(CommandError):
     """An error reply already counted in the error statistics where it arose
     (a script passing on the error of a command it ran, as Redis marks it
     ``ignore_error_stats_update``): the call still counts as failed."""
+
+
+# -- scripts: redis.set_repl and redis.log (Redis 8's texts; 7.0 said "requires
+# two arguments" and "Invalid debug level.") ----------------------------------
+SCRIPT_SET_REPL_ARGS = b"ERR redis.set_repl() requires one argument."
+SCRIPT_SET_REPL_FLAGS = b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
+SCRIPT_LOG_LEVEL = b"ERR Invalid log level."

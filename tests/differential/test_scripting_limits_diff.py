@@ -154,10 +154,36 @@ ARGUMENTS = [
 ]
 
 
+# redis.log, redis.setresp and redis.set_repl read their numbers as
+# lua_tonumber does (numeric strings too, truncated to an int)
+NUMBERS = [
+    E("return redis.log('3', 'x')"), E("return redis.log(' 0x3 ', 'x')"),
+    E("return redis.log('x', 'y')"), E("return redis.log(redis.LOG_WARNING, 1, true, {}, 'z')"),
+    E("return redis.setresp('3')"), E("return redis.setresp(2.5)"), E("return redis.setresp(3.9)"),
+    E("return redis.setresp('x')"), E("return redis.setresp(true)"),
+    E("redis.setresp('3') return redis.call('hgetall', 'nohash')"),
+    E("return redis.set_repl('x')"), E("return redis.set_repl(4)"), E("return redis.set_repl(-1)"),
+    E("return redis.set_repl(3.7)"), E("return redis.set_repl('2')"),
+]
+
+
+def test_newer_texts_of_set_repl_and_log(d):
+    """Redis 8's texts (src/script_lua.c of redis/redis after 7.4: luaRedisSetReplCommand
+    'requires one argument.', luaLogCommand 'Invalid log level.'); 7.0 said 'requires two
+    arguments.' and 'Invalid debug level.'."""
+    suffix = b" script: %s, on @user_script:1.\r\n"
+    for script, text in (("return redis.set_repl()", b"redis.set_repl() requires one argument."),
+                         ("return redis.set_repl(1, 2)", b"redis.set_repl() requires one argument."),
+                         ("return redis.log(9, 'x')", b"Invalid log level."),
+                         ("return redis.log(-1, 'x')", b"Invalid log level.")):
+        sha = d.ours.call("SCRIPT", "LOAD", script).split(b"\r\n")[1]
+        d.check_newer("EVAL", script, 0, ours=b"-ERR " + text + suffix % sha)
+
+
 @pytest.mark.parametrize("corpus", [BIG_CALLS, LINES, METATABLES, ERROR_REPLIES, READ_ONLY,
-                                    ARGUMENTS],
+                                    ARGUMENTS, NUMBERS],
                          ids=["big-calls", "lines", "metatables", "error-replies", "read-only",
-                              "arguments"])
+                              "arguments", "numbers"])
 def test_corpus(d, corpus):
     d.check_all(corpus)
 

@@ -235,3 +235,24 @@ def test_read_only_scripts_refuse_what_may_replicate(command):
     assert h.err("EVAL", f"#!lua flags=no-writes\nreturn {command}", 0).startswith(refused)
     assert h.err("EVAL_RO", f"return {command}", 0).startswith(refused)
     assert not isinstance(h("EVAL", f"return {command}", 0), ErrorReply)  # writes may
+
+
+def test_redis_log_reads_its_level_and_parts_as_redis_does():
+    logged = []
+    rt = LuaRuntime(lambda argv, r: (True, 1), logger=lambda level, text: logged.append((level, text)))
+    assert run(rt, b"redis.log('2', 'a', 1.5, true, {}, 7, nil, 'z') return 1") == 1
+    assert logged == [(2, b"a 1.5 7 z")]
+    message = run(rt, b"return redis.log(4, 'x')")[0]
+    assert message == b"ERR Invalid log level."
+    assert run(rt, b"return redis.log('x', 'y')")[0] == b"ERR First argument must be a number (log level)."
+
+
+@pytest.mark.parametrize("arg, resp", [(b"'3'", 3), (b"2.9", 2), (b"' 0x3 '", 3), (b"3", 3)])
+def test_setresp_reads_numbers_as_lua_tonumber(rt, arg, resp):
+    assert run(rt, b"redis.setresp(%s) return 1" % arg) == 1
+    assert rt.resp == resp
+
+
+@pytest.mark.parametrize("arg", [b"'x'", b"true", b"4", b"1.5e10", b"{}"])
+def test_setresp_refuses_what_is_not_2_or_3(rt, arg):
+    assert run(rt, b"redis.setresp(%s) return 1" % arg)[0] == b"ERR RESP version must be 2 or 3."

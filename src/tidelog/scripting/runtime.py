@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -725,24 +726,31 @@ class LuaRuntime:
     def _log(self, *args: Any) -> None:
         if len(args) < 2:
             raise ScriptCallError(b"ERR redis.log() requires two arguments or more.")
-        level = args[0]
-        if not isinstance(level, (int, float)) or isinstance(level, bool):
+        level = _lua_tonumber(args[0])
+        if level is None:
             raise ScriptCallError(b"ERR First argument must be a number (log level).")
-        text = b" ".join(p if isinstance(p, bytes) else _lua_tostring(p) for p in args[1:])
-        self.logger(int(level), text)
+        level = _c_int(level)
+        if not LOG_DEBUG <= level <= LOG_WARNING:
+            raise ScriptCallError(errors.SCRIPT_LOG_LEVEL)
+        # the strings and numbers, as lua_tolstring gives them; the rest is left out
+        parts = [p if isinstance(p, bytes) else _lua_tostring(p) for p in args[1:]
+                 if isinstance(p, (bytes, int, float)) and not isinstance(p, bool)]
+        self.logger(level, b" ".join(parts))
 
     def _setresp(self, *args: Any) -> None:
         if len(args) != 1:
             raise ScriptCallError(b"ERR redis.setresp() requires one argument.")
-        if args[0] not in (2, 3) or isinstance(args[0], bool):
+        resp = _c_int(_lua_tonumber(args[0]) or 0)  # as Redis reads it: lua_tonumber, an int
+        if resp != 2 and resp != 3:
             raise ScriptCallError(errors.SCRIPT_RESP_VERSION)
-        self.resp = int(args[0])
+        self.resp = resp
 
     @staticmethod
     def _set_repl(*args: Any) -> None:
-        if len(args) != 1 or not isinstance(args[0], (int, float)) or not 0 <= args[0] <= 3:
-            raise ScriptCallError(b"ERR Invalid replication flags. "
-                                  b"Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+        if len(args) != 1:
+            raise ScriptCallError(errors.SCRIPT_SET_REPL_ARGS)
+        if _c_int(_lua_tonumber(args[0]) or 0) & ~REPL_ALL:
+            raise ScriptCallError(errors.SCRIPT_SET_REPL_FLAGS)
 
     @staticmethod
     def _sha1(*args: Any) -> bytes:
@@ -1038,6 +1046,31 @@ def _lua_number_arg(x: float) -> bytes:
     if x == x and abs(x) < 1e17 and x == int(x):
         return b"%d" % int(x)
     return (b"%.17g" % x)
+
+
+_LUA_NUMBER = re.compile(rb"\s*[-+]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*")
+
+
+def _lua_tonumber(x: Any) -> float | None:
+    """Lua 5.1's lua_tonumber: a number, or a string that reads as one
+    (decimal or hexadecimal, blanks around it); None otherwise."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return x
+    if isinstance(x, bytes) and _LUA_NUMBER.fullmatch(x):
+        text = x.strip()
+        sign = -1 if text[:1] == b"-" else 1
+        digits = text.lstrip(b"+-")
+        return sign * int(digits, 16) if digits[:2].lower() == b"0x" else float(text)
+    return None
+
+
+def _c_int(x: float) -> int:
+    """A C cast of a double to int: truncated (what no int can hold: 0)."""
+    if x != x or not -(2.0 ** 31) < x < 2.0 ** 31:
+        return 0
+    return int(x)
 
 
 def _lua_tostring(x: Any) -> bytes:
