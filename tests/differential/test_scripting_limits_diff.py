@@ -71,6 +71,9 @@ LINES = [
     E("return rawset(_G, 'x', 1)"), E("\nreturn setmetatable(_G, {})"),
     E("return redis.sha1hex()"), E("\nreturn redis.setresp(9)"),
     E("return pcall(redis.call, 'incr', 's')"),
+    E("local f = loadstring(\"return redis.call('incr', 's')\") return f()"),
+    E("local f = loadstring(\"local x = redis.call('incr', 's') return x\") return f()"),
+    E("local n = 0 return load(function() n = n + 1 if n == 1 then return 'return 5' end end)()"),
 ]
 
 METATABLES = [

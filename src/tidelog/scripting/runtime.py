@@ -389,12 +389,21 @@ end
 -- precompiled (binary) chunks are refused, as Redis refuses them.
 local env
 local raw_getmetatable, raw_concat = getmetatable, table.concat
+-- A compiled chunk again, its tail calls made plain calls (see tailcalls.py):
+-- our Lua-side library functions then never replace the script's frame.
+local string_dump = string.dump
+local function plain_calls(f, name)
+  return loadstring_(py_without_tail_calls(string_dump(f)), name)
+end
 local function load_text(s, name)
   if raw_type(s) == 'string' and s:sub(1, 1) == '\27' then
     return nil, 'binary chunks are not allowed'
   end
   local f, e = loadstring_(s, name)
-  if f then setfenv_(f, env) end
+  if f then
+    f = plain_calls(f, name)
+    setfenv_(f, env)
+  end
   return f, e
 end
 env_globals.loadstring = load_text
@@ -449,13 +458,6 @@ readonly[env] = true
 proxied[env] = env_globals
 shown[env] = protect({__index = missing_global})
 env_globals._G = env
-
--- A compiled chunk again, its tail calls made plain calls (see tailcalls.py):
--- our Lua-side library functions then never replace the script's frame.
-local string_dump = string.dump
-local function plain_calls(f, name)
-  return loadstring_(py_without_tail_calls(string_dump(f)), name)
-end
 
 -- compile(body, chunkname) -> function | nil, message
 local function compile(body, name)
