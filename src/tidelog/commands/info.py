@@ -285,7 +285,9 @@ def _section_commandstats(ctx: Ctx) -> list[str]:
 
 
 def _section_errorstats(ctx: Ctx) -> list[str]:
-    return [f"errorstat_{code}:count={count}" for code, count in ctx.engine.error_counts.items()]
+    # in byte order of the codes, as Redis lists them (a radix tree)
+    return [f"errorstat_{code}:count={count}"
+            for code, count in sorted(ctx.engine.error_counts.items())]
 
 
 def _section_cluster(ctx: Ctx) -> list[str]:
