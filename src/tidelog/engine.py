@@ -87,7 +87,7 @@ from .config import (
     NOTIFY_SUBKEYSPACEITEM,
     Config,
 )
-from .errors import CommandError
+from .errors import CommandError, CountedError
 from .glob import glob_match
 from .keyspace import Database
 from .lfu import Lfu
@@ -101,6 +101,11 @@ __all__ = ["ABORTED", "BLOCKED", "NOT_RUN", "POSTPONED", "repr_arg", "ClientStat
            "Wait", "Waiter"]
 
 log = logging.getLogger("tidelog")
+
+# The commands that run a script or function: under maxmemory or a write
+# guard their scripts' flags decide (Engine._execute_checked), so they leave
+# the fast dispatch.
+SCRIPT_RUNNERS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
 
 
 def _channel_match(pattern: bytes, channel: bytes) -> bool:
@@ -581,6 +586,9 @@ class Engine:
         self._cross_protocol_logged: float | None = None
         self.active_expire = True  # DEBUG SET-ACTIVE-EXPIRE 0 turns the cron's expiry off
         self.pause_cron = False    # DEBUG PAUSE-CRON 1 skips the cron's work altogether
+        # DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may run the commands
+        # flagged noscript (a testing aid, as in Redis)
+        self.disable_deny_scripts = False
         self._executing = False
         # Streams' IDMP states holding pairs, swept round-robin by the cron.
         # Weak references: a deleted stream's state just drops out.
@@ -946,20 +954,31 @@ class Engine:
         """EVAL, EVALSHA or FCALL of a script or function flagged no-writes
         (a shebang's flags, a function's): as in Redis, CLIENT PAUSE WRITE
         lets it run.  O(1) but for EVAL's shebang line."""
-        if name == "eval" and len(argv) > 1 and argv[1].startswith(b"#!"):
+        flags = self._script_flags(name, argv)
+        return flags is not None and b"no-writes" in flags
+
+    def _script_flags(self, name: str, argv: list[bytes]) -> frozenset[bytes] | None:
+        """The flags of the script or function an EVAL, EVALSHA or FCALL (or
+        their _RO forms) runs; None for a script without a shebang, one not
+        found, or another command."""
+        if len(argv) < 2:
+            return None
+        if name in ("eval", "eval_ro"):
+            if not argv[1].startswith(b"#!"):
+                return None
             try:
-                return b"no-writes" in parse_shebang(argv[1])[1]
+                return parse_shebang(argv[1])[1]
             except CommandError:
-                return False
-        if name == "evalsha" and len(argv) > 1:
+                return None
+        if name in ("evalsha", "evalsha_ro"):
             script = self.scripts.cache.get(argv[1].lower())
-            return script is not None and script.shebang and b"no-writes" in script.flags
-        if name == "fcall" and len(argv) > 1:
+            return script.flags if script is not None and script.shebang else None
+        if name in ("fcall", "fcall_ro"):
             try:
-                return b"no-writes" in self.scripts.function(argv[1]).flags
+                return self.scripts.function(argv[1]).flags
             except CommandError:
-                return False
-        return False
+                return None
+        return None
 
     # -- HOTKEYS --------------------------------------------------------------------
     def hotkeys_changed(self) -> None:
@@ -1296,6 +1315,17 @@ class Engine:
             # EXEC is refused as its queued commands would be (Redis: the
             # transaction's flags), as EXECABORT
             allow_stale, deny_oom, is_write = self._queued_flags(client)
+        elif entry.name in SCRIPT_RUNNERS and (
+                ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+            # A shebang's or a function's flags stand for the command's own
+            # (Redis's scriptFlagsToCmdFlags): no-writes makes it a read,
+            # which may run past maxmemory; otherwise allow-oom and
+            # allow-stale say.  A script without a shebang keeps EVAL's.
+            flags = self._script_flags(entry.name, argv)
+            if flags is not None:
+                is_write = b"no-writes" not in flags
+                deny_oom = is_write and b"allow-oom" not in flags
+                allow_stale = b"allow-stale" in flags
         if ops.stale_guard is not None and not allow_stale:
             refusal = ops.stale_guard(client)
             if refusal is not None:
@@ -1465,7 +1495,9 @@ class Engine:
         if not spec.subcommands and "|" not in spec.name and not self.ops.bypass and \
                 len(self._dispatch) < DISPATCH_CACHE_MAX and \
                 not (entry.is_write and self.ops.write_guard is not None) and \
-                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None:
+                not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None and \
+                not (entry.name in SCRIPT_RUNNERS and
+                     (self.ops.maxmemory or self.ops.write_guard is not None)):
             self._dispatch[raw_name] = entry
             if entry.run is not None:
                 self.runnable.add(raw_name)
@@ -1504,6 +1536,8 @@ class Engine:
         is a bug, logged and answered ``-ERR internal error``.  Either way the
         call counts as failed."""
         entry.failed += 1
+        if isinstance(exc, CountedError):  # counted where it arose
+            return ErrorReply(exc.message)
         if isinstance(exc, CommandError):
             return self._error(exc.message)
         log.error("internal error running %r", argv[:8], exc_info=exc)
@@ -1600,35 +1634,35 @@ class Engine:
             return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
         argc = len(argv)
         if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
-            return self._error(errors.SCRIPT_WRONG_ARITY), False
-        if "noscript" in spec.flags:
-            return self._error(errors.SCRIPT_NOT_ALLOWED), False
+            return self._refused_in_script(spec, errors.SCRIPT_WRONG_ARITY), False
+        if "noscript" in spec.flags and not self.disable_deny_scripts:
+            return self._refused_in_script(spec, errors.SCRIPT_NOT_ALLOWED), False
         denial = self._acl_refusal(client, spec, argv)
         if denial is not None:
             result, at = denial
             job = self.scripts.current  # ACL LOG describes the client running the script
             self.acl_denied(job.client if job is not None else client, result, spec, argv,
                             at, b"lua")
-            return self._error(errors.ACL_SCRIPT_PREFIX + denial_message(
+            return self._refused_in_script(spec, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False)), False
-        if read_only and (spec.is_write or spec.name in _MAY_REPLICATE):
-            # what may replicate counts as a write here (Redis: so read-only
-            # scripts can run while CLIENT PAUSE WRITE holds writes back)
-            return self._error(errors.SCRIPT_READ_ONLY), False
+        if read_only and self._entry(spec).may_write:
+            # what may replicate (PUBLISH, PFCOUNT) counts as a write, as in Redis
+            return self._refused_in_script(spec, errors.SCRIPT_READ_ONLY), False
         if spec.name in ("xread", "xreadgroup"):
             for arg in argv[1:]:
                 word = arg.lower()
                 if word == b"streams":
                     break
                 if word == b"block":
-                    return self._error(errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
+                    return self._refused_in_script(
+                        spec, errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
         if "denyoom" in spec.flags and self.ops.maxmemory and not self._script_allows_oom() \
                 and not self.fits_in_memory():
-            return self._error(errors.OOM), False
+            return self._refused_in_script(spec, errors.OOM), False
         if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
             refusal = self.ops.write_guard(client)
             if refusal is not None:
-                return self._error(refusal), False
+                return self._refused_in_script(spec, refusal), False
         entry = self._entry(spec)
         if self.ops.monitors:
             self.feed_monitors(client, client.db, argv, from_script=True)
@@ -1636,6 +1670,13 @@ class Engine:
         if self.tracking.current is not None:  # the script's caller tracks keys
             self.tracking.remember(spec, argv)
         return reply, entry.is_write
+
+    def _refused_in_script(self, spec: Any, message: bytes) -> ErrorReply:
+        """A script's command refused before it ran: counted as a rejected
+        call of that command and in the error statistics, as Redis counts it
+        (the script passing the error on does not count it again)."""
+        self._entry(spec).rejected += 1
+        return self._error(message)
 
     # -- statistics -----------------------------------------------------------------
     @property

@@ -802,3 +802,15 @@ HOTKEYS_SLOTS_COUNT = b"ERR SLOTS count must be between 1 and 16384"
 HOTKEYS_SLOTS_MISSING = b"ERR not enough slot numbers provided"
 HOTKEYS_SLOT_INVALID = b"ERR Invalid or out of range slot"
 HOTKEYS_SLOT_DUPLICATE = b"ERR duplicate slot number"
+
+class CountedError(CommandError):
+    """An error reply already counted in the error statistics where it arose
+    (a script passing on the error of a command it ran, as Redis marks it
+    ``ignore_error_stats_update``): the call still counts as failed."""
+
+
+# -- scripts: redis.set_repl and redis.log (Redis 8's texts; 7.0 said "requires
+# two arguments" and "Invalid debug level.") ----------------------------------
+SCRIPT_SET_REPL_ARGS = b"ERR redis.set_repl() requires one argument."
+SCRIPT_SET_REPL_FLAGS = b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
+SCRIPT_LOG_LEVEL = b"ERR Invalid log level."

@@ -100,6 +100,28 @@ def test_a_session_from_start_to_reset(srv, protocol):
         assert c.execute_command("HOTKEYS", "GET") is None
 
 
+def test_info_has_a_hotkeys_section_while_a_session_exists(srv):
+    """INFO's `# Hotkeys` section: absent before START, `hotkeys-tracking-active:1`
+    while recording, `:0` once stopped, absent again after RESET (the Redis 8.6
+    behaviour Jedis's and Lettuce's tests check); INFO HOTKEYS asks for it alone."""
+    def info(*section: str) -> str:
+        return raw.execute_command("INFO", *section).decode()
+
+    with redis.Redis(port=srv.port) as c, \
+            redis.Redis(port=srv.port, protocol=2) as raw:
+        raw.set_response_callback("INFO", lambda r, **kw: r)
+        assert "# Hotkeys" not in info()
+        assert info("hotkeys") == ""
+        c.hotkeys_start(metrics=[CPU], count=1)
+        assert info("hotkeys") == "# Hotkeys\r\nhotkeys-tracking-active:1\r\n"
+        assert "\r\n# Hotkeys\r\nhotkeys-tracking-active:1\r\n" in info()
+        c.hotkeys_stop()
+        assert c.info("hotkeys") == {"hotkeys-tracking-active": 0}
+        assert "hotkeys-tracking-active:0" in info("everything")
+        c.hotkeys_reset()
+        assert "# Hotkeys" not in info("all")
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 def test_the_fields_of_one_metric_only(srv, protocol):
     with redis.Redis(port=srv.port, protocol=protocol, decode_responses=True) as c:

@@ -89,8 +89,9 @@ def test_reply_to_lua(calls, reply, resp, lua_type, shown):
 
 def test_errors_from_calls(calls):
     calls.reply = ErrorReply(b"ERR bad thing")
-    message, source, line = run(calls, b"\n\nreturn redis.call('x')")
+    message, source, line, counted = run(calls, b"\n\nreturn redis.call('x')")
     assert (message, source, line) == (b"ERR bad thing", b"@user_script", 3)
+    assert counted  # a command's error: counted where it arose
     assert run(calls, b"local ok, e = pcall(redis.call, 'x') return e") == b"ERR bad thing"
     assert run(calls, b"return redis.pcall('x')") == ErrorReply(b"ERR bad thing")
     calls.reply = b"v"

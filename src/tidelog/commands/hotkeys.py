@@ -60,7 +60,7 @@ from ..resp.replies import OK, Map, Replies
 from ..types.topk import TopK
 from .args import parse_int
 from .contract import Ctx, Reply
-from .key_specs import KEY_FINDERS, acl_keys, key_specs
+from .key_specs import acl_keys, fixed_key_ranges
 from .replies import help_reply
 from .table import CommandSpec, command
 
@@ -220,18 +220,6 @@ def key_slot(key: bytes) -> int:
 _RANGES: dict[str, list[tuple[int, int, int]] | None] = {}
 
 
-def _key_ranges(spec: CommandSpec) -> list[tuple[int, int, int]] | None:
-    if spec.name in KEY_FINDERS or spec.name in ("xread", "xreadgroup"):
-        return None
-    ranges = []
-    for ks in key_specs(spec):
-        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
-            return None
-        if "not_key" not in ks.flags:
-            ranges.append((ks.begin, ks.lastkey, ks.keystep))
-    return ranges
-
-
 def command_keys(spec: CommandSpec, argv: list[bytes]) -> list[bytes]:
     """The keys ``argv`` names, as :func:`~.key_specs.acl_keys` finds them
     (shard channels are not keys), by the key specs' ranges when they are
@@ -239,7 +227,7 @@ def command_keys(spec: CommandSpec, argv: list[bytes]) -> list[bytes]:
     try:
         ranges = _RANGES[spec.name]
     except KeyError:
-        ranges = _RANGES[spec.name] = _key_ranges(spec)
+        ranges = _RANGES[spec.name] = fixed_key_ranges(spec)
     if ranges is None:
         return [argv[i] for i, _ in acl_keys(spec, argv)]
     argc = len(argv)

@@ -14,6 +14,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 
 from .. import REDIS_VERSION, __version__, heap, kernels
 from ..config import show_percentile
@@ -285,7 +286,9 @@ def _section_commandstats(ctx: Ctx) -> list[str]:
 
 
 def _section_errorstats(ctx: Ctx) -> list[str]:
-    return [f"errorstat_{code}:count={count}" for code, count in ctx.engine.error_counts.items()]
+    # in byte order of the codes, as Redis lists them (a radix tree)
+    return [f"errorstat_{code}:count={count}"
+            for code, count in sorted(ctx.engine.error_counts.items())]
 
 
 def _section_cluster(ctx: Ctx) -> list[str]:
@@ -314,12 +317,24 @@ def _section_latencystats(ctx: Ctx) -> list[str]:
     return lines
 
 
+def _section_hotkeys(ctx: Ctx) -> list[str] | None:
+    """HOTKEYS (8.6): present while a session exists, recording (1) or stopped
+    (0); gone before the first HOTKEYS START and after HOTKEYS RESET (as the
+    Jedis and Lettuce tests of Redis 8.6 read it).  O(1)."""
+    session = ctx.engine.hotkeys
+    if session is None:
+        return None
+    if session.expire(ctx.now_ms()):  # its DURATION ran out: stopped now
+        ctx.engine.hotkeys_changed()
+    return [f"hotkeys-tracking-active:{1 if session.active else 0}"]
+
+
 def _empty(ctx: Ctx) -> list[str]:
     return []
 
 
 # (name as asked, header, generator, in "default")
-_SECTIONS = [
+_SECTIONS: list[tuple[str, str, Callable[[Ctx], list[str] | None], bool]] = [
     ("server", "Server", _section_server, True),
     ("clients", "Clients", _section_clients, True),
     ("memory", "Memory", _section_memory, True),
@@ -333,6 +348,7 @@ _SECTIONS = [
     ("latencystats", "Latencystats", _section_latencystats, False),
     ("cluster", "Cluster", _section_cluster, True),
     ("keyspace", "Keyspace", _section_keyspace, True),
+    ("hotkeys", "Hotkeys", _section_hotkeys, True),  # only while a HOTKEYS session exists
 ]
 
 
@@ -344,7 +360,9 @@ def info_text(ctx: Ctx, wanted: list[bytes]) -> bytes:
     parts = []
     for name, header, generate, in_default in _SECTIONS:
         if everything or name in names or (default and in_default):
-            parts.append("".join(f"{line}\r\n" for line in [f"# {header}", *generate(ctx)]))
+            lines = generate(ctx)
+            if lines is not None:  # None: a section absent for now (Hotkeys)
+                parts.append("".join(f"{line}\r\n" for line in [f"# {header}", *lines]))
     return "\r\n".join(parts).encode()
 
 

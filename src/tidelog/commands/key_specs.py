@@ -266,6 +266,25 @@ def _keynum_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
 KEY_FINDERS: dict[str, Callable[[list[bytes]], list[int]]] = {}
 
 
+def fixed_key_ranges(spec: CommandSpec) -> list[tuple[int, int, int]] | None:
+    """Where a command's keys sit when every key spec gives fixed positions
+    (an index to begin and a range to find): ``(begin, lastkey, keystep)``
+    per key spec, ``not_key`` ones left out.  None when one searches by a
+    keyword, counts its keys, has a finder of its own or the command finds
+    its keys itself (KEY_FINDERS, XREAD's STREAMS): then
+    :func:`acl_keys` must find them per call.  O(key specs); callers keep
+    the answer per command."""
+    if spec.name in KEY_FINDERS or spec.name in ("xread", "xreadgroup"):
+        return None
+    ranges = []
+    for ks in key_specs(spec):
+        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
+            return None
+        if "not_key" not in ks.flags:
+            ranges.append((ks.begin, ks.lastkey, ks.keystep))
+    return ranges
+
+
 def command_key_positions(spec: CommandSpec, argv: list[bytes]) -> list[tuple[int, KeySpec]]:
     """(argv index, key spec) of every key in a full command."""
     finder = KEY_FINDERS.get(spec.name)

@@ -173,8 +173,9 @@ def _sort(ctx: Ctx, argv: list[bytes], readonly: bool) -> object:
         if source is None:
             raise CommandError(WRONGTYPE)
         elements, ordered = source[0](value), source[1]
-    if dontsort and not ordered and store is not None:
-        dontsort, alpha, sortby = False, True, None  # the same list on every replica
+    if dontsort and not ordered and (store is not None or ctx.client is ctx.engine.scripts.client):
+        # the same list on every replica, and for every run of a script
+        dontsort, alpha, sortby = False, True, None
     count = len(elements)
     start = min(max(limit_start, 0), count)
     limit_count = min(max(limit_count, -1), count)

@@ -69,7 +69,7 @@ from ..errors import (
 from ..resp.replies import OK, Map, Push, RawReply, SetReply
 from ..types.tracking import TrackingTable, overlapping
 from .args import parse_int
-from .key_specs import acl_keys, key_specs
+from .key_specs import acl_keys, fixed_key_ranges
 from .table import command
 
 if TYPE_CHECKING:
@@ -97,15 +97,8 @@ def _key_ranges(spec: CommandSpec) -> Any:
     a command that is not a read (or a Pub/Sub one, or EVAL_RO ...)."""
     if "readonly" not in spec.flags or "pubsub" in spec.flags or spec.name in _NOT_REMEMBERED:
         return _NEVER
-    if spec.name in ("xread", "xreadgroup"):
-        return None
-    ranges = []
-    for ks in key_specs(spec):
-        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
-            return None
-        if "not_key" not in ks.flags:
-            ranges.append((ks.begin, ks.lastkey, ks.keystep))
-    return ranges or _NEVER
+    ranges = fixed_key_ranges(spec)
+    return None if ranges is None else ranges or _NEVER
 
 
 class ClientTracking:

@@ -9,9 +9,15 @@
 * a read-only global table: assigning a global fails with ``Attempt to
   modify a readonly table``, reading a missing one with ``Script attempted
   to access nonexistent global variable 'x'``; the library tables are
-  read-only too;
+  read-only too (proxies: ``getmetatable`` and ``setmetatable`` show and
+  refuse what Redis's read-only tables would);
 * the ``redis`` table (``call``, ``pcall``, ``error_reply`` ...), ``KEYS``
-  and ``ARGV``.
+  and ``ARGV``.  The Python callables behind ``redis.*`` are wrapped in
+  Lua functions, which hand a call with more arguments than lupa's C entry
+  point has stack for (about 8,000) over in one table; so that a tail call
+  into one of our Lua functions keeps the script's frame (whose line errors
+  name, as with Redis's C functions), scripts are compiled with their tail
+  calls made plain calls (:mod:`.tailcalls`).
 
 Conversions (Redis's rules, both ways):
 
@@ -23,7 +29,12 @@ Conversions (Redis's rules, both ways):
 * a script's value to a reply (:meth:`LuaRuntime.to_reply`): numbers
   truncated to integers, arrays stopping at the first nil, ``{ok=...}``,
   ``{err=...}``, booleans (``1`` / null while the script speaks RESP2, true
-  booleans after ``setresp(3)``), and the RESP3 tables.
+  booleans after ``setresp(3)``), and the RESP3 tables (``{big_number=...}``
+  as the client's protocol has it: a big number, or a bulk string in RESP2).
+
+Error statistics: a command's error is counted where it arose; the error
+table the script sees carries ``ignore_error_stats_update`` (as in Redis) so
+that passing it on, by raising or returning it, does not count it again.
 
 Commands run through ``executor(argv, raise_errors)``, given by the owner
 (the scripts manager): the runtime only knows Lua.
@@ -33,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -48,11 +60,13 @@ from ..resp.replies import (
     DoubleText,
     ErrorReply,
     Map,
+    RawReply,
     SetReply,
     SimpleString,
     Verbatim,
 )
 from . import lualibs
+from .tailcalls import without_tail_calls
 
 # The libraries Redis compiles into its Lua (cjson, cmsgpack, bit, struct:
 # :mod:`.lualibs`), each an ``install(lua_runtime)`` that sets one global
@@ -74,17 +88,19 @@ HOOK_COUNT = 100_000
 # limit is raised to leave room for it (LuaRuntime.__init__).
 LUA_REPLY_DEPTH = 7995
 
+_INT64 = 2 ** 63
+
 # The chunk name of our own Lua code: frames from it are skipped when an
 # error's position is looked up.
 _INTERNAL = "=tidelog"
 
 _BOOTSTRAP = r"""
 local py_call, py_pcall, py_check, py_log, py_setresp, py_sha1, py_set_repl, py_errmsg,
-      version, version_num, py_acl_check = ...
+      version, version_num, py_acl_check, py_spread, py_without_tail_calls = ...
 local G = _G
 local raw_pcall, raw_error, raw_type, raw_rawset, raw_rawget = pcall, error, type, rawset, rawget
 local raw_tostring, raw_select, raw_unpack, raw_setmetatable = tostring, select, unpack, setmetatable
-local getinfo, sethook = debug.getinfo, debug.sethook
+local getinfo, sethook, debug_getmetatable = debug.getinfo, debug.sethook, debug.getmetatable
 local os_clock = os.clock
 local setfenv_, loadstring_, raw_xpcall, pairs, ipairs = setfenv, loadstring, xpcall, pairs, ipairs
 
@@ -99,18 +115,73 @@ local function protect(t)
   return proxy
 end
 
+-- The Python callables as Lua functions.  lupa calls a Python object with
+-- its arguments on Lua's stack and needs two slots more below Lua 5.1's
+-- limit of 8,000 (lua_checkstack): with more arguments than that (a script's
+-- redis.call('rpush', k, unpack(t)) with #t near 8,000, which Redis takes) it
+-- fails.  Such calls hand their arguments over in one table.  The wrapper is
+-- our own chunk's frame, skipped when an error's line is looked up, and calls
+-- the Python side in the ordinary way (a C function in tail position is not
+-- a tail call in Lua 5.1), so errors still name the script's line.
+local SPREAD_FROM = 7900
+local function lua_function(f)
+  return function(...)
+    local n = raw_select('#', ...)
+    if n < SPREAD_FROM then return f(...) end
+    return py_spread(f, {...}, n)
+  end
+end
+py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check =
+  lua_function(py_call), lua_function(py_pcall), lua_function(py_log), lua_function(py_setresp),
+  lua_function(py_sha1), lua_function(py_set_repl), lua_function(py_acl_check)
+
+-- Library functions Redis has in C and we have in Lua check their arguments
+-- themselves, so that an error names the script's line and the function as
+-- Lua's C library would ("bad argument #1 to 'rawset' (table expected, got
+-- nil)"): arg_error is called by such a function, level 3 being its caller.
+-- The name is the one the caller used ('?' when called from C, as through
+-- pcall), as luaL_argerror finds it.
+local function arg_error(n, msg)
+  local info = getinfo(2, 'n')
+  local name = info and info.name or '?'
+  raw_error('bad argument #' .. n .. " to '" .. name .. "' (" .. msg .. ')', 3)
+end
+local function got(nargs, n, v)  -- what luaL_typename says of argument n
+  if n > nargs then return 'no value' end
+  return raw_type(v)
+end
+-- Is f a function of Lua's own (not one of the library's, C or ours)?
+local function lua_function_value(f)
+  if raw_type(f) ~= 'function' then return false end
+  local info = getinfo(f, 'S')
+  return info.what ~= 'C' and info.source ~= '=tidelog'
+end
+
 local killed = false  -- the count hook stopped the script: pcall cannot catch that
 local redis = {}
 redis.call = py_call
 redis.pcall = py_pcall
-redis.error_reply = function(msg)
-  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+-- error_reply as Redis forms it: '-CODE message' or 'message' (code ERR);
+-- the code is what comes before the first space, and CR/LF at either end
+-- of the message go.
+redis.error_reply = function(...)
+  local msg = ...
+  if raw_select('#', ...) ~= 1 or raw_type(msg) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
   if msg:sub(1, 1) == '-' then msg = msg:sub(2) end
-  if msg == '' then msg = 'ERR ' end
-  return {err = msg}
+  local code, text = 'ERR', msg
+  local space = msg:find(' ', 1, true)
+  if space then code, text = msg:sub(1, space - 1), msg:sub(space + 1) end
+  text = (text:gsub('^[\r\n]+', ''))
+  text = (text:gsub('[\r\n]+$', ''))
+  return {err = code .. ' ' .. text}
 end
-redis.status_reply = function(msg)
-  if raw_type(msg) ~= 'string' then return {err = 'ERR wrong number or type of arguments'} end
+redis.status_reply = function(...)
+  local msg = ...
+  if raw_select('#', ...) ~= 1 or raw_type(msg) ~= 'string' then
+    return {err = 'ERR wrong number or type of arguments'}
+  end
   return {ok = msg}
 end
 redis.sha1hex = py_sha1
@@ -131,23 +202,56 @@ pcall = function(f, ...)
   pack(raw_pcall(f, ...))
   if not r[1] then
     if killed then raw_error(r[2], 0) end
-    if raw_type(r[2]) == 'userdata' then
-      local m = py_errmsg(r[2])
+    local e = r[2]
+    if raw_type(e) == 'userdata' then
+      local m = py_errmsg(e)
       if m then r[2] = m end
+    elseif raw_type(e) == 'table' then  -- an error table gives its message, as in Redis
+      local m = e.err
+      local t = raw_type(m)
+      if t == 'string' or t == 'number' then r[2] = m end
+    elseif raw_type(e) == 'string' then
+      -- pcall(error, msg, 2) positions msg at this function, where Redis's
+      -- pcall (C) has the script that called it
+      local at, rest = e:find('^tidelog:%d+: ')
+      if at then
+        local info = getinfo(2, 'Sl')
+        rest = e:sub(rest + 1)
+        if info and info.currentline > 0 then
+          rest = info.short_src .. ':' .. info.currentline .. ': ' .. rest
+        end
+        r[2] = rest
+      end
     end
   end
   return raw_unpack(r, 1, r.n)
 end
-xpcall = function(f, h)
+xpcall = function(...)
+  local f, h = ...
+  if raw_select('#', ...) < 2 then arg_error(2, 'value expected') end
   return raw_xpcall(f, function(e)
     if raw_type(e) == 'userdata' then
-      local m = py_errmsg(e)
-      if m then e = {err = m} end
+      local m, counted = py_errmsg(e)
+      if m then e = {err = m, ignore_error_stats_update = counted} end
     end
     return h(e)
   end)
 end
-rawset = function(t, k, v)
+-- rawget, next, pairs and ipairs see through the read-only proxies to the
+-- tables behind them (Redis's read-only tables are the tables themselves).
+rawget = function(...)
+  local t, k = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then arg_error(1, 'table expected, got ' .. got(n, 1, t)) end
+  if n < 2 then arg_error(2, 'value expected') end
+  return raw_rawget(proxied[t] or t, k)
+end
+rawset = function(...)
+  local t, k, v = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then arg_error(1, 'table expected, got ' .. got(n, 1, t)) end
+  if n < 2 then arg_error(2, 'value expected') end
+  if n < 3 then arg_error(3, 'value expected') end
   if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
   return raw_rawset(t, k, v)
 end
@@ -170,8 +274,8 @@ local function handler(err)
     level = level + 1
   end
   if raw_type(err) == 'userdata' then
-    local m = py_errmsg(err)
-    if m then err = {err = m} end
+    local m, counted = py_errmsg(err)
+    if m then err = {err = m, ignore_error_stats_update = counted} end
   end
   if raw_type(err) ~= 'table' then err = {err = 'ERR ' .. raw_tostring(err)} end
   if info then err.source = info.source; err.line = info.currentline end
@@ -191,8 +295,12 @@ local function create_hooked(f)
   sethook(co, hook, '', HOOK_COUNT)
   return co
 end
-coroutine.create = create_hooked
+coroutine.create = function(f)
+  if not lua_function_value(f) then arg_error(1, 'Lua function expected') end
+  return create_hooked(f)
+end
 coroutine.resume = function(co, ...)
+  if raw_type(co) ~= 'thread' then arg_error(1, 'coroutine expected') end
   local r = {n = 0}
   local function pack(...) r = {n = raw_select('#', ...), ...} end
   pack(raw_resume(co, ...))
@@ -200,6 +308,7 @@ coroutine.resume = function(co, ...)
   return raw_unpack(r, 1, r.n)
 end
 coroutine.wrap = function(f)
+  if not lua_function_value(f) then arg_error(1, 'Lua function expected') end
   local co = create_hooked(f)
   return function(...)
     local r = {n = 0}
@@ -224,13 +333,27 @@ string_mt.__index = env_globals.string
 string_mt.__metatable = protect(string_mt)
 -- pairs, ipairs and next see through the read-only proxies.
 local raw_next, raw_ipairs = next, ipairs
-env_globals.next = function(t, k) return raw_next(proxied[t] or t, k) end
-env_globals.pairs = function(t)
-  local real = proxied[t]
-  if real then return raw_next, real, nil end
-  return pairs(t)
+env_globals.next = function(...)
+  local t, k = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_next(proxied[t] or t, k)
 end
-env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
+env_globals.pairs = function(...)
+  local t = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_next, proxied[t] or t, nil
+end
+env_globals.ipairs = function(...)
+  local t = ...
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'table expected, got ' .. got(raw_select('#', ...), 1, t))
+  end
+  return raw_ipairs(proxied[t] or t)
+end
 -- unpack with Redis's fix of Lua 5.1's range overflow (unpack({}, -2,
 -- 2147483647) crashed the interpreter): a range wider than the stack can
 -- take is refused.  The arguments are checked here, with unpack's own
@@ -238,8 +361,9 @@ env_globals.ipairs = function(t) return raw_ipairs(proxied[t] or t) end
 do
   local unpack, floor, to_number = raw_unpack, math.floor, tonumber
   local function bad(n, expected, got, level)  -- level: the script's, seen from here
-    raw_error("bad argument #" .. n .. " to 'unpack' (" .. expected .. " expected, got " .. got .. ")",
-              level)
+    local info = getinfo(level - 1, 'n')  -- unpack as its caller named it
+    raw_error("bad argument #" .. n .. " to '" .. (info and info.name or '?') .. "' (" .. expected ..
+              " expected, got " .. got .. ")", level)
   end
   local function int(x, n)
     local v = to_number(x)
@@ -266,17 +390,29 @@ end
 -- precompiled (binary) chunks are refused, as Redis refuses them.
 local env
 local raw_getmetatable, raw_concat = getmetatable, table.concat
+-- A compiled chunk again, its tail calls made plain calls (see tailcalls.py):
+-- our Lua-side library functions then never replace the script's frame.
+local string_dump = string.dump
+local function plain_calls(f, name)
+  return loadstring_(py_without_tail_calls(string_dump(f)), name)
+end
 local function load_text(s, name)
   if raw_type(s) == 'string' and s:sub(1, 1) == '\27' then
     return nil, 'binary chunks are not allowed'
   end
   local f, e = loadstring_(s, name)
-  if f then setfenv_(f, env) end
+  if f then
+    f = plain_calls(f, name)
+    setfenv_(f, env)
+  end
   return f, e
 end
 env_globals.loadstring = load_text
-env_globals.load = function(fn, name)
-  if raw_type(fn) ~= 'function' then return load_text(fn, name) end
+env_globals.load = function(...)
+  local fn, name = ...
+  if raw_type(fn) ~= 'function' then
+    arg_error(1, 'function expected, got ' .. got(raw_select('#', ...), 1, fn))
+  end
   local parts = {}
   while true do
     local piece = fn()
@@ -285,28 +421,43 @@ env_globals.load = function(fn, name)
   end
   return load_text(raw_concat(parts), name or '=(load)')
 end
-local callables = {}
-for _, f in ipairs({py_call, py_pcall, py_log, py_setresp, py_sha1, py_set_repl, py_acl_check}) do
-  callables[f] = true
-end
-env_globals.type = function(o)
+-- Redis's read-only tables are plain tables with a read-only mark; ours are
+-- proxies.  getmetatable shows what Redis's would have (the library tables
+-- none, _G one whose __index refuses unknown names, itself read-only), and
+-- setmetatable on a read-only table is refused with Redis's message.
+local shown = raw_setmetatable({}, {__mode = 'k'})
+env_globals.getmetatable = function(...)
+  local o = ...
+  if raw_select('#', ...) == 0 then arg_error(1, 'value expected') end
   local t = raw_type(o)
-  if t == 'userdata' and callables[o] then return 'function' end
-  return t
-end
-env_globals.tostring = function(o)
-  if raw_type(o) == 'userdata' and callables[o] then return 'function: builtin' end
-  return raw_tostring(o)
-end
-env_globals.getmetatable = function(o)
-  if raw_type(o) == 'userdata' then return nil end  -- the redis.* callables: nothing to see
+  if t == 'userdata' then return nil end  -- a Python object: nothing to see
+  if t == 'table' and readonly[o] then return shown[o] end
   return raw_getmetatable(o)
 end
-raw_setmetatable(env_globals, {__index = function(_, k)
+env_globals.setmetatable = function(...)
+  local t, mt = ...
+  local n = raw_select('#', ...)
+  if raw_type(t) ~= 'table' then
+    arg_error(1, 'table expected, got ' .. got(n, 1, t))
+  end
+  if n < 2 or (mt ~= nil and raw_type(mt) ~= 'table') then
+    arg_error(2, 'nil or table expected')
+  end
+  if readonly[t] then raw_error('Attempt to modify a readonly table', 0) end
+  local old = debug_getmetatable(t)
+  if old ~= nil and raw_rawget(old, '__metatable') ~= nil then
+    raw_error('cannot change a protected metatable', 2)
+  end
+  return raw_setmetatable(t, mt)
+end
+local function missing_global(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
-end})
+end
+raw_setmetatable(env_globals, {__index = missing_global})
 env = raw_setmetatable({}, {__index = env_globals, __newindex = readonly_error, __metatable = false})
 readonly[env] = true
+proxied[env] = env_globals
+shown[env] = protect({__index = missing_global})
 env_globals._G = env
 
 -- compile(body, chunkname) -> function | nil, message
@@ -314,6 +465,7 @@ local function compile(body, name)
   if body:sub(1, 1) == '\27' then return nil, 'binary chunks are not allowed' end
   local f, msg = loadstring_(body, name)
   if not f then return nil, msg end
+  f = plain_calls(f, name)
   setfenv_(f, env)
   return f
 end
@@ -417,6 +569,7 @@ local function load_library(body)
   if body:sub(1, 1) == '\27' then return false, 'binary chunks are not allowed', true end
   local f, msg = loadstring_(body, '@user_function')
   if not f then return false, msg, true end
+  f = plain_calls(f, '@user_function')
   setfenv_(f, fn_env)
   registered, loading, killed = {}, true, false
   sethook(hook, '', HOOK_COUNT)
@@ -442,7 +595,9 @@ end
 -- Read raw, as Redis reads them: a metatable's __index is never called.
 local function fields(t)
   local err, ok = raw_rawget(t, 'err'), raw_rawget(t, 'ok')
-  if raw_type(err) == 'string' then return 'err', err end
+  if raw_type(err) == 'string' then
+    return 'err', err, raw_rawget(t, 'ignore_error_stats_update') == true
+  end
   if raw_type(ok) == 'string' then return 'ok', ok end
   local v = raw_rawget(t, 'double')
   if raw_type(v) == 'number' then return 'double', v end
@@ -482,8 +637,8 @@ class LuaRuntime:
                  logger: Callable[[int, bytes], None] = lambda level, msg: None,
                  acl_checker: Callable[[list[bytes]], bool | None] =
                  lambda argv: None if table.lookup(argv) is None else True) -> None:
-        # No attribute of a Python object is reachable from Lua: the only
-        # Python objects a script sees are the redis.* callables.
+        # No attribute of a Python object is reachable from Lua: a script
+        # sees no Python object (the redis.* callables are Lua functions).
         self.lua = lua51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
                                     unpack_returned_tuples=True, attribute_filter=_no_attributes)
         self.executor = executor
@@ -491,6 +646,7 @@ class LuaRuntime:
         self.logger = logger
         self.acl_checker = acl_checker
         self.resp = 2  # the script's protocol (redis.setresp)
+        self.client_resp = 2  # the protocol of the client the reply goes to
         if sys.getrecursionlimit() < LUA_REPLY_DEPTH + 2000:  # room for to_reply's levels
             sys.setrecursionlimit(LUA_REPLY_DEPTH + 2000)
         for install in LIBRARY_INSTALLERS:
@@ -504,28 +660,40 @@ class LuaRuntime:
          self._run_function) = boot(
             self._call, self._pcall, self._check, self._log, self._setresp, self._sha1,
             self._set_repl, self._errmsg, REDIS_VERSION.encode(), _version_num(REDIS_VERSION),
-            self._acl_check)
+            self._acl_check, _spread, without_tail_calls)
         self._table_from = self.lua.table_from
         self._lua_type = lua51.lua_type
 
     # -- callbacks from Lua -------------------------------------------------------------
-    # Python functions are C functions to Lua: an error they raise is seen at
-    # the script's line (a Lua wrapper would be a tail call, and lose it).
+    # Scripts reach these through Lua functions (lua_function in the
+    # bootstrap); an error they raise is seen at the script's line, scripts
+    # being compiled without tail calls (tailcalls.py).
+    # A command's error is counted in the error statistics where it arose:
+    # the error as the script sees it says so (ignore_error_stats_update, as
+    # in Redis), so that passing it on does not count it again.
     def _call(self, *args: Any) -> Any:
-        ok, value = self._exec(True, args)
+        argv = self._argv(args)
+        if argv.__class__ is not list:
+            raise ScriptCallError(argv)
+        ok, value = self.executor(argv, True)
         if ok:
             return value
-        raise ScriptCallError(value)
+        raise ScriptCallError(value, counted=True)
 
     def _pcall(self, *args: Any) -> Any:
-        ok, value = self._exec(False, args)
+        argv = self._argv(args)
+        if argv.__class__ is not list:
+            return self._table_from({b"err": argv})
+        ok, value = self.executor(argv, False)
         if ok:
             return value
-        return self._table_from({b"err": value})
+        return self._table_from({b"err": value, b"ignore_error_stats_update": True})
 
-    def _exec(self, raise_errors: bool, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    @staticmethod
+    def _argv(args: tuple[Any, ...]) -> list[bytes] | bytes:
+        """A call's arguments as a command's argv, or the error refusing them."""
         if not args:
-            return False, errors.SCRIPT_NO_ARGS
+            return errors.SCRIPT_NO_ARGS
         argv = []
         for a in args:
             t = a.__class__
@@ -536,8 +704,8 @@ class LuaRuntime:
             elif t is float:
                 argv.append(_lua_number_arg(a))
             else:
-                return False, errors.SCRIPT_BAD_ARG
-        return self.executor(argv, raise_errors)
+                return errors.SCRIPT_BAD_ARG
+        return argv
 
     def _acl_check(self, *args: Any) -> bool:
         """redis.acl_check_cmd: may the script's caller run this command?"""
@@ -550,8 +718,10 @@ class LuaRuntime:
         return allowed
 
     @staticmethod
-    def _errmsg(err: Any) -> bytes | None:
-        return err.message if isinstance(err, ScriptCallError) else None
+    def _errmsg(err: Any) -> tuple[bytes, bool] | None:
+        """The message of an error a redis.* function raised, and whether it
+        is already counted in the error statistics."""
+        return (err.message, err.counted) if isinstance(err, ScriptCallError) else None
 
     def _check(self) -> bytes | None:
         return self.kill_check()
@@ -559,24 +729,31 @@ class LuaRuntime:
     def _log(self, *args: Any) -> None:
         if len(args) < 2:
             raise ScriptCallError(b"ERR redis.log() requires two arguments or more.")
-        level = args[0]
-        if not isinstance(level, (int, float)) or isinstance(level, bool):
+        level = _lua_tonumber(args[0])
+        if level is None:
             raise ScriptCallError(b"ERR First argument must be a number (log level).")
-        text = b" ".join(p if isinstance(p, bytes) else _lua_tostring(p) for p in args[1:])
-        self.logger(int(level), text)
+        level = _c_int(level)
+        if not LOG_DEBUG <= level <= LOG_WARNING:
+            raise ScriptCallError(errors.SCRIPT_LOG_LEVEL)
+        # the strings and numbers, as lua_tolstring gives them; the rest is left out
+        parts = [p if isinstance(p, bytes) else _lua_tostring(p) for p in args[1:]
+                 if isinstance(p, (bytes, int, float)) and not isinstance(p, bool)]
+        self.logger(level, b" ".join(parts))
 
     def _setresp(self, *args: Any) -> None:
         if len(args) != 1:
             raise ScriptCallError(b"ERR redis.setresp() requires one argument.")
-        if args[0] not in (2, 3) or isinstance(args[0], bool):
+        resp = _c_int(_lua_tonumber(args[0]) or 0)  # as Redis reads it: lua_tonumber, an int
+        if resp != 2 and resp != 3:
             raise ScriptCallError(errors.SCRIPT_RESP_VERSION)
-        self.resp = int(args[0])
+        self.resp = resp
 
     @staticmethod
     def _set_repl(*args: Any) -> None:
-        if len(args) != 1 or not isinstance(args[0], (int, float)) or not 0 <= args[0] <= 3:
-            raise ScriptCallError(b"ERR Invalid replication flags. "
-                                  b"Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+        if len(args) != 1:
+            raise ScriptCallError(errors.SCRIPT_SET_REPL_ARGS)
+        if _c_int(_lua_tonumber(args[0]) or 0) & ~REPL_ALL:
+            raise ScriptCallError(errors.SCRIPT_SET_REPL_FLAGS)
 
     @staticmethod
     def _sha1(*args: Any) -> bytes:
@@ -612,7 +789,7 @@ class LuaRuntime:
         if ok:
             return True, value
         if self._lua_type(value) != "table":
-            return False, (errors.SCRIPT_UNKNOWN_ERROR, None, None)
+            return False, (errors.SCRIPT_UNKNOWN_ERROR, None, None, False)
         err = value[b"err"]
         if err is None:
             message = errors.SCRIPT_UNKNOWN_ERROR
@@ -620,7 +797,8 @@ class LuaRuntime:
             message = err
         else:
             message = _lua_tostring(err)
-        return False, (message, value[b"source"], value[b"line"])
+        return False, (message, value[b"source"], value[b"line"],
+                       value[b"ignore_error_stats_update"] is True)
 
     def load_library(self, code: bytes) -> list[tuple[bytes, Any, list[bytes], bytes | None]]:
         """Run a library's code (FUNCTION LOAD): the functions it registered,
@@ -657,7 +835,10 @@ class LuaRuntime:
         if t is bytes:
             return reply
         if t is int:
-            return reply
+            if -_INT64 <= reply < _INT64:
+                return reply
+            text = b"%d" % reply  # beyond 64 bits: a big number, as the client would get it
+            return self._table_from({b"big_number": text}) if self.resp == 3 else text
         if t is SimpleString:
             return self._table_from({b"ok": reply.text})
         if t is list or t is tuple:
@@ -701,7 +882,17 @@ class LuaRuntime:
             return reply.text
         if t is ErrorReply:
             return self._table_from({b"err": reply.message})
+        if t is RawReply:  # pre-encoded (DEBUG PROTOCOL's samples): read back
+            return self.to_lua(decode_reply(reply))
         raise TypeError(f"no Lua form for {reply!r}")
+
+    def error_counted(self, value: Any) -> bool:
+        """Is this script value an error table already counted in the error
+        statistics (a command's error passed on)?"""
+        if self._lua_type(value) != "table":
+            return False
+        found = self._fields(value)
+        return found.__class__ is tuple and len(found) == 3 and found[2] is True
 
     def to_reply(self, value: Any, depth: int = 0) -> Any:
         """A script's Lua value as a reply (for a client speaking any protocol).
@@ -729,15 +920,17 @@ class LuaRuntime:
         depth += 1
         found = self._fields(value)
         if found.__class__ is tuple:
-            kind, inner = found
+            kind, inner = found[0], found[1]
             if kind == b"err":
                 return ErrorReply(inner)
             if kind == b"ok":
                 return SimpleString(inner.replace(b"\r", b" ").replace(b"\n", b" "))
             if kind == b"double":
                 return float(inner) if isinstance(inner, (int, float)) else 0.0
-            if kind == b"big_number":
-                return inner if isinstance(inner, bytes) else _lua_tostring(inner)
+            if kind == b"big_number":  # CR and LF become spaces, as in Redis
+                text = (inner if isinstance(inner, bytes) else _lua_tostring(inner)) \
+                    .replace(b"\r", b" ").replace(b"\n", b" ")
+                return RawReply(b"(%s\r\n" % text) if self.client_resp == 3 else text
             if kind == b"map" and self._lua_type(inner) == "table":
                 return Map([(self.to_reply(k, depth), self.to_reply(v, depth))
                             for k, v in inner.items()])
@@ -752,12 +945,20 @@ class LuaRuntime:
         return out
 
 
-class ScriptCallError(Exception):
-    """An error a redis.* function raises into the script (``message``: the error text)."""
+def _spread(fn: Callable[..., Any], args: Any, n: int) -> Any:
+    """Call ``fn`` with the ``n`` values of the Lua table ``args`` (the
+    calls with too many arguments for Lua's stack, see ``lua_function``)."""
+    return fn(*[args[i] for i in range(1, n + 1)])
 
-    def __init__(self, message: bytes) -> None:
+
+class ScriptCallError(Exception):
+    """An error a redis.* function raises into the script (``message``: the
+    error text; ``counted``: a command's error, counted where it arose)."""
+
+    def __init__(self, message: bytes, counted: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        self.counted = counted
 
 
 class LibraryError(Exception):
@@ -774,6 +975,59 @@ class CompileError(Exception):
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
+
+
+def decode_reply(data: bytes) -> Any:
+    """A pre-encoded reply (RESP2 or RESP3) as reply values; attributes
+    are skipped, as Redis's script client skips them."""
+    value, end = _decode(data, 0)
+    if end != len(data):
+        raise ValueError("trailing bytes after a reply")
+    return value
+
+
+def _decode(data: bytes, at: int) -> tuple[Any, int]:
+    kind = data[at:at + 1]
+    eol = data.index(b"\r\n", at)
+    line, at = data[at + 1:eol], eol + 2
+    if kind == b"|":  # an attribute: its pairs, then the reply it is about
+        for _ in range(2 * int(line)):
+            at = _decode(data, at)[1]
+        return _decode(data, at)
+    if kind == b"+":
+        return SimpleString(line), at
+    if kind == b"-":
+        return ErrorReply(line), at
+    if kind == b":" or kind == b"(":
+        return int(line), at
+    if kind == b",":
+        return float(line), at
+    if kind == b"#":
+        return line == b"t", at
+    if kind == b"_":
+        return None, at
+    if kind == b"$" or kind == b"=":
+        n = int(line)
+        if n < 0:
+            return None, at
+        body = data[at:at + n]
+        if kind == b"=":
+            return Verbatim(body[4:], body[:3]), at + n + 2
+        return body, at + n + 2
+    if kind in (b"*", b"~", b">", b"%"):
+        n = int(line)
+        if n < 0:
+            return NULL_ARRAY, at
+        items = []
+        for _ in range(2 * n if kind == b"%" else n):
+            item, at = _decode(data, at)
+            items.append(item)
+        if kind == b"%":
+            return Map(list(zip(items[::2], items[1::2]))), at
+        if kind == b"~":
+            return SetReply(items), at
+        return items, at  # an array, or a push (read as an array)
+    raise ValueError(f"unknown reply type {kind!r}")
 
 
 def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
@@ -799,6 +1053,31 @@ def _lua_number_arg(x: float) -> bytes:
     if x == x and abs(x) < 1e17 and x == int(x):
         return b"%d" % int(x)
     return (b"%.17g" % x)
+
+
+_LUA_NUMBER = re.compile(rb"\s*[-+]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*")
+
+
+def _lua_tonumber(x: Any) -> float | None:
+    """Lua 5.1's lua_tonumber: a number, or a string that reads as one
+    (decimal or hexadecimal, blanks around it); None otherwise."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return x
+    if isinstance(x, bytes) and _LUA_NUMBER.fullmatch(x):
+        text = x.strip()
+        sign = -1 if text[:1] == b"-" else 1
+        digits = text.lstrip(b"+-")
+        return sign * int(digits, 16) if digits[:2].lower() == b"0x" else float(text)
+    return None
+
+
+def _c_int(x: float) -> int:
+    """A C cast of a double to int: truncated (what no int can hold: 0)."""
+    if x != x or not -(2.0 ** 31) < x < 2.0 ** 31:
+        return 0
+    return int(x)
 
 
 def _lua_tostring(x: Any) -> bytes:

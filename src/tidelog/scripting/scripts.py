@@ -27,7 +27,7 @@ from .. import errors
 from ..commands import table
 from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
-from ..errors import CommandError
+from ..errors import CommandError, CountedError
 from ..resp.parser import split_inline
 from ..resp.replies import ErrorReply, RawReply
 from .runtime import CompileError, LibraryError, LuaRuntime, sha1hex
@@ -298,7 +298,7 @@ class Scripts:
             client.close_after_reply = True
             return RawReply(b"")
         if reply.__class__ is _Failure:
-            raise CommandError(reply.message)
+            raise (CountedError if reply.counted else CommandError)(reply.message)
         return reply
 
     def _kill_check(self) -> bytes | None:
@@ -354,11 +354,15 @@ class Scripts:
         else:
             ok, value = rt.run(job.script.fn, job.keys, job.args)
         if ok:
-            return rt.to_reply(value)
-        message, source, line = value
+            rt.client_resp = job.client.protocol
+            reply = rt.to_reply(value)
+            if reply.__class__ is ErrorReply:  # the script replies an error: the call failed
+                return _Failure(reply.message, rt.error_counted(value))
+            return reply
+        message, source, line, counted = value
         if source is not None and line is not None:
             message = b"%s script: %s, on %s:%d." % (message, job.script.sha, source, line)
-        return _Failure(message)
+        return _Failure(message, counted)
 
     def _execute_command(self, argv: list[bytes], raise_errors: bool) -> tuple[bool, Any]:
         """redis.call / redis.pcall (worker thread): ``(True, Lua value)`` or
@@ -379,3 +383,4 @@ class Scripts:
 @dataclass(frozen=True)
 class _Failure:
     message: bytes
+    counted: bool = False  # already counted in the error statistics
