@@ -56,8 +56,10 @@ def command_flags(spec: CommandSpec) -> list[str]:
 
 def command_categories(spec: CommandSpec) -> list[str]:
     if spec.handler is None and spec.subcommands:
-        # a container: Redis shows @slow and what its table names (HIMPORT: @hash)
-        return _ordered(["@slow", *spec.categories], _CATEGORY_ORDER)
+        # a container: Redis shows @slow and what its table names (HIMPORT: @hash);
+        # a "-@..." entry only takes the group's category off its subcommands (PUBSUB)
+        named = [c for c in spec.categories if not c.startswith("-")]
+        return _ordered(["@slow", *named], _CATEGORY_ORDER)
     return _ordered(spec.acl_categories(), _CATEGORY_ORDER)
 
 
