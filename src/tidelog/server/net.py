@@ -148,7 +148,7 @@ class Connection(asyncio.Protocol):
         self.server.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
-        if self.closing:
+        if self._closing:
             return
         self.stats["net_input_bytes"] += len(data)
         self.session.receive(data)  # type: ignore[union-attr]
