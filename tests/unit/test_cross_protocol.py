@@ -98,7 +98,7 @@ async def test_multibulk_post_after_a_blocked_command() -> None:
     conn, transport = connect(server)
     conn.data_received(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n"
                        b"*1\r\n$4\r\nPOST\r\n*3\r\n$3\r\nSET\r\n$5\r\npwned\r\n$1\r\n1\r\n")
-    assert not transport.aborted and conn.pending
+    assert not transport.aborted and conn.session.pending
     other, _ = connect(server)
     other.data_received(b"RPUSH q v\r\n")
     assert transport.writes == [b"*2\r\n$1\r\nq\r\n$1\r\nv\r\n"]  # BLPOP's reply

@@ -1,12 +1,11 @@
 """The network shell: asyncio (uvloop) connections around the engine.
 
-One :class:`Connection` per client.  Bytes in go to the sans-IO parser;
-the complete commands of a read go to ``Engine.execute_many``, which runs
-them in order until one needs more (then that one goes to
-``Engine.execute``; consecutive ones that can run as one, a producer's
-``XADD key * ...`` burst, to ``Engine.execute_run``);
-every reply produced from one read is encoded into one buffer, in one call,
-and written once.  Nothing else happens here: no command knows about sockets.
+One :class:`Connection` per client.  Bytes in go to the client's sans-IO
+:class:`~.session.Session` (parser, pending commands, muting, HELLO's switch,
+the busy-script mode), which runs the complete commands of a read and hands
+back their replies in one buffer, written once.  The connection keeps the
+transport, flow control, output buffer limits and closing; no command knows
+about sockets.
 
 * A protocol error replies ``-ERR Protocol error: ...`` and closes only that
   connection.
@@ -35,12 +34,12 @@ from typing import Any
 
 from .. import errors, tls
 from ..commands.connection import client_info_line
-from ..commands.contract import NO_DISPATCH
 from ..config import Config
-from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
+from ..engine import ClientState, Engine
 from ..persistence.durability import attach
-from ..resp import ProtocolError, QueryBufferLimit, RequestParser, encode_all, encode_into
-from ..resp.replies import Push, RawReply, Replies
+from ..resp import RequestParser, encode_into
+from ..resp.replies import Push, RawReply
+from .session import Session
 
 log = logging.getLogger("tidelog")
 
@@ -53,11 +52,6 @@ _MAX_CLIENTS_REACHED = b"-" + errors.MAX_CLIENTS_REACHED + b"\r\n"
 # Reply bytes a client that never authenticated (and must) may leave unread
 # before it is closed (Redis's REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
 UNAUTH_MAX_OUTPUT = 1024
-
-# Most commands one run gathers (Engine.execute_run): bounds what one
-# handler call holds at once (its replies, the entries of one append).
-MAX_RUN = 1024
-
 
 _PROTECTED_MODE = b"-" + errors.PROTECTED_MODE + b"\r\n"
 
@@ -86,21 +80,27 @@ class Connection(asyncio.Protocol):
         self.stats = server.engine.stats  # INFO's reads, writes and bytes, counted here
         self.transport: asyncio.Transport | None = None
         self.client: ClientState | None = None
-        self.parser: RequestParser | None = None
-        self.closing = False
+        # The client's protocol state (parser, pending commands, muting):
+        # set once the connection is accepted.
+        self.session: Session | None = None
+        self._closing = False
         self.tls = False  # on the TLS port
-        # Commands parsed but not run yet, because one before them blocked.
-        self.pending: list[list[bytes]] = []
-        # While _process runs: the replies gathered so far, where a reply
-        # sent to this client meanwhile (a message it published to itself)
-        # goes, so it keeps its place before the command's own reply.
-        self._batch: list[Any] | None = None
         # Pub/Sub messages waiting for the end of this loop turn (see _queue_push).
         self._outbox: bytearray | None = None
         # Output bytes the write gate holds back (not yet given to the transport).
         self._held = 0
         # Monotonic time the soft output limit was first passed; 0: not above it.
         self._soft_since = 0.0
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    @closing.setter
+    def closing(self, value: bool) -> None:
+        self._closing = value
+        if self.session is not None:
+            self.session.closing = value
 
     # -- asyncio callbacks ---------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -141,23 +141,17 @@ class Connection(asyncio.Protocol):
         self.client.output_bytes = self.output_bytes
         loop = asyncio.get_running_loop()
         self.client.resume = lambda: loop.call_soon(self._process)  # CLIENT UNPAUSE
-        self.parser = RequestParser(
+        self.session = Session(self.engine, self.client, RequestParser(
             max_bulk_len=config["proto-max-bulk-len"],
             max_query_buffer=config["client-query-buffer-limit"],
-        )
+        ))
         self.server.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
-        if self.closing:
+        if self._closing:
             return
         self.stats["net_input_bytes"] += len(data)
-        if self.client.dispatch is NO_DISPATCH:  # type: ignore[union-attr]
-            self._auth_limits()
-        try:
-            self.parser.feed(data)  # type: ignore[union-attr]
-        except ProtocolError as exc:
-            self._protocol_error(bytearray(), exc)
-            return
+        self.session.receive(data)  # type: ignore[union-attr]
         self._process()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -176,147 +170,39 @@ class Connection(asyncio.Protocol):
 
     # -- commands --------------------------------------------------------------------
     def _process(self) -> None:
-        """Run every complete command buffered, unless the client is blocked.
+        """Run what the session holds (Session.run) and write its replies."""
+        session = self.session
+        assert session is not None and self.transport is not None
+        session.run()
+        self._flush_session()
 
-        The parser hands over all complete commands at once; those a
-        blocked command leaves wait in ``pending``.  Consecutive commands
-        the engine can run as one (a producer's pipelined ``XADD key * ...``
-        burst: :meth:`Engine.run_key`) are handed over together.  Replies
-        are encoded a group at a time, a new group whenever the protocol
-        changes (HELLO)."""
-        client, parser, engine = self.client, self.parser, self.engine
-        assert client is not None and parser is not None and self.transport is not None
-        clock = engine.clock
-        client.last_interaction = clock.monotonic()
-        runnable, execute, execute_many = engine.runnable, engine.execute, engine.execute_many
-        out = bytearray()
-        replies: list[Any] = []
-        self._batch = replies
-        proto = client.protocol
-        clock.begin_turn()  # the commands of this batch read the wall clock once
-        try:
-            while client.blocked is None and not client.postponed and not self.closing:
-                commands = self.pending
-                if commands:
-                    self.pending = []
-                else:
-                    if parser.unauth:  # after an AUTH, the next command has the usual limits
-                        self._auth_limits()
-                    client.query_bytes = parser.buffered  # (qbuf while these run)
-                    try:
-                        commands = parser.next_commands()
-                    except ProtocolError as exc:
-                        encode_all(out, replies, proto)
-                        self._protocol_error(out, exc)
-                        return
-                    if not commands:
-                        break
-                i, n = 0, len(commands)
-                while i < n:
-                    # Plain commands run in the engine's loop; it stops at one
-                    # it did not run, or after one whose reply is looked at below.
-                    i, reply = execute_many(client, commands, i, replies)
-                    if reply is NOT_RUN:
-                        if i == n:
-                            break
-                        argv = commands[i]
-                        i += 1
-                        if argv[0] in runnable:
-                            j = self._run_end(commands, i - 1)
-                            if j > i:
-                                run_replies = engine.execute_run(client, commands[i - 1:j])
-                                if client.mute:
-                                    run_replies = self._muted(run_replies)
-                                replies += run_replies
-                                i = j
-                                continue
-                        reply = execute(client, argv)
-                        if reply is ABORTED:  # POST or Host: (Engine.cross_protocol)
-                            self._abort()
-                            return
-                    if reply is BLOCKED:
-                        self.pending = commands[i:]
-                        break
-                    if reply is POSTPONED:  # CLIENT PAUSE: this command waits too
-                        self.pending = commands[i - 1:]
-                        break
-                    if client.mute:  # CLIENT REPLY OFF / SKIP: the reply is dropped
-                        if client.mute > 0:
-                            client.mute -= 1
-                        replies += _pushes(reply)  # but not Pub/Sub's, as in Redis
-                        if client.close_after_reply:
-                            encode_all(out, replies, proto)
-                            self._write(out, close=True)
-                            return
-                        if self.closing:
-                            self.pending = commands[i:]
-                            break
-                        continue
-                    if client.protocol != proto:  # HELLO: its reply in the new protocol
-                        encode_all(out, replies, proto)
-                        replies = self._batch = []
-                        proto = client.protocol
-                    if reply.__class__ is Replies:  # SUBSCRIBE a b: a reply per channel
-                        replies += reply.items
-                    else:
-                        replies.append(reply)
-                    if client.close_after_reply:
-                        encode_all(out, replies, proto)
-                        self._write(out, close=True)
-                        return
-                    if client.blocked is not None or self.closing:
-                        self.pending = commands[i:]
-                        break
-        finally:
-            self._batch = None
-            clock.end_turn()
-            client.query_bytes = parser.buffered
-        if replies:
-            encode_all(out, replies, proto)
-        if out:
-            self._write(out)
-
-    def _muted(self, replies: list[Any]) -> list[Any]:
-        """A run's replies under CLIENT REPLY OFF (none) or SKIP (the first ones)."""
-        client = self.client
-        assert client is not None
-        if client.mute < 0:
-            return []
-        dropped = min(client.mute, len(replies))
-        client.mute -= dropped
-        return replies[dropped:]
+    def _flush_session(self) -> None:
+        session = self.session
+        assert session is not None
+        if session.aborted:
+            self._abort()
+            return
+        out, close = session.drain()
+        if out or close:
+            self._write(out, close)
 
     def _process_busy(self) -> None:
         """A script runs past busy-reply-threshold (this runs inside its count
-        hook): every command but Redis's allow_busy ones is answered -BUSY."""
-        client, parser, engine = self.client, self.parser, self.engine
-        assert client is not None and parser is not None
-        out = bytearray()
-        replies: list[Any] = []
-        commands, self.pending = self.pending, []
-        while True:
-            if not commands:
-                try:
-                    commands = parser.next_commands()
-                except ProtocolError as exc:
-                    encode_all(out, replies, client.protocol)
-                    self._protocol_error(out, exc)
-                    return
-                if not commands:
-                    break
-            for argv in commands:
-                reply = _busy_execute(engine, client, argv)
-                if reply is ABORTED:
-                    self._abort()
-                    # The loop closes the socket only once the script ends:
-                    # the peer is told now, as Redis closes it at once.
-                    _shutdown(client.fd)
-                    return
-                replies.append(reply)
-            commands = []
-        encode_all(out, replies, client.protocol)
-        if out:
-            self._write_now(out, client.close_after_reply)
+        hook): the session answers (Session.run_busy), written at once."""
+        session = self.session
+        assert session is not None
+        session.run_busy()
+        if session.aborted:
+            self._abort()
+            # The loop closes the socket only once the script ends:
+            # the peer is told now, as Redis closes it at once.
+            _shutdown(session.client.fd)
+            return
+        out, close = session.drain()
+        if close and session.failed:
+            self._write(out, close=True)
+        elif out:
+            self._write_now(out, close)
 
     def read_while_busy(self, fd: int) -> bool:
         """A script is busy: read what this client sent and answer it (from
@@ -330,32 +216,14 @@ class Connection(asyncio.Protocol):
         if not data:
             return False  # end of file: the loop sees it once the script ends
         self.stats["net_input_bytes"] += len(data)
-        try:
-            self.parser.feed(data)  # type: ignore[union-attr]
-        except ProtocolError as exc:
-            self._protocol_error(bytearray(), exc)
+        session = self.session
+        assert session is not None
+        session.receive(data)
+        if session.failed:
+            self._flush_session()
             return False
         self._process_busy()
         return not self.closing
-
-    def _run_end(self, commands: list[list[bytes]], first: int) -> int:
-        """Where the run that ``commands[first]`` starts ends: the index after
-        the last of the commands right after it with the same run key (at
-        most MAX_RUN in all); ``first + 1`` when it has none or nothing
-        joins it."""
-        engine = self.engine
-        key = engine.run_key(commands[first])
-        end = first + 1
-        if key is None:
-            return end
-        runnable = engine.runnable
-        stop = min(len(commands), first + MAX_RUN)
-        while end < stop:
-            argv = commands[end]
-            if argv[0] not in runnable or engine.run_key(argv) != key:
-                break
-            end += 1
-        return end
 
     def _write(self, data: bytearray, close: bool = False) -> None:
         """Send replies, unless the write gate (the AOF with ``appendfsync
@@ -405,15 +273,6 @@ class Connection(asyncio.Protocol):
             return self._held
         return self._held + transport.get_write_buffer_size()
 
-    def _auth_limits(self) -> None:
-        """The parser's limits for a client that must still authenticate
-        (Redis's: RequestParser.limit_unauthenticated), on or off."""
-        client, parser = self.client, self.parser
-        assert client is not None and parser is not None
-        on = not client.authenticated and self.engine.acl.auth_required()
-        if on != parser.unauth:
-            parser.limit_unauthenticated(on)
-
     def _check_output_limit(self) -> None:
         """Close the client if its pending output passes its class's limit
         (Redis's rules: at or above the hard limit, or at or above the soft
@@ -457,25 +316,19 @@ class Connection(asyncio.Protocol):
     def _send_later(self, reply: Any) -> None:
         """A reply for a command that was blocked (served, or timed out), or
         a Pub/Sub message."""
-        if self.closing or self.transport is None or self.client is None:
+        session = self.session
+        if self.closing or self.transport is None or self.client is None or session is None:
             return
-        if self.client.mute < 0 and reply.__class__ is not Push:  # CLIENT REPLY OFF:
-            return                                                # nothing but Pub/Sub's
-        if self._batch is not None:  # this client's own commands are running
-            self._batch.append(reply)
+        if session.take(reply):  # muted, or joins the replies of the commands running
             return
         if reply.__class__ is Push or reply.__class__ is RawReply and (
                 self.client.kind == "replica" or self.client.monitor):
             # Messages, MONITOR lines, the replication stream: they unblock nothing.
             self._queue_push(reply)
             return
-        out = bytearray()
-        if reply.__class__ is Replies:
-            encode_all(out, reply.items, self.client.protocol)
-        else:
-            encode_into(out, reply, self.client.protocol)
-        self._write(out)
-        if self.pending or not self.parser.empty:  # type: ignore[union-attr]
+        session.deliver(reply)
+        self._flush_session()
+        if session.waiting:
             # Commands pipelined behind the blocked one can run now.
             asyncio.get_running_loop().call_soon(self._process)
         else:  # nothing behind it: only what _process would note, the interaction
@@ -510,21 +363,12 @@ class Connection(asyncio.Protocol):
             if not self.closing:
                 self._write(data)
 
-    def _protocol_error(self, out: bytearray, exc: ProtocolError) -> None:
-        if isinstance(exc, QueryBufferLimit):
-            self.stats["client_query_buffer_limit_disconnections"] += 1
-        message = exc.message_bytes.replace(b"\r", b" ").replace(b"\n", b" ")
-        out += b"-" + errors.PROTOCOL_PREFIX + message + b"\r\n"
-        log.info("Protocol error (%s) from client: %s", exc,
-                 self.client.addr if self.client else "?")
-        assert self.transport is not None
-        self._write(out, close=True)
-
     def _abort(self) -> None:
         """Close at once, as Redis frees a client: the replies of this read
         and any output not written yet are dropped, nothing more is read."""
         self.closing = True
-        self.pending = []
+        if self.session is not None:
+            self.session.pending = []
         self._outbox = None
         if self.transport is not None:
             self.transport.abort()
@@ -534,16 +378,6 @@ class Connection(asyncio.Protocol):
             self.closing = True
             if self.transport is not None:
                 self.transport.close()
-
-
-def _pushes(reply: Any) -> list[Any]:
-    """The Pub/Sub pushes in a reply (SUBSCRIBE's confirmations), which Redis
-    sends even under CLIENT REPLY OFF or SKIP, in RESP2 as in RESP3."""
-    if reply.__class__ is Push:
-        return [reply]
-    if reply.__class__ is Replies:
-        return [item for item in reply.items if item.__class__ is Push]
-    return []
 
 
 def _shutdown(fd: int) -> None:
@@ -561,35 +395,6 @@ def _shutdown(fd: int) -> None:
         sock.detach()
 
 
-def _busy_execute(engine: Engine, client: ClientState, argv: list[bytes]) -> Any:
-    """One command while a script is busy: -BUSY, unless allowed (POST and
-    Host: close the connection, as at any time)."""
-    if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind == "normal":
-        return engine.cross_protocol()
-    if not _allowed_while_busy(argv):
-        return engine.busy_reply(client, argv[0].lower())
-    reply = engine.execute(client, argv)
-    if argv[0].lower() == b"shutdown" and client.close_after_reply:
-        engine.scripts.abandon()  # the server stops: the script with it
-    return reply
-
-
-def _allowed_while_busy(argv: list[bytes]) -> bool:
-    """Redis's ``allow_busy`` commands (SHUTDOWN with NOSAVE only)."""
-    name = argv[0].lower()
-    if name in _ALLOWED_WHILE_BUSY:
-        return True
-    if name in (b"script", b"function") and len(argv) == 2:
-        return argv[1].lower() in (b"kill", b"stats")
-    if name == b"shutdown":
-        return any(arg.lower() == b"nosave" for arg in argv[1:])
-    return False
-
-
-_ALLOWED_WHILE_BUSY = frozenset({b"auth", b"hello", b"reset", b"quit", b"multi", b"discard",
-                                 b"watch", b"unwatch"})
-
-
 class _Guest:
     """A connection accepted while a script is busy: served from the script's
     count hook (-BUSY, SCRIPT KILL ...) until the loop adopts it."""
@@ -599,9 +404,10 @@ class _Guest:
         self.sock = sock
         sock.setblocking(False)
         config = server.config
-        self.parser = RequestParser(max_bulk_len=config["proto-max-bulk-len"],
-                                    max_query_buffer=config["client-query-buffer-limit"])
         self.client = server.engine.new_client(fd=sock.fileno())
+        self.session = Session(server.engine, self.client, RequestParser(
+            max_bulk_len=config["proto-max-bulk-len"],
+            max_query_buffer=config["client-query-buffer-limit"]))
 
     def read(self) -> bool:
         try:
@@ -614,25 +420,20 @@ class _Guest:
             return False
         stats = self.server.engine.stats
         stats["net_input_bytes"] += len(data)
-        try:
-            self.parser.feed(data)
-            commands = self.parser.next_commands()
-        except ProtocolError:
+        session = self.session
+        session.receive(data)
+        if session.failed:  # a protocol error: closed without an answer
             return False
-        replies = []
-        for argv in commands:
-            reply = _busy_execute(self.server.engine, self.client, argv)
-            if reply is ABORTED:  # POST or Host: nothing answered, closed
-                return False
-            replies.append(reply)
-        out = bytearray()
-        encode_all(out, replies, self.client.protocol)
+        session.run_busy()
+        if session.aborted or session.failed:  # POST or Host: nothing answered, closed
+            return False
+        out, close = session.drain()
         try:
             sent = self.sock.send(out)
         except OSError:
             return False
         stats["net_output_bytes"] += sent
-        return not self.client.close_after_reply
+        return not close
 
     def close(self) -> None:
         self.server.engine.client_closed(self.client)
@@ -977,7 +778,8 @@ class Server:
             guest.sock.close()
             return
         if isinstance(conn, Connection) and conn.client is not None and not conn.closing:
-            conn.parser = guest.parser  # what it sent after its last full command
+            # What it sent after its last full command.
+            conn.session.parser = guest.session.parser  # type: ignore[union-attr]
             conn._process()
 
     @property
