@@ -12,7 +12,7 @@ def forms(h: Harness, *argv) -> list[list[bytes]]:
     h.take_effects()
     h.ok(*argv)
     out = []
-    for effect in h.take_effects():
+    for effect in h.take_records():
         out += redis7_forms(h.engine.dbs[0], effect)
     return out
 

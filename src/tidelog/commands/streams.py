@@ -13,7 +13,8 @@ speed into the same values.  ``XADD key * field value ...``, the producers'
 form, has its own short path (:func:`_xadd_auto`): no options to read.
 
 Effects (REFERENCE §4.1): what goes to the AOF and to replicas is what the
-command did, not what it was asked:
+command did, not what it was asked.  XADD, XTRIM and XDELEX record it as a
+typed effect (:mod:`.effects`) whose Redis 8 form is:
 
 * XADD with ``*`` or ``<ms>-*`` propagates the ID it generated;
 * ``MAXLEN ~ n`` becomes ``MAXLEN = <length after trimming>`` and
@@ -57,6 +58,7 @@ from ..types.groups import clamp_entries_read, referenced_by
 from ..types.stream import Stream
 from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
+from .effects import XAdd, XAddWithOptions, XDelEx, XTrim, new_record
 from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
 from .keys import lookup_read_typed
@@ -96,6 +98,8 @@ class TrimArgs:
     limit: int = 0               # most entries to remove; 0 = no limit (resolved)
     threshold_pos: int = 0       # argv index of the threshold (rewritten for "~")
     policy: bytes = KEEPREF      # KEEPREF, DELREF or ACKED (Redis 8.2)
+    policy_given: bool = False   # the policy was a word of the command (kept in the effect)
+    limit_pos: int = 0           # argv index of LIMIT's count; 0: no LIMIT given
 
 
 @dataclass(slots=True)
@@ -155,6 +159,7 @@ def _read_add_or_trim_options(ctx: Ctx, r: ArgReader, args: XAddArgs, xadd: bool
                 trim.minid = parse_strict_id_arg(r.next_bytes())
             trim.strategy = upper
         elif upper == b"LIMIT" and r.more():
+            trim.limit_pos = r.pos
             trim.limit = r.next_int()
             if trim.limit < 0:
                 raise CommandError(errors.LIMIT_NEGATIVE)
@@ -165,7 +170,7 @@ def _read_add_or_trim_options(ctx: Ctx, r: ArgReader, args: XAddArgs, xadd: bool
             if policy_given:  # one policy at most (as XDELEX and XACKDEL)
                 raise CommandError(errors.SYNTAX)
             trim.policy = upper
-            policy_given = True
+            policy_given = trim.policy_given = True
         elif xadd and upper == b"IDMP" and r.remaining() >= 2:
             if args.idmp_pid is not None:
                 raise CommandError(errors.IDMP_TWICE)
@@ -265,16 +270,13 @@ def _trim(stream: Stream, trim: TrimArgs) -> int:
     return removed
 
 
-def _rewrite_approx(argv: list[bytes], stream: Stream, trim: TrimArgs) -> list[bytes]:
-    """argv with ``~ <threshold>`` replaced by ``= <what the trim left>``."""
-    out = list(argv)
-    out[trim.threshold_pos - 1] = b"="
+def _exact_threshold(stream: Stream, trim: TrimArgs) -> bytes:
+    """What an approximate trim left, as the exact threshold that removes the
+    same entries: ``= <length>`` for MAXLEN, ``= <first ID left>`` for MINID."""
     if trim.strategy == MAXLEN:
-        out[trim.threshold_pos] = b"%d" % stream.length
-    else:
-        first_node = next(stream.nodes(), None)
-        out[trim.threshold_pos] = bytes(first_node[0] if first_node else MAX_ID)
-    return out
+        return b"%d" % stream.length
+    first_node = next(stream.nodes(), None)
+    return bytes(first_node[0] if first_node else MAX_ID)
 
 
 def _next_id(stream: Stream, args: XAddArgs, now_ms: int) -> StreamID:
@@ -335,20 +337,19 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     if iid is not None:
         xadd_record(ctx, stream, args.idmp_pid, iid, new_id)  # before trimming
 
-    effect = argv
     trim = args.trim
     trimmed = 0
+    threshold = b""
     if trim.strategy:
         trimmed = _trim(stream, trim)
-        if trim.approx:
-            effect = _rewrite_approx(argv, stream, trim)
+        threshold = _exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
     id_bytes = bytes(new_id)  # formatted once: the reply and the effect
-    if args.id is None or not args.seq_given:
-        if effect is argv:
-            effect = list(argv)
-        effect[args.id_pos] = id_bytes
     ctx.modified(key)
-    ctx.effect(effect)
+    ctx.effect(XAddWithOptions(
+        argv, id_bytes if args.id is None or not args.seq_given else argv[args.id_pos],
+        args.id_pos, args.nomkstream, trim.policy if trim.policy_given else b"",
+        trim.strategy, threshold, trim.threshold_pos if trim.approx else 0,
+        argv[trim.limit_pos] if trim.limit_pos else None, args.idmp_pid, iid))
     ctx.ready(key)
     if ctx.engine.notify_flags:
         ctx.notify(NOTIFY_STREAM, b"xadd", key)
@@ -410,8 +411,9 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             id_bytes = b"%d-%d" % last
             replies.append(id_bytes)
             if propagating:
-                effect = list(argv)
-                effect[2] = id_bytes
+                effect = new_record(XAdd)  # two slots: no dearer than the argv copy it replaced
+                effect.src = argv
+                effect.id = id_bytes
                 ctx.effect(effect)
     if ids:
         if stream is None:
@@ -557,7 +559,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
         ctx.notify(NOTIFY_STREAM, b"xdel", key)
     ctx.changed(dropped, key)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
-        ctx.propagate_argv()
+        ctx.effect(XDelEx(argv, policy, ids))
     return out
 
 
@@ -579,10 +581,10 @@ def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     if removed:
         ctx.modified(key, removed)
         ctx.notify(NOTIFY_STREAM, b"xtrim", key)
-        if trim.approx:
-            ctx.effect(_rewrite_approx(argv, stream, trim))
-        else:
-            ctx.propagate_argv()
+        exact = _exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
+        ctx.effect(XTrim(argv, trim.strategy, exact, trim.threshold_pos if trim.approx else 0,
+                         argv[trim.limit_pos] if trim.limit_pos else None,
+                         trim.policy if trim.policy_given else b""))
     return removed
 
 
