@@ -52,16 +52,6 @@ class EffectRecord:
 Effect = list[bytes] | EffectRecord
 
 
-def _exact(src: list[bytes], threshold_pos: int, threshold: bytes) -> list[bytes]:
-    """``src`` copied, with ``~ <threshold>`` at ``threshold_pos`` made ``= threshold``
-    (``threshold_pos`` 0: nothing to rewrite)."""
-    out = list(src)
-    if threshold_pos:
-        out[threshold_pos - 1] = b"="
-        out[threshold_pos] = threshold
-    return out
-
-
 class XAdd(EffectRecord):
     """``XADD key * field value ...`` as it added an entry: the producers' form.
 
@@ -96,8 +86,12 @@ class XAdd(EffectRecord):
 
     def argv(self) -> list[bytes]:
         """The request with the ID and the exact threshold in place.  Cost: O(len(src))."""
-        out = _exact(self.src, self.threshold_pos, self.threshold)
+        out = list(self.src)
         out[self.id_pos] = self.id
+        pos = self.threshold_pos
+        if pos:
+            out[pos - 1] = b"="
+            out[pos] = self.threshold
         return out
 
 
@@ -138,9 +132,14 @@ class XTrim(EffectRecord):
         return self.src[1]
 
     def argv(self) -> list[bytes]:
-        if not self.threshold_pos:
+        """The request, with ``~ <threshold>`` made ``= <exact threshold>``."""
+        pos = self.threshold_pos
+        if not pos:
             return self.src
-        return _exact(self.src, self.threshold_pos, self.threshold)
+        out = list(self.src)
+        out[pos - 1] = b"="
+        out[pos] = self.threshold
+        return out
 
 
 class XAckDel(EffectRecord):
@@ -228,8 +227,12 @@ def encoded(batch: list[tuple[int, Effect]], listeners: int) -> list[bytes]:
         if shared.readers <= 0:
             shared.batch, shared.parts = None, []
         return parts
-    parts = [encode_argv(effect if isinstance(effect, list) else effect.argv())
-             for _, effect in batch]
+    if len(batch) == 1:  # one command's one effect: the common case
+        effect = batch[0][1]
+        parts = [encode_argv(effect if effect.__class__ is list else effect.argv())]  # type: ignore[union-attr]
+    else:
+        parts = [encode_argv(effect if isinstance(effect, list) else effect.argv())
+                 for _, effect in batch]
     if listeners > 1:
         shared.batch, shared.parts, shared.readers = batch, parts, listeners - 1
     return parts
