@@ -192,7 +192,7 @@ def test_transactions_and_scripts_wrap_records_in_multi_exec() -> None:
 def test_argv_of_and_the_encoder() -> None:
     plain = [b"SET", b"k", b"v"]
     assert argv_of(plain) is plain
-    record = XAdd.__new__(XAdd)
+    record = XAdd()
     record.src, record.id = [b"XADD", b"s", b"*", b"f", b"v"], b"1-1"
     assert argv_of(record) == [b"XADD", b"s", b"1-1", b"f", b"v"]
     assert record.src[2] == b"*"  # the request is left as it came
@@ -201,7 +201,7 @@ def test_argv_of_and_the_encoder() -> None:
 
 
 def test_encoded_once_for_every_listener() -> None:
-    record = XAdd.__new__(XAdd)
+    record = XAdd()
     record.src, record.id = [b"XADD", b"s", b"*", b"f", b"v"], b"1-1"
     batch = [(0, [b"SET", b"k", b"v"]), (0, record)]
     first = encoded(batch, 2)

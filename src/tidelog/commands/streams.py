@@ -58,7 +58,7 @@ from ..types.groups import clamp_entries_read, referenced_by
 from ..types.stream import Stream
 from .args import ArgReader, parse_int
 from .contract import Ctx, Wait
-from .effects import XAdd, XAddWithOptions, XDelEx, XTrim, new_record
+from .effects import XAdd, XAddWithOptions, XDelEx, XTrim
 from .group_ops import drop_references
 from .idmp import xadd_iid, xadd_record, xadd_retry
 from .keys import lookup_read_typed
@@ -411,7 +411,7 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             id_bytes = b"%d-%d" % last
             replies.append(id_bytes)
             if propagating:
-                effect = new_record(XAdd)  # two slots: no dearer than the argv copy it replaced
+                effect = XAdd()  # two slots: no dearer than the argv copy it replaced
                 effect.src = argv
                 effect.id = id_bytes
                 ctx.effect(effect)

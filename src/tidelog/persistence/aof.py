@@ -258,11 +258,16 @@ class Aof:
         """Effect listener: append to the buffer (each effect's Redis 8 form,
         encoded once for every listener); flushed at the end of the loop turn."""
         buf = self.buf
-        for (db, _), data in zip(effects, encoded(effects, len(self.engine.effect_listeners))):
+        listeners = len(self.engine.effect_listeners)
+        shared = encoded(effects, listeners) if listeners > 1 else None  # (alone: no call)
+        for i, (db, effect) in enumerate(effects):
             if db != self.db:
                 buf += encode_command([b"SELECT", b"%d" % db])
                 self.db = db
-            buf += data
+            if shared is not None:
+                buf += shared[i]
+            else:
+                buf += encode_command(effect if effect.__class__ is list else effect.argv())  # type: ignore[arg-type,union-attr]
         if not self._flush_scheduled and self._loop is not None:
             self._flush_scheduled = True
             self._loop.call_soon(self.flush)
