@@ -339,17 +339,21 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
 
     trim = args.trim
     trimmed = 0
-    threshold = b""
     if trim.strategy:
         trimmed = _trim(stream, trim)
-        threshold = _exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
     id_bytes = bytes(new_id)  # formatted once: the reply and the effect
     ctx.modified(key)
-    ctx.effect(XAddWithOptions(
-        argv, id_bytes if args.id is None or not args.seq_given else argv[args.id_pos],
-        args.id_pos, args.nomkstream, trim.policy if trim.policy_given else b"",
-        trim.strategy, threshold, trim.threshold_pos if trim.approx else 0,
-        argv[trim.limit_pos] if trim.limit_pos else None, args.idmp_pid, iid))
+    if ctx.propagating:  # the record only for listeners (the AOF, replicas)
+        threshold = b""
+        if trim.strategy:
+            threshold = _exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
+        ctx.effect(XAddWithOptions(
+            argv, id_bytes if args.id is None or not args.seq_given else argv[args.id_pos],
+            args.id_pos, args.nomkstream, trim.policy if trim.policy_given else b"",
+            trim.strategy, threshold, trim.threshold_pos if trim.approx else 0,
+            argv[trim.limit_pos] if trim.limit_pos else None, args.idmp_pid, iid))
+    else:
+        ctx.no_propagation()
     ctx.ready(key)
     if ctx.engine.notify_flags:
         ctx.notify(NOTIFY_STREAM, b"xadd", key)
