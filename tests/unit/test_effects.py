@@ -170,7 +170,8 @@ def test_a_pipelined_run_of_xadds_propagates_one_record_per_call() -> None:
     assert [r.__class__ for r in records] == [XAdd] * 3
     assert [argv_of(r) for r in records] == [
         [b"XADD", b"s", _id(i).encode(), b"n", b"%d" % i] for i in range(3)]
-    assert [r.src for r in records] == run  # the requests themselves, not copies
+    assert all(argv_of(r) is r for r in records)  # each its own argv form
+    assert [argv[2] for argv in run] == [b"*"] * 3  # the requests left as they came
 
 
 def test_transactions_and_scripts_wrap_records_in_multi_exec() -> None:
@@ -192,17 +193,20 @@ def test_transactions_and_scripts_wrap_records_in_multi_exec() -> None:
 def test_argv_of_and_the_encoder() -> None:
     plain = [b"SET", b"k", b"v"]
     assert argv_of(plain) is plain
-    record = XAdd()
-    record.src, record.id = [b"XADD", b"s", b"*", b"f", b"v"], b"1-1"
-    assert argv_of(record) == [b"XADD", b"s", b"1-1", b"f", b"v"]
-    assert record.src[2] == b"*"  # the request is left as it came
+    record = XAdd([b"XADD", b"s", b"*", b"f", b"v"])
+    record[2] = b"1-1"
+    assert argv_of(record) is record == [b"XADD", b"s", b"1-1", b"f", b"v"]
+    assert (record.key, record.id, record.fields) == (b"s", b"1-1", [b"f", b"v"])
+    options = XAddWithOptions([b"XADD", b"s", b"MAXLEN", b"~", b"9", b"*", b"f", b"v"], b"1-2", 5,
+                              False, b"", b"MAXLEN", b"7", 4, None, None, None)
+    assert argv_of(options) == [b"XADD", b"s", b"MAXLEN", b"=", b"7", b"1-2", b"f", b"v"]
+    assert options.src[3:6] == [b"~", b"9", b"*"]  # the request is left as it came
     assert encode_argv([b"SET", b"k", b""]) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n"
     assert encode_command is encode_argv  # the AOF's encoder is the effects' one
 
 
 def test_encoded_once_for_every_listener() -> None:
-    record = XAdd()
-    record.src, record.id = [b"XADD", b"s", b"*", b"f", b"v"], b"1-1"
+    record = XAdd([b"XADD", b"s", b"1-1", b"f", b"v"])
     batch = [(0, [b"SET", b"k", b"v"]), (0, record)]
     first = encoded(batch, 2)
     assert first == [encode_argv([b"SET", b"k", b"v"]), encode_argv(argv_of(record))]

@@ -2,11 +2,11 @@
 
 An effect is either a plain argv list (``[b"SET", key, value]``: most
 commands) or a record, for the stream writes whose Redis 7.0 replication
-forms differ from what the AOF keeps: :class:`XAdd` (and
-:class:`XAddWithOptions`), :class:`XTrim`, :class:`XAckDel`,
-:class:`XDelEx`.  A record holds what the command did as fields (key, ID,
-fields, trimming, reference policy, IDMP) beside the request it came from,
-so that
+forms may differ from what the AOF keeps: :class:`XAdd` (the producers'
+XADD, a record that is also its argv list), :class:`XAddWithOptions`,
+:class:`XTrim`, :class:`XAckDel`, :class:`XDelEx`.  A record holds what the
+command did as fields (key, ID, fields, trimming, reference policy, IDMP)
+beside the request it came from, so that
 
 * its Redis 8 form (:meth:`EffectRecord.argv`: what the AOF keeps and
   Tidelog and Redis 8 replicas get) is the request with the ID it got and
@@ -47,31 +47,75 @@ class EffectRecord:
 Effect = list[bytes] | EffectRecord
 
 
-class XAdd(EffectRecord):
+class XAdd(list[bytes], EffectRecord):
     """``XADD key * field value ...`` as it added an entry: the producers' form.
 
-    ``src`` is the request, ``id`` the ID the entry got (as bytes).  The
-    options are class-level defaults here (none); :class:`XAddWithOptions`
-    holds them per record.  Built on the hot path as ``XAdd()`` (no
-    ``__init__``) and two slot assignments: O(1), measured at the cost of the
-    argv copy and item assignment it replaced (1,142 against 1,073
-    instructions for a 7-argument XADD under callgrind; ``object.__new__``
-    took 1,442).
+    The record is its own Redis 8 form, the request with the ID it got in
+    place (``XAdd(argv)`` then ``record[2] = id``), so consumers encode it as
+    the argv it is, at no cost over the argv copy it replaced.  Measured
+    under callgrind for a 7-argument XADD: 1,662 instructions to build
+    against 1,057 for ``list(argv)`` and the item assignment, while a slotted
+    record holding the request and the ID (1,142 to build) cost every
+    consumer a copy when reading it, about 3,000 instructions more per XADD
+    with the AOF on.  The options are class-level defaults (none), named as
+    :class:`XAddWithOptions` names them.  Cost: O(len(argv)) to build,
+    O(1) for :meth:`argv`.
     """
 
-    __slots__ = ("src", "id")
+    __slots__ = ()
 
-    src: list[bytes]
-    id: bytes
-    id_pos: int = 2               # the index of the ID in src; the fields follow it
+    id_pos: int = 2               # the index of the ID; the fields follow it
     nomkstream: bool = False
-    policy: bytes = b""           # KEEPREF | DELREF | ACKED as given; b"": none given
-    strategy: bytes = b""         # MAXLEN | MINID; b"": no trimming
-    threshold: bytes = b""        # the exact threshold (what an approximate trim left)
-    threshold_pos: int = 0        # index in src of a "~" threshold to make exact; 0: none
-    limit: bytes | None = None    # LIMIT as given
-    idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer
-    idmp_iid: bytes | None = None  # IDMP's iid, or IDMPAUTO's digest of the entry
+    policy: bytes = b""
+    strategy: bytes = b""
+    threshold: bytes = b""
+    threshold_pos: int = 0
+    limit: bytes | None = None
+    idmp_pid: bytes | None = None
+    idmp_iid: bytes | None = None
+
+    @property
+    def key(self) -> bytes:
+        return self[1]
+
+    @property
+    def id(self) -> bytes:
+        return self[2]
+
+    @property
+    def fields(self) -> list[bytes]:
+        """The fields and values, in order.  Cost: O(F)."""
+        return self[3:]
+
+    def argv(self) -> list[bytes]:
+        return self
+
+
+class XAddWithOptions(EffectRecord):
+    """XADD with options (NOMKSTREAM, a policy, trimming, IDMP) or an explicit ID.
+
+    ``src`` is the request, ``id`` the ID the entry got, as propagated (an
+    explicit ID as given).  Cost: O(1) to build, O(len(src)) for :meth:`argv`.
+    """
+
+    __slots__ = ("src", "id", "id_pos", "nomkstream", "policy", "strategy", "threshold",
+                 "threshold_pos", "limit", "idmp_pid", "idmp_iid")
+
+    def __init__(self, src: list[bytes], id: bytes, id_pos: int, nomkstream: bool,
+                 policy: bytes, strategy: bytes, threshold: bytes, threshold_pos: int,
+                 limit: bytes | None, idmp_pid: bytes | None,
+                 idmp_iid: bytes | None) -> None:
+        self.src = src
+        self.id = id
+        self.id_pos = id_pos                # the index of the ID in src; the fields follow it
+        self.nomkstream = nomkstream
+        self.policy = policy                # KEEPREF | DELREF | ACKED as given; b"": none given
+        self.strategy = strategy            # MAXLEN | MINID; b"": no trimming
+        self.threshold = threshold          # the exact threshold (what an approximate trim left)
+        self.threshold_pos = threshold_pos  # index in src of a "~" threshold to make exact; 0: none
+        self.limit = limit                  # LIMIT as given
+        self.idmp_pid = idmp_pid            # IDMP / IDMPAUTO producer
+        self.idmp_iid = idmp_iid            # IDMP's iid, or IDMPAUTO's digest of the entry
 
     @property
     def key(self) -> bytes:
@@ -91,26 +135,6 @@ class XAdd(EffectRecord):
             out[pos - 1] = b"="
             out[pos] = self.threshold
         return out
-
-
-class XAddWithOptions(XAdd):
-    """XADD with options (NOMKSTREAM, a policy, trimming, IDMP) or an explicit ID.
-
-    The same fields as :class:`XAdd`, each held by the record.  Cost: O(1)
-    to build.
-    """
-
-    __slots__ = ("id_pos", "nomkstream", "policy", "strategy", "threshold", "threshold_pos",
-                 "limit", "idmp_pid", "idmp_iid")
-
-    def __init__(self, src: list[bytes], id: bytes, id_pos: int, nomkstream: bool,
-                 policy: bytes, strategy: bytes, threshold: bytes, threshold_pos: int,
-                 limit: bytes | None, idmp_pid: bytes | None,
-                 idmp_iid: bytes | None) -> None:
-        self.src, self.id, self.id_pos = src, id, id_pos
-        self.nomkstream, self.policy = nomkstream, policy
-        self.strategy, self.threshold, self.threshold_pos = strategy, threshold, threshold_pos
-        self.limit, self.idmp_pid, self.idmp_iid = limit, idmp_pid, idmp_iid
 
 
 class XTrim(EffectRecord):
@@ -227,7 +251,7 @@ def encoded(batch: list[tuple[int, Effect]], listeners: int) -> list[bytes]:
         return parts
     if len(batch) == 1:  # one command's one effect: the common case
         effect = batch[0][1]
-        parts = [encode_argv(effect if effect.__class__ is list else effect.argv())]  # type: ignore[union-attr]
+        parts = [encode_argv(effect if isinstance(effect, list) else effect.argv())]
     else:
         parts = [encode_argv(effect if isinstance(effect, list) else effect.argv())
                  for _, effect in batch]

@@ -415,9 +415,8 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             id_bytes = b"%d-%d" % last
             replies.append(id_bytes)
             if propagating:
-                effect = XAdd()  # two slots: no dearer than the argv copy it replaced
-                effect.src = argv
-                effect.id = id_bytes
+                effect = XAdd(argv)  # the record is its argv form (see XAdd)
+                effect[2] = id_bytes
                 ctx.effect(effect)
     if ids:
         if stream is None:

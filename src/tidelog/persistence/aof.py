@@ -267,7 +267,7 @@ class Aof:
             if shared is not None:
                 buf += shared[i]
             else:
-                buf += encode_command(effect if effect.__class__ is list else effect.argv())  # type: ignore[arg-type,union-attr]
+                buf += encode_command(effect if isinstance(effect, list) else effect.argv())
         if not self._flush_scheduled and self._loop is not None:
             self._flush_scheduled = True
             self._loop.call_soon(self.flush)

@@ -51,7 +51,6 @@ from ..commands.effects import (
     Effect,
     EffectRecord,
     XAckDel,
-    XAdd,
     XAddWithOptions,
     XDelEx,
     XTrim,
@@ -80,15 +79,13 @@ def rewrite7(db: Any, effect: Effect) -> list[list[bytes]] | None:
     (its name is looked at, for the warnings) and for XADD without
     options; O(ids + groups) for XACKDEL and XDELEX; O(len(argv)) for an
     XADD or XTRIM whose form changes."""
-    if isinstance(effect, list):
+    if isinstance(effect, list):  # XAdd too: the producers' form is the same in 7.0
         name = effect[0].upper()
         if name in _NO_7_0_FORM:
             _warn_once(name)
         elif name == b"BITOP" and effect[1].upper() in _BITOP_8_2:
             _warn_once(b"BITOP " + effect[1].upper())
         return None
-    if effect.__class__ is XAdd:
-        return None  # no options: the same in 7.0
     return _REWRITES[effect.__class__](db, effect)
 
 
@@ -104,7 +101,7 @@ def redis7_forms(db: Any, effect: Effect) -> list[list[bytes]]:
 def _xadd(db: Any, effect: EffectRecord) -> list[list[bytes]] | None:
     """XADD without IDMP/IDMPAUTO (their state then goes as XIDMPRECORD) and
     without the default KEEPREF; DELREF and ACKED trimming have no 7.0 form."""
-    assert isinstance(effect, XAdd)
+    assert isinstance(effect, XAddWithOptions)
     policy = effect.policy
     if policy in (DELREF, ACKED):
         _warn_once(b"XADD " + policy)
