@@ -259,14 +259,17 @@ class Aof:
         encoded once for every listener); flushed at the end of the loop turn."""
         buf = self.buf
         listeners = len(self.engine.effect_listeners)
-        shared = encoded(effects, listeners) if listeners > 1 else None  # (alone: no call)
-        for i, (db, effect) in enumerate(effects):
-            if db != self.db:
-                buf += encode_command([b"SELECT", b"%d" % db])
-                self.db = db
-            if shared is not None:
-                buf += shared[i]
-            else:
+        if listeners > 1:  # the replication stream reads the same bytes
+            for (db, _), data in zip(effects, encoded(effects, listeners)):
+                if db != self.db:
+                    buf += encode_command([b"SELECT", b"%d" % db])
+                    self.db = db
+                buf += data
+        else:
+            for db, effect in effects:
+                if db != self.db:
+                    buf += encode_command([b"SELECT", b"%d" % db])
+                    self.db = db
                 buf += encode_command(effect if isinstance(effect, list) else effect.argv())
         if not self._flush_scheduled and self._loop is not None:
             self._flush_scheduled = True
