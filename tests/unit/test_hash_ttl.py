@@ -28,9 +28,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import NOW, Harness
-from tidelog.persistence import rdb, rdb_hash
+from tidelog.persistence import rdb
 from tidelog.persistence.aof_rewrite import hash_commands
-from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
+from tidelog.rdb import hash as rdb_hash
+from tidelog.rdb.format import Reader, length_bytes, string_bytes
 from tidelog.resp.replies import Map
 from tidelog.types import listpack
 from tidelog.types.hash import Hash

@@ -15,7 +15,8 @@ import pytest
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.persistence import rdb, rdb_format
+from tidelog.persistence import rdb
+from tidelog.rdb import format as rdb_format
 from tidelog.types.stream import Stream
 
 NOW = 1_700_000_000_000

@@ -5,4 +5,4 @@ Importing this package registers the replication commands
 (``commands``: REPLCONF, PSYNC, SYNC, WAIT, ROLE).
 """
 
-from . import commands, migrate  # noqa: F401  (registers the replication commands, MIGRATE)
+from . import commands  # noqa: F401  (registers the replication commands)
