@@ -321,7 +321,7 @@ def test_aof_rewrite_keeps_ttls():
 
 
 def test_rdb_round_trip_type_24_and_version():
-    hv = Harness()
+    hv = Harness(layers=True)
     hv("HSET", "plain", "a", "1")
     data = rdb.dumps(hv.engine.dbs, now_ms=NOW)
     assert data.startswith(b"REDIS0010")  # no field TTLs: still version 10
@@ -390,7 +390,7 @@ class FieldTTLMachine(RuleBasedStateMachine):
 
     @initialize()
     def setup(self) -> None:
-        self.hv = Harness()
+        self.hv = Harness(layers=True)
         self.model: dict[bytes, tuple[bytes, int | None]] = {}
 
     def now(self) -> int:

@@ -16,6 +16,7 @@ from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
 from tidelog.persistence import rdb
+from tidelog.persistence.durability import attach
 from tidelog.rdb import format as rdb_format
 from tidelog.types.stream import Stream
 
@@ -26,7 +27,9 @@ def make_engine(**options: str) -> Engine:
     config = Config()
     for name, value in options.items():
         config.set(name.replace("_", "-"), value, at_startup=True)
-    return Engine(config, clock=FakeClock(NOW))
+    engine = Engine(config, clock=FakeClock(NOW))
+    attach(engine)  # the durability layer, as the server attaches it (SAVE, DEBUG RELOAD)
+    return engine
 
 
 def run(engine: Engine, *args: object) -> object:

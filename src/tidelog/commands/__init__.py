@@ -1,7 +1,8 @@
 """Command handlers, one module per family; importing this package fills
-:data:`tidelog.commands.table.COMMANDS`.  The persistence commands (SAVE,
-BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
-:mod:`tidelog.persistence.commands`, from the layer above the engine."""
+:data:`tidelog.commands.table.COMMANDS` with every command Tidelog has.
+The commands whose work is done above the engine (SAVE, BGSAVE, WAIT,
+REPLICAOF ...) are here too: they read their arguments and ask the
+engine's ``persistence`` or ``replication`` interface for the work."""
 
 from . import (  # noqa: F401
     acl,
@@ -30,7 +31,9 @@ from . import (  # noqa: F401
     module,
     monitoring,
     pel,
+    persistence,
     pubsub,
+    replication,
     scripting,
     server,
     sets,

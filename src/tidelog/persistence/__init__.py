@@ -13,13 +13,10 @@
 - :mod:`.aof` -- the append-only file.
 
 - :mod:`.durability` -- the engine's ``persistence``: snapshots and the AOF
-  behind the interface commands see (``attach(engine)``).
-- :mod:`.commands` -- SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF, DEBUG RELOAD and
-  DEBUG LOADAOF, registered into the command table when this package is
-  imported.
+  behind the interface commands see (``attach(engine)``), which does the work
+  of SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF, DEBUG RELOAD and DEBUG LOADAOF
+  (their handlers are in the command layer with every other command).
 
 Start-up loads one source, as Redis does: the AOF when ``appendonly`` is yes,
 otherwise ``<dir>/<dbfilename>`` (``snapshot.load_at_startup``).
 """
-
-from . import commands  # noqa: F401  (registers the persistence commands)
