@@ -45,10 +45,7 @@ from sys import getrefcount
 from typing import Any, cast
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
-from .callstats import HIST_BUCKETS, CallStats, now_ns
-from .clock import Clock
-from .commands import table
-from .commands.acl_users import (
+from .acl import (
     ACL_OK,
     DENIED_AUTH,
     DENIED_CHANNEL,
@@ -58,7 +55,9 @@ from .commands.acl_users import (
     User,
     denial_message,
 )
-from .commands.connection import client_info_line
+from .callstats import HIST_BUCKETS, CallStats, now_ns
+from .clock import Clock
+from .commands import table
 from .commands.contract import (
     AOF_OFF_INFO,
     NO_DISPATCH,
@@ -71,7 +70,8 @@ from .commands.contract import (
     Wait,
 )
 from .commands.replies import repr_arg
-from .commands.tracking import Tracker
+from .commands.session.connection import client_info_line
+from .commands.session.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tidelog.commands.acl_users import (
+from tidelog.acl import (
     ACL_OK,
     DENIED_CHANNEL,
     DENIED_CMD,

@@ -1,10 +1,64 @@
-"""Command handlers, one module per family; importing this package fills
-:data:`tidelog.commands.table.COMMANDS`.  The persistence commands (SAVE,
-BGSAVE, BGREWRITEAOF, DEBUG RELOAD ...) are registered by
-:mod:`tidelog.persistence.commands`, from the layer above the engine."""
+"""Command handlers, one sub-package per family (Redis's ``t_*.c`` grouping).
 
-from . import (  # noqa: F401
+The command table (:data:`tidelog.commands.table.COMMANDS`) is filled by the
+``@command`` decorators of the modules listed here, in one place, and in
+this order: the order ``COMMAND`` lists the commands in.  Importing this
+package builds the table; no other import adds to it, except the
+persistence and replication commands (SAVE, BGSAVE, BGREWRITEAOF, DEBUG
+RELOAD, DUMP, RESTORE, FUNCTION DUMP/RESTORE, WAIT, WAITAOF, MIGRATE ...),
+which :mod:`tidelog.persistence` and :mod:`tidelog.replication` register
+from the layers above the engine.
+
+A new module that registers commands is added to both lists below
+(``tests/unit/test_command_table.py`` fails otherwise)."""
+
+# The imports below are in the table's order, not sorted.
+# isort: off
+from .acl import acl
+from .keys import keys
+from .array import arrays
+from .bitmap import bitmaps
+from .server import cluster
+from .server import command_docs
+from .server import config
+from .session import connection
+from .keys import db_ops
+from .server import debug
+from .zset import zsets
+from .zset import geo
+from .hash import hash_ttl
+from .hash import hashes
+from .hash import himport
+from .server import hotkeys
+from .hyperloglog import hyperloglog
+from .stream import idmp
+from .server import info
+from .list import lists
+from .server import lolwut
+from .server import memory
+from .server import module
+from .server import monitoring
+from .stream import pel
+from .pubsub import pubsub
+from .scripting import scripting
+from .server import server
+from .set import sets
+from .keys import sort
+from .stream import streams
+from .string import string_conditions
+from .string import strings
+from .string import string_increx
+from .string import string_ranges
+from .transactions import transactions
+from .stream import xgroup
+from .stream import xinfo
+from .stream import xreadgroup
+# isort: on
+
+# Every module that registers commands, in the table's order.
+MODULES = (
     acl,
+    keys,
     arrays,
     bitmaps,
     cluster,
@@ -13,6 +67,7 @@ from . import (  # noqa: F401
     connection,
     db_ops,
     debug,
+    zsets,
     geo,
     hash_ttl,
     hashes,
@@ -21,7 +76,6 @@ from . import (  # noqa: F401
     hyperloglog,
     idmp,
     info,
-    keys,
     lists,
     lolwut,
     memory,
@@ -35,13 +89,11 @@ from . import (  # noqa: F401
     sort,
     streams,
     string_conditions,
+    strings,
     string_increx,
     string_ranges,
-    strings,
-    tracking,
     transactions,
     xgroup,
     xinfo,
     xreadgroup,
-    zsets,
 )
