@@ -16,6 +16,8 @@ A new module that registers commands is added to both lists below
 # isort: off
 from .acl import acl
 from .keys import keys
+from .keys import expire
+from .keys import objects
 from .array import arrays
 from .bitmap import bitmaps
 from .server import cluster
@@ -59,6 +61,8 @@ from .stream import xreadgroup
 MODULES = (
     acl,
     keys,
+    expire,
+    objects,
     arrays,
     bitmaps,
     cluster,

@@ -35,7 +35,7 @@ from ...types import longdouble
 from ...types.array import _U64_MAX, INDEX_MAX, TAG_FLOAT, Array, canonical_int, value_tag
 from ..args import parse_int
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..keys.keys import lookup_read
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

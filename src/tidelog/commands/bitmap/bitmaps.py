@@ -48,8 +48,9 @@ from ...errors import (
 )
 from ...types import bits as B
 from ..args import parse_int
+from ..encoding import mark_string_encoding
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..keys.keys import lookup_read, mark_string_encoding
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

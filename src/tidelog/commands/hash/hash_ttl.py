@@ -45,7 +45,7 @@ from ...errors import (
 )
 from ...types.hash import Hash
 from ..args import parse_int
-from ..keys.keys import lookup_read
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

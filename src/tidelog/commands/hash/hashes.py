@@ -43,7 +43,8 @@ from ...types import longdouble
 from ...types.hash import Hash
 from ..args import INT64_MAX, INT64_MIN, parse_int
 from ..key_specs import COMMAND_EXTRAS, _ks
-from ..keys.keys import lookup_read, parse_cursor, parse_scan_options
+from ..lookup import lookup_read
+from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 
 if TYPE_CHECKING:

@@ -41,8 +41,9 @@ from ...errors import (
 )
 from ...resp.replies import OK, SimpleString
 from ...types import hyperloglog as hll
+from ..encoding import mark_string_encoding
 from ..key_specs import COMMAND_EXTRAS, _ks
-from ..keys.keys import lookup_read, mark_string_encoding
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

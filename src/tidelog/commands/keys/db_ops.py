@@ -30,8 +30,8 @@ from ...errors import (
 )
 from ...resp.replies import OK
 from ..args import parse_int
+from ..lookup import lookup_read
 from ..table import command
-from .keys import lookup_read
 
 if TYPE_CHECKING:
     from ...keyspace import Database

@@ -43,8 +43,8 @@ from ...types.set import Set
 from ...types.zset import ZSet
 from ..args import parse_int
 from ..key_specs import KEY_READ
+from ..lookup import lookup_read
 from ..table import COMMANDS, command
-from .keys import lookup_read
 
 if TYPE_CHECKING:
     from ..contract import Ctx

@@ -42,7 +42,7 @@ from ...resp.replies import NULL_ARRAY, OK
 from ...types.list import List
 from ..args import INT64_MIN, ArgReader, parse_int
 from ..contract import Wait
-from ..keys.keys import lookup_read
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from ...types.stream import Stream
 from ...types.zset import ZSet
 from ..args import parse_int
 from ..contract import Ctx, Reply
-from ..keys.keys import idle_seconds, object_encoding, refcount
+from ..encoding import idle_seconds, object_encoding, refcount
 from ..replies import help_reply
 from ..table import command
 

@@ -31,7 +31,7 @@ from ...types.stream import Stream
 from ...types.zset import ZSet
 from ..args import ArgReader
 from ..contract import Ctx
-from ..keys.keys import object_encoding
+from ..encoding import object_encoding
 from ..replies import help_reply
 from ..table import command
 

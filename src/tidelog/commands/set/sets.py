@@ -34,7 +34,8 @@ from ...resp.replies import SetReply
 from ...types.set import Set, SetLimits
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..keys.keys import lookup_read, parse_cursor, parse_scan_options
+from ..lookup import lookup_read
+from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 
 if TYPE_CHECKING:

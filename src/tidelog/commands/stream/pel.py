@@ -31,7 +31,7 @@ from ...types.groups import referenced_by
 from ...types.stream import Stream
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..contract import Ctx
-from ..keys.keys import lookup_read_typed
+from ..lookup import lookup_read_typed
 from ..replies import (
     entry_reply,
 )

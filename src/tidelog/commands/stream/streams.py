@@ -57,7 +57,7 @@ from ...types.groups import clamp_entries_read, referenced_by
 from ...types.stream import Stream
 from ..args import ArgReader, parse_int
 from ..contract import Ctx, Wait
-from ..keys.keys import lookup_read_typed
+from ..lookup import lookup_read_typed
 from ..replies import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from ..table import command, runs
 from .group_ops import drop_references

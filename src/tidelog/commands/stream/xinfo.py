@@ -19,7 +19,7 @@ from ...types.groups import UNKNOWN, ConsumerGroup
 from ...types.stream import Stream
 from ..args import ArgReader
 from ..contract import Ctx
-from ..keys.keys import lookup_read_typed
+from ..lookup import lookup_read_typed
 from ..replies import (
     entries_reply,
     entry_reply,

@@ -47,7 +47,7 @@ from ...resp.replies import NULL_ARRAY
 from ...types.groups import Consumer, ConsumerGroup
 from ...types.stream import Stream
 from ..contract import Ctx, Wait
-from ..keys.keys import lookup_read, lookup_read_typed
+from ..lookup import lookup_read, lookup_read_typed
 from ..replies import (
     SizeBudget,
     capped_count,

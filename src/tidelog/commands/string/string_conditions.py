@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...config import NOTIFY_GENERIC
 from ...errors import SYNTAX, WRONGTYPE, CommandError
-from ..keys.keys import lookup_read
+from ..lookup import lookup_read
 from ..table import command
 from .string_digest import CONDITIONS, condition_holds, digest_of
 

@@ -49,7 +49,7 @@ from ...errors import (
 from ...resp.replies import DoubleText
 from ...types import longdouble
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
-from ..keys.keys import mark_string_encoding
+from ..encoding import mark_string_encoding
 from ..table import command
 from .strings import _deadline_ms
 

@@ -26,7 +26,8 @@ from ...errors import (
 )
 from ...resp.replies import Map
 from ..args import parse_int
-from ..keys.keys import lookup_read, mark_string_encoding
+from ..encoding import mark_string_encoding
+from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:

@@ -36,7 +36,8 @@ from ...errors import (
 from ...resp.replies import OK
 from ...types import longdouble
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
-from ..keys.keys import key_arguments, lookup_read, mark_string_encoding
+from ..encoding import mark_string_encoding
+from ..lookup import key_arguments, lookup_read
 from ..table import command
 from .string_digest import CONDITIONS, condition_holds
 

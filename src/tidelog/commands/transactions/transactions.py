@@ -17,7 +17,7 @@ from ...errors import (
     CommandError,
 )
 from ...resp.replies import OK
-from ..keys.keys import key_arguments
+from ..lookup import key_arguments
 from ..table import command
 
 if TYPE_CHECKING:

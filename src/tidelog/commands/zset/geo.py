@@ -50,7 +50,7 @@ from ...types.geohash import Shape
 from ...types.zset import ZSet
 from ..args import ArgReader
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..keys.keys import lookup_read
+from ..lookup import lookup_read
 from ..table import command
 from .zsets import _zadd, limits, parse_score
 

@@ -62,7 +62,8 @@ from ...types.zset import LexBound, ZSet, ZSetLimits
 from ..args import INT64_MAX, parse_int
 from ..contract import Wait
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..keys.keys import lookup_read, parse_cursor, parse_scan_options
+from ..lookup import lookup_read
+from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 
 if TYPE_CHECKING:
