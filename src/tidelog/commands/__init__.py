@@ -51,6 +51,7 @@ from .string import string_conditions
 from .string import strings
 from .string import string_increx
 from .string import string_ranges
+from .session import tracking
 from .transactions import transactions
 from .stream import xgroup
 from .stream import xinfo
@@ -96,6 +97,7 @@ MODULES = (
     strings,
     string_increx,
     string_ranges,
+    tracking,
     transactions,
     xgroup,
     xinfo,
