@@ -42,7 +42,7 @@ from ...resp.replies import OK, Map
 from ...types import longdouble
 from ...types.hash import Hash
 from ..args import INT64_MAX, INT64_MIN, parse_int
-from ..key_specs import COMMAND_EXTRAS, _ks
+from ..key_specs import COMMAND_EXTRAS, ks
 from ..lookup import lookup_read
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
@@ -60,14 +60,14 @@ COMMAND_EXTRAS.update({
     "hvals": ((_ORDER,), None),
     "hrandfield": ((_ND,), None),
     "hscan": ((_ND,), None),
-    "hsetnx": ((), [_ks("RW insert", 1)]),
-    "hdel": ((), [_ks("RW delete", 1)]),
-    "hexists": ((), [_ks("RO", 1)]),
-    "hlen": ((), [_ks("RO", 1)]),
-    "hstrlen": ((), [_ks("RO", 1)]),
-    "hincrby": ((), [_ks("RW access update", 1)]),
-    "hincrbyfloat": ((), [_ks("RW access update", 1)]),
-    "hgetdel": ((), [_ks("RW access delete", 1)]),
+    "hsetnx": ((), [ks("RW insert", 1)]),
+    "hdel": ((), [ks("RW delete", 1)]),
+    "hexists": ((), [ks("RO", 1)]),
+    "hlen": ((), [ks("RO", 1)]),
+    "hstrlen": ((), [ks("RO", 1)]),
+    "hincrby": ((), [ks("RW access update", 1)]),
+    "hincrbyfloat": ((), [ks("RW access update", 1)]),
+    "hgetdel": ((), [ks("RW access delete", 1)]),
 })
 
 

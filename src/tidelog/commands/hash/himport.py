@@ -41,7 +41,7 @@ from ...errors import (
 from ...resp.replies import OK
 from ...types.fieldsets import DuplicateField, Fieldsets
 from ...types.hash import Hash
-from ..key_specs import COMMAND_EXTRAS, _ks
+from ..key_specs import COMMAND_EXTRAS, ks
 from ..table import command
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 # HIMPORT SET's key spec (redis.io's page): the key is overwritten.
 COMMAND_EXTRAS.update({
-    "himport|set": ((), [_ks("OW update", 2)]),
+    "himport|set": ((), [ks("OW update", 2)]),
 })
 
 

@@ -42,7 +42,7 @@ from ...errors import (
 from ...resp.replies import OK, SimpleString
 from ...types import hyperloglog as hll
 from ..encoding import mark_string_encoding
-from ..key_specs import COMMAND_EXTRAS, _ks
+from ..key_specs import COMMAND_EXTRAS, ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -50,11 +50,11 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 COMMAND_EXTRAS.update({
-    "pfadd": ((), [_ks("RW insert", 1)]),
-    "pfcount": ((), [_ks("RW access", 1, -1, notes="RW because it may change the internal "
+    "pfadd": ((), [ks("RW insert", 1)]),
+    "pfcount": ((), [ks("RW access", 1, -1, notes="RW because it may change the internal "
                           "representation of the key, and propagate to replicas")]),
-    "pfmerge": ((), [_ks("RW access insert", 1), _ks("RO access", 2, -1)]),
-    "pfdebug": ((), [_ks("RW access", 2)]),
+    "pfmerge": ((), [ks("RW access insert", 1), ks("RO access", 2, -1)]),
+    "pfdebug": ((), [ks("RW access", 2)]),
 })
 
 _NONZERO = re.compile(rb"[^\x00]")

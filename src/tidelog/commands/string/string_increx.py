@@ -51,7 +51,7 @@ from ...types import longdouble
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from ..encoding import mark_string_encoding
 from ..table import command
-from .strings import _deadline_ms
+from .strings import deadline_ms
 
 if TYPE_CHECKING:
     from ..contract import Ctx
@@ -218,7 +218,7 @@ def increx(ctx: Ctx, argv: list[bytes]) -> object:
             raise CommandError(INCREX_BOUNDS_CROSSED)
     when = None
     if a.expire_option is not None:
-        when = _deadline_ms(ctx, a.expire_option, a.expire_arg)
+        when = deadline_ms(ctx, a.expire_option, a.expire_arg)
     db = ctx.db
     current = db.get(key)
     if current is not None and type(current) is not bytes:

@@ -77,7 +77,7 @@ _RELATIVE = (b"EX", b"PX")
 _IN_SECONDS = (b"EX", b"EXAT")
 
 
-def _deadline_ms(ctx: Ctx, option: bytes, arg: bytes) -> int:
+def deadline_ms(ctx: Ctx, option: bytes, arg: bytes) -> int:
     """The absolute Unix ms an expiry option names; Redis's errors (not an
     integer; not positive or overflowing: invalid expire time)."""
     when = parse_int(arg)
@@ -157,7 +157,7 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
         r.finish()
     when = None
     if expire_option is not None:
-        when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
+        when = deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     reply: object = OK
     if condition is not None:
         current = _read_string(ctx, key)  # WRONGTYPE with or without GET
@@ -199,7 +199,7 @@ def setnx(ctx: Ctx, argv: list[bytes]) -> object:
 
 def _setex(ctx: Ctx, argv: list[bytes], option: bytes) -> object:
     key, value = argv[1], argv[3]
-    when = _deadline_ms(ctx, option, argv[2])
+    when = deadline_ms(ctx, option, argv[2])
     _store(ctx, key, value, when)
     _propagate_set(ctx, key, value, when, absolute_ms=False)
     return OK
@@ -276,7 +276,7 @@ def getex(ctx: Ctx, argv: list[bytes]) -> object:
         return None
     when = None
     if expire_option is not None:
-        when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
+        when = deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     db = ctx.db
     if when is not None:
         if (expire_option not in _RELATIVE and when <= ctx.now_ms()
@@ -369,7 +369,7 @@ def msetex(ctx: Ctx, argv: list[bytes]) -> object:
         given.add(option)
     when = None
     if expire_option is not None:
-        when = _deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
+        when = deadline_ms(ctx, expire_option, expire_arg)  # type: ignore[arg-type]
     db = ctx.db
     if given & {b"NX", b"XX"}:
         want = b"XX" in given

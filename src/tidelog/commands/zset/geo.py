@@ -52,7 +52,7 @@ from ..args import ArgReader
 from ..key_specs import COMMAND_EXTRAS, KeySpec
 from ..lookup import lookup_read
 from ..table import command
-from .zsets import _zadd, limits, parse_score
+from .zsets import add_pairs, limits, parse_score
 
 if TYPE_CHECKING:
     from ..contract import Ctx
@@ -175,7 +175,7 @@ def geoadd(ctx: Ctx, argv: list[bytes]) -> object:
     original = ctx.argv
     ctx.argv = zadd_argv
     try:
-        return _zadd(ctx, argv[1], pairs, nx, xx, False, False, ch, False)
+        return add_pairs(ctx, argv[1], pairs, nx, xx, False, False, ch, False)
     finally:
         ctx.argv = original
 

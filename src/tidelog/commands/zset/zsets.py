@@ -306,10 +306,10 @@ def zadd(ctx: Ctx, argv: list[bytes]) -> object:
     if incr and rest > 2:
         raise CommandError(ZADD_INCR_PAIRS)
     pairs = [(argv[i + 1], parse_score(argv[i])) for i in range(at, len(argv), 2)]
-    return _zadd(ctx, argv[1], pairs, nx, xx, gt, lt, ch, incr)
+    return add_pairs(ctx, argv[1], pairs, nx, xx, gt, lt, ch, incr)
 
 
-def _zadd(ctx: Ctx, key: bytes, pairs: list[tuple[bytes, float]], nx: bool, xx: bool,
+def add_pairs(ctx: Ctx, key: bytes, pairs: list[tuple[bytes, float]], nx: bool, xx: bool,
           gt: bool, lt: bool, ch: bool, incr: bool) -> object:
     z = _write_zset(ctx, key)
     if z is None:
@@ -367,7 +367,7 @@ def _zadd(ctx: Ctx, key: bytes, pairs: list[tuple[bytes, float]], nx: bool, xx: 
 def zincrby(ctx: Ctx, argv: list[bytes]) -> object:
     """ZINCRBY key increment member"""
     increment = parse_score(argv[2])
-    return _zadd(ctx, argv[1], [(argv[3], increment)], False, False, False, False, False, True)
+    return add_pairs(ctx, argv[1], [(argv[3], increment)], False, False, False, False, False, True)
 
 
 @command("zrem", arity=-3, flags="write fast", keys=(1, 1, 1), group="sorted_set",
