@@ -27,6 +27,10 @@ from .session import connection
 from .keys import db_ops
 from .server import debug
 from .zset import zsets
+from .zset import ranges
+from .zset import pops
+from .zset import setops
+from .zset import scan
 from .zset import geo
 from .hash import hash_ttl
 from .hash import hashes
@@ -73,6 +77,10 @@ MODULES = (
     db_ops,
     debug,
     zsets,
+    ranges,
+    pops,
+    setops,
+    scan,
     geo,
     hash_ttl,
     hashes,

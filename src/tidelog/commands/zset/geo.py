@@ -52,7 +52,8 @@ from ..args import ArgReader
 from ..key_specs import COMMAND_EXTRAS, KeySpec
 from ..lookup import lookup_read
 from ..table import command
-from .zsets import add_pairs, limits, parse_score
+from .common import limits, parse_score
+from .zsets import add_pairs
 
 if TYPE_CHECKING:
     from ..contract import Ctx
