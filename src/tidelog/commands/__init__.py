@@ -19,6 +19,9 @@ from .keys import keys
 from .keys import expire
 from .keys import objects
 from .array import arrays
+from .array import query
+from .array import cursor
+from .array import arinfo
 from .bitmap import bitmaps
 from .server import cluster
 from .server import command_docs
@@ -69,6 +72,9 @@ MODULES = (
     expire,
     objects,
     arrays,
+    query,
+    cursor,
+    arinfo,
     bitmaps,
     cluster,
     command_docs,
