@@ -31,7 +31,7 @@ from .keys import db_ops
 from .server import debug
 from .zset import zsets
 from .zset import ranges
-from .zset import pops
+from .zset import pops as zset_pops
 from .zset import setops
 from .zset import scan
 from .zset import geo
@@ -42,6 +42,9 @@ from .server import hotkeys
 from .hyperloglog import hyperloglog
 from .stream import idmp
 from .server import info
+from .list import push
+from .list import pops as list_pops
+from .list import moves
 from .list import lists
 from .server import lolwut
 from .server import memory
@@ -84,7 +87,7 @@ MODULES = (
     debug,
     zsets,
     ranges,
-    pops,
+    zset_pops,
     setops,
     scan,
     geo,
@@ -95,6 +98,9 @@ MODULES = (
     hyperloglog,
     idmp,
     info,
+    push,
+    list_pops,
+    moves,
     lists,
     lolwut,
     memory,
