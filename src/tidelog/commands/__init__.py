@@ -57,6 +57,8 @@ from .server import server
 from .set import sets
 from .keys import sort
 from .stream import streams
+from .stream import edits
+from .stream import xread
 from .string import string_conditions
 from .string import strings
 from .string import string_increx
@@ -113,6 +115,8 @@ MODULES = (
     sets,
     sort,
     streams,
+    edits,
+    xread,
     string_conditions,
     strings,
     string_increx,
