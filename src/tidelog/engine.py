@@ -70,7 +70,7 @@ from .commands.contract import (
     Wait,
 )
 from .commands.replies import repr_arg
-from .commands.session.connection import client_info_line
+from .commands.session.client import client_info_line
 from .commands.session.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,

@@ -26,7 +26,8 @@ from .bitmap import bitmaps
 from .server import cluster
 from .server import command_docs
 from .server import config
-from .session import connection
+from .session import handshake
+from .session import client
 from .keys import db_ops
 from .server import debug
 from .zset import zsets
@@ -84,7 +85,8 @@ MODULES = (
     cluster,
     command_docs,
     config,
-    connection,
+    handshake,
+    client,
     db_ops,
     debug,
     zsets,
