@@ -2,7 +2,7 @@
 USERS, WHOAMI), what they may do (CAT, DRYRUN), the refusals (LOG), the ACL
 file (LOAD, SAVE) and GENPASS.
 
-The users and the rules are :mod:`.acl_users`; this module parses the
+The users and the rules are :mod:`tidelog.acl`; this module parses the
 arguments, calls it, and tells the engine when users changed (their clients
 may have to go, or be checked from now on: ``Engine.users_changed``).
 """

@@ -62,7 +62,7 @@ class XAddArgs:
     id: StreamID | None = None   # None: "*", generate from the clock
     seq_given: bool = True       # False for "<ms>-*"
     id_pos: int = 0              # argv index of the ID; fields follow it
-    idmp_pid: bytes | None = None  # IDMP/IDMPAUTO producer ID (commands/idmp.py)
+    idmp_pid: bytes | None = None  # IDMP/IDMPAUTO producer ID (commands/stream/idmp.py)
     idmp_iid: bytes | None = None  # IDMP's idempotent ID; None with IDMPAUTO
 
 
