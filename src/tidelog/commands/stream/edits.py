@@ -19,8 +19,8 @@ from ...resp.replies import OK
 from ...types.groups import clamp_entries_read, referenced_by
 from ..args import ArgReader
 from ..contract import Ctx
-from ..replies import last_valid_id
 from ..table import command
+from .entries import last_valid_id
 from .group_ops import drop_references
 from .stream_args import ACKED, DELREF, parse_ref_ids, parse_strict_id_arg
 from .trimming import parse_add_or_trim, rewrite_approx, trim_stream

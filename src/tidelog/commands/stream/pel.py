@@ -32,10 +32,10 @@ from ...types.stream import Stream
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..contract import Ctx
 from ..lookup import lookup_read_typed
-from ..replies import (
+from ..table import command
+from .entries import (
     entry_reply,
 )
-from ..table import command
 from .group_ops import (
     claim,
     claiming_consumer,

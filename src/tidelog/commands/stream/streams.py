@@ -32,8 +32,8 @@ from ...types.stream import Stream
 from ..args import ArgReader, parse_int
 from ..contract import Ctx
 from ..lookup import lookup_read_typed
-from ..replies import entries_reply
 from ..table import command, runs
+from .entries import entries_reply
 from .idmp import xadd_iid, xadd_record, xadd_retry
 from .stream_args import range_end, range_start
 from .trimming import next_id, parse_add_or_trim, rewrite_approx, trim_stream

@@ -20,12 +20,9 @@ from ...types.stream import Stream
 from ..args import ArgReader
 from ..contract import Ctx
 from ..lookup import lookup_read_typed
-from ..replies import (
-    entries_reply,
-    entry_reply,
-    help_reply,
-)
+from ..replies import help_reply
 from ..table import command
+from .entries import entries_reply, entry_reply
 from .idmp import info_fields as idmp_info_fields
 
 XINFO_FULL_DEFAULT_COUNT = 10

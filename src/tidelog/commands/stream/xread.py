@@ -19,8 +19,8 @@ from ...resp.replies import NULL_ARRAY
 from ...types.stream import Stream
 from ..contract import Ctx, Wait
 from ..lookup import lookup_read_typed
-from ..replies import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from ..table import command
+from .entries import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
 from .stream_args import XREAD_BLOCKED_DEFAULT_COUNT, parse_read_options, parse_strict_id_arg
 
 

@@ -48,14 +48,14 @@ from ...types.groups import Consumer, ConsumerGroup
 from ...types.stream import Stream
 from ..contract import Ctx, Wait
 from ..lookup import lookup_read, lookup_read_typed
-from ..replies import (
+from ..table import command
+from .entries import (
     SizeBudget,
     capped_count,
     entry_reply,
     last_valid_id,
     streams_reply,
 )
-from ..table import command
 from .group_ops import (
     claim,
     drop_gone,
