@@ -18,7 +18,7 @@ Layout (imports point down only):
                   ``hash/``, ``zset/``, ``keys/``, ``server/``, ``session/``, ``acl/``
                   ...), none importing another; ``__init__`` lists the modules that
                   fill the command table
-    acl           ACL users, their rules and checks, the ACL LOG and file (beside
+    acl/          ACL users, their rules and checks, the ACL LOG and file (beside
                   commands/: it reads the command table)
     keyspace      databases: key -> value, expiry, watched keys, keys made ready
     types/        pure data types (the stream: listpack macro nodes + node index)

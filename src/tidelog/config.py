@@ -416,7 +416,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # connect).  A replica authenticates to its primary with masterauth
     # (as masteruser, when set).
     Option("requirepass", _parse_string, ""),
-    # ACL (acl.py): the users' file (ACL LOAD / SAVE; users
+    # ACL (acl/registry.py): the users' file (ACL LOAD / SAVE; users
     # come from it or from ``user`` lines in this file, not both), ACL LOG's
     # length, and the channels a new user may use (Redis 7+: none).
     Option("aclfile", _parse_string, "", mutable=False),

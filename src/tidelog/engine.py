@@ -45,16 +45,9 @@ from sys import getrefcount
 from typing import Any, cast
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
-from .acl import (
-    ACL_OK,
-    DENIED_AUTH,
-    DENIED_CHANNEL,
-    DENIED_CMD,
-    DENIED_KEY,
-    Acl,
-    User,
-    denial_message,
-)
+from .acl.registry import Acl
+from .acl.selectors import ACL_OK, DENIED_AUTH, DENIED_CHANNEL, DENIED_CMD, DENIED_KEY
+from .acl.users import User, denial_message
 from .callstats import HIST_BUCKETS, CallStats, now_ns
 from .clock import Clock
 from .commands import table

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
-from ..acl import ACL_OK
+from ..acl.selectors import ACL_OK
 from ..commands import table
 from ..commands.contract import ClientState
 from ..errors import CommandError, CountedError

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ...acl import (
+from ...acl.selectors import (
     ACL_OK,
     CATEGORIES,
     GENPASS_MAX_BITS,
@@ -20,10 +20,9 @@ from ...acl import (
     Selector,
     all_specs,
     categories_of,
-    denial_message,
-    genpass,
     has_spaces,
 )
+from ...acl.users import denial_message, genpass
 from ...errors import (
     ACL_DELETE_DEFAULT,
     ACL_GENPASS_BITS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ... import REDIS_VERSION
-from ...acl import DENIED_AUTH
+from ...acl.selectors import DENIED_AUTH
 from ...errors import (
     BAD_CLIENT_NAME,
     HELLO_BAD_PROTOVER,
