@@ -15,7 +15,7 @@ import logging
 from .. import errors
 from ..commands.args import ArgReader
 from ..commands.contract import Ctx, Reply
-from ..commands.debug import debug_subcommand
+from ..commands.server.debug import debug_subcommand
 from ..commands.table import command
 from ..errors import CommandError
 from ..resp.replies import OK, SimpleString

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .. import errors
 from ..commands.args import INT64_MAX, parse_int
 from ..commands.contract import Ctx, Reply
-from ..commands.keys import lookup_read
+from ..commands.lookup import lookup_read
 from ..commands.table import command
 from ..errors import CommandError
 from ..resp.replies import OK

@@ -26,7 +26,7 @@ from .. import errors
 from ..commands.args import parse_int
 from ..commands.contract import Ctx, Reply
 from ..commands.key_specs import COMMAND_EXTRAS, KEY_FINDERS, KeySpec
-from ..commands.keys import lookup_read
+from ..commands.lookup import lookup_read
 from ..commands.table import command
 from ..config import NOTIFY_GENERIC
 from ..errors import CommandError
