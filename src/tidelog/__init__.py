@@ -10,11 +10,15 @@ Layout (imports point down only):
     engine        execute(client, argv) -> reply | BLOCKED; transactions; blocking;
                   effects to the AOF and to replicas
     commands/     ``contract`` (Ctx, Wait: what a handler gets and returns), ``table``,
-                  ``args`` (ArgReader); shared pieces ``stream_args``, ``replies``,
-                  ``group_ops``, ``key_specs`` (where a command's keys are and whether
-                  it reads or writes them); ``acl_users`` (ACL users, their rules and
-                  checks); then one module per command family (XREADGROUP is in
-                  ``xreadgroup``, XAUTOCLAIM in ``pel``, ACL in ``acl``...)
+                  ``args`` (ArgReader); shared pieces ``lookup``, ``scan_args``,
+                  ``encoding``, ``replies``, ``key_specs`` (where a command's keys are
+                  and whether it reads or writes them); then one sub-package per
+                  command family, after Redis's t_*.c files (``stream/``, ``string/``,
+                  ``hash/``, ``zset/``, ``keys/``, ``server/``, ``session/``, ``acl/``
+                  ...), none importing another; ``__init__`` lists the modules that
+                  fill the command table
+    acl/          ACL users, their rules and checks, the ACL LOG and file (beside
+                  commands/: it reads the command table)
     keyspace      databases: key -> value, expiry, watched keys, keys made ready
     rdb/          Redis's RDB encoding of one value (snapshots, DUMP, FUNCTION DUMP)
     types/        pure data types (the stream: listpack macro nodes + node index)

@@ -45,20 +45,12 @@ from sys import getrefcount
 from typing import Any, cast
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
+from .acl.registry import Acl
+from .acl.selectors import ACL_OK, DENIED_AUTH, DENIED_CHANNEL, DENIED_CMD, DENIED_KEY
+from .acl.users import User, denial_message
 from .callstats import HIST_BUCKETS, CallStats, now_ns
 from .clock import Clock
 from .commands import table
-from .commands.acl_users import (
-    ACL_OK,
-    DENIED_AUTH,
-    DENIED_CHANNEL,
-    DENIED_CMD,
-    DENIED_KEY,
-    Acl,
-    User,
-    denial_message,
-)
-from .commands.connection import client_info_line
 from .commands.contract import (
     AOF_OFF_INFO,
     NO_DISPATCH,
@@ -71,7 +63,8 @@ from .commands.contract import (
     Wait,
 )
 from .commands.replies import repr_arg
-from .commands.tracking import Tracker
+from .commands.session.client import client_info_line
+from .commands.session.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,

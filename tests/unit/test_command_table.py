@@ -1,73 +1,60 @@
-"""The command table is built explicitly by the command layer: what a bare
-engine knows does not depend on which other packages were imported, and
-the commands whose work is done above the engine answer on a bare engine
-(what a server without replicas answers) or refuse clearly."""
+"""The command table is built in one place: ``tidelog/commands/__init__.py``
+imports every module that registers commands, and nothing else adds to the
+table of the command layer.  Run in fresh interpreters, so that what an
+earlier test imported cannot fill the table for them."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.support.engine_harness import Harness
-from tidelog import errors
+ROOT = Path(__file__).resolve().parents[2]
+COMMANDS_DIR = ROOT / "src" / "tidelog" / "commands"
 
-COUNT_THEN_SERVER = """
-from tidelog.engine import Engine
-from tidelog.resp import encode
-engine = Engine()
-client = engine.new_client()
-before = engine.execute(client, [b"COMMAND", b"COUNT"])
-import tidelog.persistence, tidelog.replication, tidelog.server.main  # noqa
-after = engine.execute(client, [b"COMMAND", b"COUNT"])
-print(before, after)
+# The table and the modules that filled it, after importing the command layer
+# alone (and, with --all, every module of it first, in file order).
+REPORT = """
+import importlib, pkgutil, sys
+if "--all" in sys.argv:
+    import tidelog.commands as package
+    for info in sorted(pkgutil.walk_packages(package.__path__, "tidelog.commands."),
+                       key=lambda info: info.name, reverse=True):
+        importlib.import_module(info.name)
+import tidelog.commands
+from tidelog.commands.table import COMMANDS
+specs = [s for spec in COMMANDS.values() for s in (spec, *spec.subcommands.values())]
+print("listed", " ".join(m.__name__ for m in tidelog.commands.MODULES))
+print("filled", " ".join(sorted({s.handler.__module__ for s in specs if s.handler is not None})))
+print("names", " ".join(s.name for s in specs))
 """
 
 
-def test_command_count_does_not_depend_on_imports():
-    out = subprocess.run([sys.executable, "-c", COUNT_THEN_SERVER], capture_output=True,
-                         text=True, check=True).stdout.split()
-    assert out[0] == out[1] and int(out[0]) > 200
+def report(*flags: str) -> dict[str, list[str]]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    result = subprocess.run([sys.executable, "-c", REPORT, *flags], env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    return {line.split(" ", 1)[0]: line.split(" ")[1:] for line in result.stdout.splitlines()}
 
 
-def test_commands_of_the_upper_layers_are_known_to_a_bare_engine():
-    h = Harness()
-    for name in ("SAVE", "BGSAVE", "LASTSAVE", "BGREWRITEAOF", "DUMP", "RESTORE", "MIGRATE",
-                 "WAIT", "WAITAOF", "REPLCONF", "PSYNC", "SYNC", "REPLICAOF", "SLAVEOF",
-                 "ROLE", "FAILOVER"):
-        info = h("COMMAND", "INFO", name)
-        assert info[0] is not None, name
+def test_the_listed_modules_are_the_ones_that_fill_the_table():
+    table = report()
+    assert sorted(table["listed"]) == table["filled"]
+    assert len(set(table["listed"])) == len(table["listed"])
 
 
-def test_a_bare_engine_dumps_and_restores():
-    h = Harness()
-    h.ok("SET", "k", "v")
-    payload = h("DUMP", "k")
-    h.ok("RESTORE", "k2", 0, payload)
-    assert h("GET", "k2") == b"v"
-    h.ok("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
-    dumped = h("FUNCTION", "DUMP")
-    h.ok("FUNCTION", "FLUSH")
-    h.ok("FUNCTION", "RESTORE", dumped)
-    assert h("FCALL", "f", 0) == 1
+def test_every_module_with_a_command_is_listed():
+    listed = set(report()["listed"])
+    registering = set()
+    for path in COMMANDS_DIR.rglob("*.py"):
+        if "\n@command(" in path.read_text():
+            parts = path.relative_to(COMMANDS_DIR.parent.parent).with_suffix("").parts
+            registering.add(".".join(parts))
+    assert registering == listed
 
 
-def test_a_bare_engine_answers_as_a_server_without_replicas_or_refuses():
-    h = Harness()
-    assert h("ROLE") == [b"master", 0, []]
-    assert h.err("FAILOVER") == b"ERR FAILOVER requires connected replicas."
-    assert h.err("FAILOVER", "ABORT") == b"ERR No failover in progress."
-    assert h("LASTSAVE") == h.engine.started_ms // 1000
-    assert h.err("SAVE") == errors.NO_PERSISTENCE
-    assert h.err("DEBUG", "RELOAD") == errors.NO_PERSISTENCE
-    assert h.err("WAIT", 0, 0) == errors.NO_REPLICATION
-    assert h.err("REPLCONF", "listening-port", 1) == errors.NO_REPLICATION
-
-
-def test_with_the_layers_attached_they_do_the_work(tmp_path):
-    h = Harness(layers=True)
-    h.engine.config.set("dir", str(tmp_path))
-    h.ok("SET", "k", "v")
-    h.ok("SAVE")
-    assert (tmp_path / "dump.rdb").exists()
-    assert h("WAIT", 0, 0) == 0
-    assert h.ok("REPLCONF", "listening-port", 6380)
+def test_the_table_does_not_depend_on_what_else_was_imported():
+    alone, everything = report(), report("--all")
+    assert everything["names"] == alone["names"]  # the same commands, in the same order
+    assert len(alone["names"]) > 200

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.commands.lists import parse_timeout
+from tidelog.commands.list.common import parse_timeout
 from tidelog.engine import BLOCKED
 from tidelog.errors import (
     TIMEOUT_NEGATIVE,

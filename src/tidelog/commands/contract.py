@@ -376,7 +376,7 @@ class EngineAPI(Protocol):
     # Lua scripting: the script cache, the function libraries, the runner
     # (a tidelog.scripting.scripts.Scripts).
     scripts: Any
-    # ACL: the users and the log (a tidelog.commands.acl_users.Acl).
+    # ACL: the users and the log (a tidelog.acl.registry.Acl).
     acl: Any
     # Client-side caching: the tracking table and its delivery (a
     # tidelog.commands.tracking.Tracker); the server's timer (None: none).

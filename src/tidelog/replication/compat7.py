@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..commands.stream_args import REF_POLICIES
+from ..commands.stream.stream_args import REF_POLICIES
 from ..ids import InvalidStreamID, parse_id
 from ..types.idmp import auto_iid
 from ..types.stream import Stream

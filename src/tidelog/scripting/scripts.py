@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..acl.selectors import ACL_OK
 from ..commands import table
-from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
 from ..errors import CommandError, CountedError
 from ..resp.parser import split_inline
