@@ -483,6 +483,10 @@ DEBUG_PACKED_THRESHOLD = b"ERR argument must be a memory value bigger than 1 and
 DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
 DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"
 DEBUG_RELOAD_LOAD_FAILED = b"ERR Error trying to load the RDB dump"
+# An engine built without the server around it (embedded in a program or a
+# test) has no durability layer until one is attached: saving is refused.
+NO_PERSISTENCE = b"ERR no persistence is attached to this server"
+NO_REPLICATION = b"ERR no replication is attached to this server"
 
 
 def rewrite_failed(reason: str) -> CommandError:

@@ -4,7 +4,6 @@ helpers (``GroupHarness``) and the effect forms the tests expect."""
 
 from __future__ import annotations
 
-import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
@@ -23,7 +22,10 @@ def b(arg) -> bytes:
 class Harness:
     """An engine with a fake clock, one default client, and captured effects."""
 
-    def __init__(self, node_entries: int = 100, node_bytes: int = 0) -> None:
+    def __init__(self, node_entries: int = 100, node_bytes: int = 0,
+                 layers: bool = False) -> None:
+        """``layers``: attach the durability and replication layers, as the
+        server does (SAVE, DEBUG RELOAD, REPLCONF, PSYNC, WAIT need them)."""
         config = Config()
         config.set("stream-node-max-entries", str(node_entries))
         config.set("stream-node-max-bytes", str(node_bytes))
@@ -32,6 +34,12 @@ class Harness:
         self.client = self.engine.new_client()
         self.effects: list[list[tuple[int, list[bytes]]]] = []
         self.engine.effect_listeners.append(self.effects.append)
+        if layers:
+            from tidelog.persistence.durability import attach as attach_durability
+            from tidelog.replication.primary import attach as attach_primary
+
+            attach_durability(self.engine)
+            attach_primary(self.engine)
 
     def new_client(self, **attrs):
         client = self.engine.new_client(**attrs)

@@ -3,11 +3,10 @@
 The command table (:data:`tidelog.commands.table.COMMANDS`) is filled by the
 ``@command`` decorators of the modules listed here, in one place, and in
 this order: the order ``COMMAND`` lists the commands in.  Importing this
-package builds the table; no other import adds to it, except the
-persistence and replication commands (SAVE, BGSAVE, BGREWRITEAOF, DEBUG
-RELOAD, DUMP, RESTORE, FUNCTION DUMP/RESTORE, WAIT, WAITAOF, MIGRATE ...),
-which :mod:`tidelog.persistence` and :mod:`tidelog.replication` register
-from the layers above the engine.
+package builds the whole table; no other import adds to it.  The commands
+whose work is done above the engine (SAVE, BGSAVE, WAIT, REPLICAOF ...) are
+here too: they read their arguments and ask the engine's ``persistence``
+or ``replication`` interface for the work.
 
 A new module that registers commands is added to both lists below
 (``tests/unit/test_command_table.py`` fails otherwise)."""
@@ -30,6 +29,7 @@ from .session import handshake
 from .session import client
 from .keys import db_ops
 from .server import debug
+from .keys import dump
 from .zset import zsets
 from .zset import ranges
 from .zset import pops as zset_pops
@@ -49,10 +49,13 @@ from .list import moves
 from .list import lists
 from .server import lolwut
 from .server import memory
+from .keys import migrate
 from .server import module
 from .server import monitoring
 from .stream import pel
+from .server import persistence
 from .pubsub import pubsub
+from .server import replication
 from .scripting import scripting
 from .server import server
 from .set import sets
@@ -89,6 +92,7 @@ MODULES = (
     client,
     db_ops,
     debug,
+    dump,
     zsets,
     ranges,
     zset_pops,
@@ -108,10 +112,13 @@ MODULES = (
     lists,
     lolwut,
     memory,
+    migrate,
     module,
     monitoring,
     pel,
+    persistence,
     pubsub,
+    replication,
     scripting,
     server,
     sets,

@@ -15,6 +15,7 @@ from typing import Any
 from ... import errors
 from ...errors import CommandError
 from ...glob import glob_match
+from ...rdb import values as rdb
 from ...resp.replies import OK, Map, SetReply, SimpleString
 from ..contract import Ctx
 from ..replies import help_reply
@@ -364,3 +365,46 @@ _FUNCTION_HELP = [
 def function_help(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION HELP"""
     return help_reply(_FUNCTION_HELP)
+
+
+# FUNCTION DUMP's payload: per library the RDB function opcode (0xF5) and its
+# code as an RDB string, the RDB version and a CRC-64, as redis-server 7.0
+# writes it (tidelog.rdb.values.libraries_payload).
+@command("function|dump", arity=2, flags="noscript", group="scripting", since="7.0.0",
+         complexity="O(N) where N is the number of functions",
+         summary="Dumps all libraries into a serialized binary payload.")
+def function_dump(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION DUMP
+
+    O(N) in the libraries' code size."""
+    try:
+        version = int(ctx.config["rdb-version"])
+    except KeyError:
+        version = rdb.DEFAULT_VERSION
+    codes = [lib.code for lib in ctx.engine.scripts.libraries.values()]
+    return rdb.libraries_payload(codes, version, bool(ctx.config["rdbcompression"]))
+
+
+@command("function|restore", arity=-3, flags="write denyoom noscript", group="scripting",
+         since="7.0.0", complexity="O(N) where N is the number of functions on the payload",
+         summary="Restores all libraries from a payload.")
+def function_restore(ctx: Ctx, argv: list[bytes]) -> Any:
+    """FUNCTION RESTORE serialized-value [FLUSH | APPEND | REPLACE]
+
+    O(N) in the payload's size."""
+    policy = b"APPEND"
+    if len(argv) > 4:  # as Redis words it
+        raise errors.subcommand_syntax(argv[1], argv[0])
+    if len(argv) == 4:
+        policy = argv[3].upper()
+        if policy not in (b"FLUSH", b"APPEND", b"REPLACE"):
+            raise CommandError(errors.FUNCTION_RESTORE_POLICY)
+    try:
+        codes = rdb.libraries_from_payload(argv[2])
+    except rdb.PayloadError as exc:
+        raise CommandError(errors.DUMP_PAYLOAD_WRONG if exc.version_or_checksum
+                           else errors.FUNCTION_RESTORE_BAD_DATA) from None
+    ctx.engine.scripts.restore_libraries(codes, policy)
+    ctx.changed()
+    ctx.propagate_argv()
+    return OK

@@ -1,9 +1,9 @@
 """DEBUG: the subcommands tests and operators use.
 
-DEBUG's subcommands are a small table of their own (:func:`debug_subcommand`),
-so the persistence layer registers RELOAD and LOADAOF from its side
-(:mod:`tidelog.persistence.commands`) and this module never reaches into
-snapshots or the AOF.  DEBUG HELP lists every subcommand Tidelog has.
+DEBUG's subcommands are a small table of their own (:func:`debug_subcommand`).
+RELOAD and LOADAOF ask the engine's ``persistence`` interface for the work,
+so this module never reaches into snapshots or the AOF.  DEBUG HELP lists
+every subcommand Tidelog has.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ...types.list import List
 from ...types.set import Set
 from ...types.stream import Stream
 from ...types.zset import ZSet
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..encoding import idle_seconds, object_encoding, refcount
 from ..replies import help_reply
@@ -384,3 +384,29 @@ def debug_protocol(ctx: Ctx, argv: list[bytes]) -> Reply:
     if kind == b"false":
         return False
     raise CommandError(DEBUG_PROTOCOL_TYPE)
+
+
+@debug_subcommand("reload")
+def debug_reload(ctx: Ctx, argv: list[bytes]) -> Any:
+    """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the snapshot, empty every
+    database, load it back.  NOSAVE: no save; NOFLUSH: nothing is emptied, and
+    a key or function library already there fails the load, unless MERGE (the
+    snapshot's then replaces it).  O(N)."""
+    r = ArgReader(argv, 2)
+    options = set()
+    while r.more():
+        options.add(r.next_upper())
+    r.finish()
+    if options - {b"NOSAVE", b"MERGE", b"NOFLUSH"}:
+        raise CommandError(errors.DEBUG_RELOAD_OPTIONS)
+    ctx.engine.persistence.reload(b"NOSAVE" not in options, b"NOFLUSH" not in options,
+                                  b"MERGE" in options)
+    ctx.engine.signal_all_waited()  # blocked readers see the new values
+    return OK
+
+
+@debug_subcommand("loadaof", arity=2)
+def debug_loadaof(ctx: Ctx, argv: list[bytes]) -> Any:
+    """DEBUG LOADAOF: flush the AOF, empty the dataset, load the AOF again.  O(N)."""
+    ctx.engine.persistence.load_aof()
+    return OK

@@ -32,7 +32,7 @@ from ..types.array import (
     float_text,
     value_tag,
 )
-from .rdb_format import Reader, length_bytes, string_bytes
+from .format import Reader, length_bytes, string_bytes
 
 TYPE_ARRAY = 28
 # Arrays came with RDB 14 (Redis 8.8); Redis 8.10, the version Tidelog

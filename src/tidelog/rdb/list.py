@@ -32,7 +32,7 @@ import struct
 
 from ..types import listpack
 from ..types.list import List, entry_size, node_limits
-from .rdb_format import Reader, length_bytes, string_bytes, ziplist_entries
+from .format import Reader, length_bytes, string_bytes, ziplist_entries
 
 TYPE_LIST = 1
 TYPE_LIST_ZIPLIST = 10

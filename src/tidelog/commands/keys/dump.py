@@ -2,11 +2,11 @@
 
 The payload is ``<RDB type byte><the value as an RDB snapshot writes it>
 <2-byte little-endian RDB version><8-byte little-endian CRC-64 of everything
-before it>`` (:func:`~tidelog.persistence.rdb.value_payload`; the snapshot
+before it>`` (:func:`~tidelog.rdb.values.value_payload`; the snapshot
 writer and DUMP share that encoder, so whatever value type plugs into
-``rdb.VALUE_WRITERS`` / ``VALUE_READERS`` is dumped and restored with no code
-here).  Registered from the persistence layer, as the other commands that
-need its encoders are (:mod:`.commands`).
+``VALUE_WRITERS`` / ``VALUE_READERS`` is dumped and restored with no code
+here).  The encoding is a format below this layer (:mod:`tidelog.rdb`), so
+DUMP and RESTORE are commands like the others, whatever else is attached.
 
 RESTORE follows Redis: the options are read first (``REPLACE``, ``ABSTTL``,
 ``IDLETIME s``, ``FREQ f``; IDLETIME and FREQ exclude each other), then an
@@ -19,15 +19,16 @@ nothing (and, when REPLACE removed a key, propagates ``DEL``).
 
 from __future__ import annotations
 
-from .. import errors
-from ..commands.args import INT64_MAX, parse_int
-from ..commands.contract import Ctx, Reply
-from ..commands.lookup import lookup_read
-from ..commands.table import command
-from ..errors import CommandError
-from ..resp.replies import OK
-from ..types.array import Array
-from . import rdb, rdb_array
+from ... import errors
+from ...errors import CommandError
+from ...rdb import array as rdb_array
+from ...rdb import values as rdb
+from ...resp.replies import OK
+from ...types.array import Array
+from ..args import INT64_MAX, parse_int
+from ..contract import Ctx, Reply
+from ..lookup import lookup_read
+from ..table import command
 
 
 def _dump_version(ctx: Ctx) -> int:

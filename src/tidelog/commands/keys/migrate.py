@@ -4,8 +4,8 @@ As in Redis the command is synchronous: the server waits for the target
 (up to ``timeout`` milliseconds for the connection, the write and each
 reply line) and serves nobody meanwhile, which is what makes a move atomic
 for clients of both servers (https://redis.io/docs/latest/commands/migrate/).
-It lives on this side of the layers because it opens a connection of its
-own, as a replica's link does.
+It opens a connection of its own (a blocking socket, as Redis's is), and
+needs nothing above the command layer: the payload is :mod:`tidelog.rdb`'s.
 
 What is sent is ``AUTH`` (with AUTH or AUTH2), ``SELECT db``, then one
 ``RESTORE key ttl payload [REPLACE]`` per key that exists (the TTL relative
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import socket
 
-from .. import errors
-from ..commands.args import parse_int
-from ..commands.contract import Ctx, Reply
-from ..commands.key_specs import COMMAND_EXTRAS, KEY_FINDERS, KeySpec
-from ..commands.lookup import lookup_read
-from ..commands.table import command
-from ..config import NOTIFY_GENERIC
-from ..errors import CommandError
-from ..persistence import rdb
-from ..resp.replies import OK, SimpleString
+from ... import errors
+from ...config import NOTIFY_GENERIC
+from ...errors import CommandError
+from ...rdb import values as rdb
+from ...resp.replies import OK, SimpleString
+from ..args import parse_int
+from ..contract import Ctx, Reply
+from ..key_specs import COMMAND_EXTRAS, KEY_FINDERS, KeySpec
+from ..lookup import lookup_read
+from ..table import command
 
 NOKEY = SimpleString(b"NOKEY")
 

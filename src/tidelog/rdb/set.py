@@ -20,7 +20,7 @@ import struct
 
 from ..types import listpack
 from ..types.set import DEFAULT_LIMITS, INTSET, LISTPACK, Set
-from .rdb_format import Reader, length_bytes, string_bytes
+from .format import Reader, length_bytes, string_bytes
 
 TYPE_SET = 2
 TYPE_SET_INTSET = 11

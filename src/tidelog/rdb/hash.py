@@ -19,7 +19,7 @@ import struct
 
 from ..types import listpack
 from ..types.hash import Hash
-from .rdb_format import Reader, length_bytes, string_bytes, ziplist_entries
+from .format import Reader, length_bytes, string_bytes, ziplist_entries
 
 TYPE_HASH = 4
 TYPE_HASH_ZIPMAP = 9

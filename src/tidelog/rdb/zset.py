@@ -19,7 +19,7 @@ import struct
 
 from ..types import listpack
 from ..types.zset import DEFAULT_LIMITS, ZSet
-from .rdb_format import Reader, length_bytes, string_bytes, ziplist_entries
+from .format import Reader, length_bytes, string_bytes, ziplist_entries
 
 TYPE_ZSET = 3
 TYPE_ZSET_2 = 5
