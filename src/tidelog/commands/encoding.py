@@ -66,7 +66,8 @@ def object_encoding(value: Any) -> bytes:
     names its own encoding (``object_encoding()``)."""
     if type(value) is bytes:
         return _marked_encoding(value) or string_encoding(value)
-    return value.object_encoding()
+    encoding: bytes = value.object_encoding()
+    return encoding
 
 
 def refcount(value: Any) -> int:

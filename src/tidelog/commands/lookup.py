@@ -4,13 +4,15 @@ misses (INFO stats) and reports a ``keymiss`` event, its typed form
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import NOTIFY_KEY_MISS
 from ..errors import WRONGTYPE, CommandError
 
 if TYPE_CHECKING:
     from .contract import Ctx
+
+T = TypeVar("T")
 
 
 # -- lookups that count keyspace hits and misses (INFO stats) -------------------------
@@ -29,9 +31,9 @@ def lookup_read(ctx: Ctx, key: bytes, touch: bool = True, notify: bool = True) -
     return value
 
 
-def lookup_read_typed(ctx: Ctx, key: bytes, cls: type) -> Any:
+def lookup_read_typed(ctx: Ctx, key: bytes, cls: type[T]) -> T | None:
     """:func:`lookup_read` of a value of type ``cls``: None if missing,
-    WRONGTYPE for another type."""
+    WRONGTYPE for another type.  O(1)."""
     value = lookup_read(ctx, key)
     if value is None or type(value) is cls:
         return value

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from ... import errors
 from ...config import NOTIFY_ARRAY, NOTIFY_GENERIC
-from ...errors import WRONGTYPE, CommandError
+from ...errors import CommandError
 from ...types.array import _U64_MAX, Array, canonical_int
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..lookup import lookup_read
+from ..lookup import lookup_read_typed
 
 if TYPE_CHECKING:
     from ..contract import Ctx
@@ -70,10 +70,7 @@ def _strtoull(s: bytes) -> int | None:
 
 
 def read_array(ctx: Ctx, key: bytes) -> Array | None:
-    value = lookup_read(ctx, key)
-    if value is None or type(value) is Array:
-        return value
-    raise CommandError(WRONGTYPE)
+    return lookup_read_typed(ctx, key, Array)
 
 
 def write_array(ctx: Ctx, key: bytes) -> Array | None:

@@ -216,7 +216,7 @@ def _number(value: bytes) -> tuple[Fraction | float, int | None] | None:
     if ll is not None:
         return Fraction(ll), ll
     tag, inline = value_tag(value)
-    if tag == TAG_FLOAT:  # Redis holds it as the double, low two bits cleared
+    if tag == TAG_FLOAT and inline is not None:  # the double, low two bits cleared
         return Fraction(inline), None
     ld = longdouble.parse(value)
     if ld is None:

@@ -40,7 +40,7 @@ def lazyfree_effort(value: Any) -> int:
     if encoding == b"quicklist":
         return len(value) // 128 + 1
     if encoding == b"stream":
-        effort = value.node_count
+        effort: int = value.node_count
         if value.groups:
             first = next(iter(value.groups.values()))
             effort += len(value.groups) * (1 + len(first.pel))

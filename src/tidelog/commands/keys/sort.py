@@ -104,7 +104,8 @@ def _reads_every_key(ctx: Ctx, readonly: bool) -> bool:
     if user is None or user.unrestricted:
         return True
     spec = COMMANDS["sort_ro" if readonly else "sort"]
-    return user.full_key_access(spec, ctx.argv, KEY_READ)
+    allowed: bool = user.full_key_access(spec, ctx.argv, KEY_READ)
+    return allowed
 
 
 def lookup_pattern(ctx: Ctx, pattern: bytes, element: bytes) -> bytes | None:

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ... import errors
 from ...config import NOTIFY_GENERIC, NOTIFY_LIST
-from ...errors import SYNTAX, WRONGTYPE, CommandError
+from ...errors import SYNTAX, CommandError
 from ...types.list import List
 from ..args import parse_int
 from ..contract import Wait
-from ..lookup import lookup_read
+from ..lookup import lookup_read_typed
 
 if TYPE_CHECKING:
     from ..contract import Ctx
@@ -43,15 +43,13 @@ LEFT, RIGHT = b"LEFT", b"RIGHT"
 
 
 def listpack_fill(ctx: Ctx) -> int:
-    return ctx.config["list-max-listpack-size"]
+    fill: int = ctx.config["list-max-listpack-size"]
+    return fill
 
 
 def read_list(ctx: Ctx, key: bytes) -> List | None:
     """The list at key for a read command (counted in keyspace hits/misses)."""
-    value = lookup_read(ctx, key)
-    if value is None or type(value) is List:
-        return value
-    raise CommandError(WRONGTYPE)
+    return lookup_read_typed(ctx, key, List)
 
 
 def write_list(ctx: Ctx, key: bytes) -> List | None:

@@ -396,7 +396,7 @@ def _pairs(top: list[tuple[bytes, int]]) -> list[Any]:
 
 def _session(ctx: Ctx) -> Session | None:
     """The latest session, stopped first if its DURATION is over."""
-    session = ctx.engine.hotkeys
+    session: Session | None = ctx.engine.hotkeys
     if session is not None and session.expire(ctx.now_ms()):
         ctx.engine.hotkeys_changed()
     return session

@@ -34,7 +34,7 @@ from ...resp.replies import SetReply
 from ...types.set import Set, SetLimits
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..key_specs import COMMAND_EXTRAS, KeySpec
-from ..lookup import lookup_read
+from ..lookup import lookup_read_typed
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 
@@ -84,10 +84,7 @@ def limits(ctx: Ctx) -> SetLimits:
 
 def _read_set(ctx: Ctx, key: bytes) -> Set | None:
     """The set at key for a read (counted in keyspace hits/misses)."""
-    value = lookup_read(ctx, key)
-    if value is None or type(value) is Set:
-        return value
-    raise CommandError(WRONGTYPE)
+    return lookup_read_typed(ctx, key, Set)
 
 
 def _write_set(ctx: Ctx, key: bytes) -> Set | None:
@@ -307,12 +304,13 @@ def _sets_of(ctx: Ctx, keys: list[bytes], write: bool = False) -> list[Set | Non
 def _inter_members(sets: list[Set | None], limit: int = 0) -> list[bytes]:
     """Members of every set, in the smallest set's order (at most ``limit``;
     0: all).  O(N*M) for the smallest set's N members and M sets."""
-    if not sets or any(s is None for s in sets):
+    present = [s for s in sets if s is not None]
+    if not present or len(present) < len(sets):
         return []
-    ordered = sorted(sets, key=len)  # type: ignore[arg-type]
+    ordered = sorted(present, key=len)
     first, others = ordered[0], ordered[1:]
     out = []
-    for member in first.members():  # type: ignore[union-attr]
+    for member in first.members():
         if all(member in other for other in others if other is not first):
             out.append(member)
             if limit and len(out) >= limit:

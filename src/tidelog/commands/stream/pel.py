@@ -245,7 +245,7 @@ def xpending(ctx: Ctx, argv: list[bytes]) -> Any:
 
     if argc == 3:
         total, low, high, consumers = group.summary()
-        if not total:
+        if low is None or high is None:  # nothing pending
             return [0, None, None, NULL_ARRAY]
         return [total, bytes(low), bytes(high),
                 [[cname, b"%d" % n] for cname, n in consumers]]

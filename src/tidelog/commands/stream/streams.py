@@ -64,9 +64,10 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
         if args.nomkstream:
             return None
         stream = Stream()
-    iid = xadd_iid(args.idmp_pid, args.idmp_iid, fields_values)
-    if iid is not None:
-        original = xadd_retry(ctx, key, stream, args.idmp_pid, iid)
+    pid = args.idmp_pid
+    iid = xadd_iid(pid, args.idmp_iid, fields_values)  # None without a pid
+    if iid is not None and pid is not None:
+        original = xadd_retry(ctx, key, stream, pid, iid)
         if original is not None:
             return bytes(original)  # a retry: nothing added, nothing propagated
     if stream.last_id == MAX_ID:
@@ -77,8 +78,8 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
                   config["stream-node-max-bytes"])
     if created:
         ctx.db.set(key, stream)
-    if iid is not None:
-        xadd_record(ctx, stream, args.idmp_pid, iid, new_id)  # before trimming
+    if iid is not None and pid is not None:
+        xadd_record(ctx, stream, pid, iid, new_id)  # before trimming
 
     effect = argv
     trim = args.trim

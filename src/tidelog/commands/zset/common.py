@@ -14,9 +14,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ...config import NOTIFY_GENERIC, NOTIFY_ZSET
-from ...errors import LEX_RANGE_INVALID, NOT_A_FLOAT, RANGE_NOT_FLOAT, WRONGTYPE, CommandError
+from ...errors import LEX_RANGE_INVALID, NOT_A_FLOAT, RANGE_NOT_FLOAT, CommandError
 from ...types.zset import LexBound, ZSet, ZSetLimits
-from ..lookup import lookup_read
+from ..lookup import lookup_read_typed
 
 if TYPE_CHECKING:
     from ..contract import Ctx
@@ -146,10 +146,7 @@ def rank_positions(n: int, start: int, end: int) -> tuple[int, int]:
 
 # -- lookups ---------------------------------------------------------------------------
 def read_zset(ctx: Ctx, key: bytes) -> ZSet | None:
-    value = lookup_read(ctx, key)
-    if value is None or type(value) is ZSet:
-        return value
-    raise CommandError(WRONGTYPE)
+    return lookup_read_typed(ctx, key, ZSet)
 
 
 def write_zset(ctx: Ctx, key: bytes) -> ZSet | None:

@@ -382,7 +382,8 @@ def _find(z: ZSet, shape: Shape, limit: int) -> list[tuple[bytes, float, float, 
 
 
 def _distance_of(item: tuple[Any, ...]) -> float:
-    return item[2]
+    distance: float = item[2]
+    return distance
 
 
 def _search(ctx: Ctx, argv: list[bytes], kind: int, read_only: bool = False,
