@@ -4,19 +4,23 @@ Layout (imports point down only):
 
     server/       sockets, config files, start-up, embedding: the only place with I/O
     replication/  a primary's side: replicas, the backlog, the stream of effects, WAIT;
-                  REPLCONF, PSYNC, SYNC, WAIT, ROLE are registered from here
+                  the primary is what the engine holds as ``engine.replication``
     persistence/  RDB snapshots and the AOF; ``durability`` is what the engine holds
-                  as ``engine.persistence``; SAVE, BGSAVE, BGREWRITEAOF, DEBUG RELOAD
-                  are registered from here (``persistence/commands.py``)
+                  as ``engine.persistence`` (SAVE, BGSAVE, ... ask it for the work)
     engine        execute(client, argv) -> reply | BLOCKED; transactions; blocking;
                   effects to the AOF and to replicas
     commands/     ``contract`` (Ctx, Wait: what a handler gets and returns), ``table``,
-                  ``args`` (ArgReader); shared pieces ``stream_args``, ``replies``,
-                  ``group_ops``, ``key_specs`` (where a command's keys are and whether
-                  it reads or writes them); ``acl_users`` (ACL users, their rules and
-                  checks); then one module per command family (XREADGROUP is in
-                  ``xreadgroup``, XAUTOCLAIM in ``pel``, ACL in ``acl``...)
+                  ``args`` (ArgReader); shared pieces ``lookup``, ``scan_args``,
+                  ``encoding``, ``replies``, ``key_specs`` (where a command's keys are
+                  and whether it reads or writes them); then one sub-package per
+                  command family, after Redis's t_*.c files (``stream/``, ``string/``,
+                  ``hash/``, ``zset/``, ``keys/``, ``server/``, ``session/``, ``acl/``
+                  ...), none importing another; ``__init__`` lists the modules that
+                  fill the command table
+    acl/          ACL users, their rules and checks, the ACL LOG and file (beside
+                  commands/: it reads the command table)
     keyspace      databases: key -> value, expiry, watched keys, keys made ready
+    rdb/          Redis's RDB encoding of one value (snapshots, DUMP, FUNCTION DUMP)
     types/        pure data types (the stream: listpack macro nodes + node index)
     resp/         sans-IO RESP2/RESP3 request parser and reply encoder
     ids, errors, clock, config     leaves used by everything above

@@ -416,7 +416,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # connect).  A replica authenticates to its primary with masterauth
     # (as masteruser, when set).
     Option("requirepass", _parse_string, ""),
-    # ACL (commands/acl_users.py): the users' file (ACL LOAD / SAVE; users
+    # ACL (acl/registry.py): the users' file (ACL LOAD / SAVE; users
     # come from it or from ``user`` lines in this file, not both), ACL LOG's
     # length, and the channels a new user may use (Redis 7+: none).
     Option("aclfile", _parse_string, "", mutable=False),
@@ -497,7 +497,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     Option("client-output-buffer-limit", parse_buffer_limits,
            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
            show=show_buffer_limits, multi_arg=True),
-    # The operator's view (commands/monitoring.py; the engine caches the
+    # The operator's view (commands/server/monitoring.py; the engine caches the
     # thresholds: Engine.refresh_thresholds).
     Option("slowlog-log-slower-than", _parse_int(-1, LONG_MAX), "10000"),
     Option("slowlog-max-len", _parse_int(0, LONG_MAX), "128"),
@@ -511,7 +511,7 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # HyperLogLog (types/hyperloglog.py): a sparse HLL that would grow past
     # this many bytes (header included) turns dense.
     Option("hll-sparse-max-bytes", _parse_memory_bounded(0, LONG_MAX), "3000"),
-    # Client-side caching (commands/tracking.py): most keys the tracking
+    # Client-side caching (commands/session/tracking.py): most keys the tracking
     # table remembers (0: no limit); past it the oldest are invalidated.
     Option("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
 ]}
@@ -725,7 +725,7 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("lazyfree-lazy-eviction", "no"),
     _bool_nx("lazyfree-lazy-expire", "no"),
     _bool_nx("lazyfree-lazy-server-del", "no"),
-    # DEL frees as UNLINK does (commands/keys.py)
+    # DEL frees as UNLINK does (commands/keys/keys.py)
     Option("lazyfree-lazy-user-del", _parse_bool, "no", show=_show_bool),
     _bool_nx("lazyfree-lazy-user-flush", "no"),
     # Hidden, for tests: microseconds to sleep per key loaded from a snapshot

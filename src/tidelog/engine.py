@@ -45,20 +45,12 @@ from sys import getrefcount
 from typing import Any, cast
 
 from . import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
+from .acl.registry import Acl
+from .acl.selectors import ACL_OK, DENIED_AUTH, DENIED_CHANNEL, DENIED_CMD, DENIED_KEY
+from .acl.users import User, denial_message
 from .callstats import HIST_BUCKETS, CallStats, now_ns
 from .clock import Clock
 from .commands import table
-from .commands.acl_users import (
-    ACL_OK,
-    DENIED_AUTH,
-    DENIED_CHANNEL,
-    DENIED_CMD,
-    DENIED_KEY,
-    Acl,
-    User,
-    denial_message,
-)
-from .commands.connection import client_info_line
 from .commands.contract import (
     AOF_OFF_INFO,
     NO_DISPATCH,
@@ -72,7 +64,8 @@ from .commands.contract import (
 )
 from .commands.effects import as_unit
 from .commands.replies import repr_arg
-from .commands.tracking import Tracker
+from .commands.session.client import client_info_line
+from .commands.session.tracking import Tracker
 from .config import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,
@@ -344,6 +337,26 @@ class NoPersistence:
     def shutdown_save(self, save: bool | None) -> bool:
         return True
 
+    # The persistence commands: a bare engine (embedded, a unit test) has
+    # nothing to write to until a durability layer is attached.
+    def save(self) -> None:
+        raise CommandError(errors.NO_PERSISTENCE)
+
+    def bgsave(self, schedule: bool, in_exec: bool) -> Any:
+        raise CommandError(errors.NO_PERSISTENCE)
+
+    def last_save(self) -> int:
+        return self.engine.started_ms // 1000
+
+    def rewrite_aof(self) -> Any:
+        raise CommandError(errors.NO_PERSISTENCE)
+
+    def reload(self, save: bool, flush: bool, merge: bool) -> None:
+        raise CommandError(errors.NO_PERSISTENCE)
+
+    def load_aof(self) -> None:
+        raise CommandError(errors.NO_PERSISTENCE)
+
 
 class NoReplication:
     """The engine's replication until a primary is attached
@@ -400,6 +413,39 @@ class NoReplication:
 
     def cron(self) -> None:
         pass
+
+    # The replication commands: a bare engine (embedded, a unit test) has no
+    # replication layer until one is attached.  What a server that never had
+    # a replica answers, it answers; what needs the layer is refused.
+    failover_running = False
+
+    def replica_info(self, client: ClientState, *, listening_port: int | None = None,
+                     ip: str | None = None, capa: bytes | None = None) -> None:
+        raise CommandError(errors.NO_REPLICATION)
+
+    def acked(self, client: ClientState, offset: int, aof_offset: int | None = None) -> None:
+        pass  # not a replica: nothing to count
+
+    def serve_sync(self, client: ClientState, replid: bytes, offset: bytes, *,
+                   failover: bool = False, legacy_sync: bool = False) -> Any:
+        raise CommandError(errors.NO_REPLICATION)
+
+    def wait(self, woff: int, wanted: int, timeout_ms: int, may_block: bool) -> Any:
+        raise CommandError(errors.NO_REPLICATION)
+
+    def wait_aof(self, woff: int, numlocal: int, numreplicas: int, timeout_ms: int,
+                 may_block: bool) -> Any:
+        raise CommandError(errors.NO_REPLICATION)
+
+    def replicaof(self, host: str | None, port: int, by: str) -> Any:
+        raise CommandError(errors.NO_REPLICATION)
+
+    def failover_command(self, host: str | None, port: int, timeout_ms: int,
+                         force: bool) -> None:
+        raise CommandError(errors.FAILOVER_NO_REPLICAS)
+
+    def failover_abort(self) -> None:
+        raise CommandError(errors.FAILOVER_NONE)
 
 
 class Rate:

@@ -202,7 +202,7 @@ GETKEYS_NO_KEYS = b"ERR The command has no key arguments"
 GETKEYS_BAD_ARITY = b"ERR Invalid number of arguments specified for command"
 GETKEYS_INVALID_ARGUMENTS = b"ERR Invalid arguments specified for command"
 
-# -- strings (commands/strings.py, string_ranges.py) ---------------------------------
+# -- strings (commands/string/) ---------------------------------
 NOT_A_FLOAT = b"ERR value is not a valid float"
 INCRBYFLOAT_NAN_OR_INF = b"ERR increment would produce NaN or Infinity"
 STRING_TOO_LONG = b"ERR string exceeds maximum allowed size (proto-max-bulk-len)"
@@ -350,7 +350,7 @@ XREAD_NOACK_OPTION = b"ERR The NOACK option is only supported by XREADGROUP. You
 XREAD_GT_ID = (b"ERR The > ID can be specified only when calling XREADGROUP using the GROUP "
                b"<group> <consumer> option.")
 
-# -- idempotent production (commands/idmp.py; Redis 8.6/8.8) --------------------------
+# -- idempotent production (commands/stream/idmp.py; Redis 8.6/8.8) --------------------------
 # XADD's and XCFGSET's texts are Redis's (its test suite and clients' tests run
 # against 8.6).  Redis documents XIDMPRECORD's failure cases but not their texts:
 # those below are ours, worded like XADD's.
@@ -368,7 +368,7 @@ XIDMPRECORD_NO_ENTRY = b"ERR The stream ID specified in XIDMPRECORD does not exi
 XIDMPRECORD_CONFLICT = (b"ERR The producer ID and idempotent ID pair already maps to a "
                         b"different stream ID")
 
-# -- consumer groups (commands/groups.py; Redis 7.0's texts unless noted) ------------
+# -- consumer groups (commands/stream/; Redis 7.0's texts unless noted) ------------
 XGROUP_KEY_MISSING = (b"ERR The XGROUP subcommand requires the key to exist. Note that for "
                       b"CREATE you may want to use the MKSTREAM option to create an empty "
                       b"stream automatically.")
@@ -435,7 +435,7 @@ def nogroup_key_or_group(key: bytes, group: bytes) -> CommandError:
 
 def nogroup_xreadgroup(key: bytes, group: bytes) -> CommandError:
     """XREADGROUP; also what a blocked XREADGROUP gets when its key or group goes
-    (Redis 7.2+ re-runs the command; 7.0 has other texts, see commands/groups.py)."""
+    (Redis 7.2+ re-runs the command; 7.0 has other texts, see commands/stream/)."""
     return CommandError(b"NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP "
                         b"with GROUP option" % (key, group))
 
@@ -444,7 +444,7 @@ def xclaim_unrecognized(option: bytes) -> CommandError:
     return CommandError(b"ERR Unrecognized XCLAIM option '%s'" % option)
 
 
-# -- hashes (commands/hashes.py; Redis 7.0's texts) -------------------------------
+# -- hashes (commands/hash/; Redis 7.0's texts) -------------------------------
 HASH_VALUE_NOT_INTEGER = b"ERR hash value is not an integer"
 HASH_VALUE_NOT_FLOAT = b"ERR hash value is not a float"
 VALUE_NAN_OR_INFINITY = b"ERR value is NaN or Infinity"
@@ -483,6 +483,10 @@ DEBUG_PACKED_THRESHOLD = b"ERR argument must be a memory value bigger than 1 and
 DEBUG_RELOAD_OPTIONS = b"ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
 DEBUG_RELOAD_SAVE_FAILED = b"ERR Error trying to save the DB"
 DEBUG_RELOAD_LOAD_FAILED = b"ERR Error trying to load the RDB dump"
+# An engine built without the server around it (embedded in a program or a
+# test) has no durability layer until one is attached: saving is refused.
+NO_PERSISTENCE = b"ERR no persistence is attached to this server"
+NO_REPLICATION = b"ERR no replication is attached to this server"
 
 
 def rewrite_failed(reason: str) -> CommandError:
@@ -494,7 +498,7 @@ def aof_load_failed(reason: str) -> CommandError:
     """DEBUG LOADAOF: the AOF did not load; the reason on one line."""
     return CommandError("ERR " + reason.replace("\r", " ").replace("\n", " "))
 
-# -- sets (commands/sets.py; Redis 7.0's texts) ----------------------------------
+# -- sets (commands/set/; Redis 7.0's texts) ----------------------------------
 POSITIVE_OUT_OF_RANGE = b"ERR value is out of range, must be positive"
 NUMKEYS_NOT_POSITIVE = b"ERR numkeys should be greater than 0"
 NUMKEYS_TOO_MANY = b"ERR Number of keys can't be greater than number of args"
@@ -524,7 +528,7 @@ INVALID_FIRST_DB = b"ERR invalid first DB index"
 INVALID_SECOND_DB = b"ERR invalid second DB index"
 SORT_NOT_DOUBLE = b"ERR One or more scores can't be converted into double"
 
-# -- sorted sets (commands/zsets.py; Redis's texts) ---------------------------------
+# -- sorted sets (commands/zset/; Redis's texts) ---------------------------------
 ZADD_XX_NX = b"ERR XX and NX options at the same time are not compatible"
 ZADD_GT_LT_NX = b"ERR GT, LT, and/or NX options at the same time are not compatible"
 ZADD_INCR_PAIRS = b"ERR INCR option supports a single increment-element pair"
@@ -683,7 +687,7 @@ def debug_error(text: bytes) -> CommandError:
     """DEBUG ERROR's reply: the text itself as the error line, CR and LF
     made spaces (as Redis does for any error text)."""
     return CommandError(text.replace(b"\r", b" ").replace(b"\n", b" "))
-# -- bitmaps (commands/bitmaps.py) -----------------------------------------------------
+# -- bitmaps (commands/bitmap/) -----------------------------------------------------
 BIT_OFFSET_INVALID = b"ERR bit offset is not an integer or out of range"
 BIT_VALUE_INVALID = b"ERR bit is not an integer or out of range"
 BITPOS_BIT_INVALID = b"ERR The bit argument must be 1 or 0."
@@ -768,7 +772,7 @@ MIGRATE_IOERR_WRITE = b"IOERR error or timeout writing to target instance"
 MIGRATE_IOERR_READ = b"IOERR error or timeout reading to target instance"
 MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: "
 
-# -- INCREX (Redis 8.8, commands/string_increx.py) ---------------------------------
+# -- INCREX (Redis 8.8, commands/string/string_increx.py) ---------------------------------
 INCREX_INCREMENT_NOT_INTEGER = b"ERR Increment is not an integer or out of range"
 INCREX_INCREMENT_NOT_FLOAT = b"ERR Increment is not a valid float"
 INCREX_INCREMENT_INFINITY = b"ERR BYFLOAT increment cannot be Infinity"

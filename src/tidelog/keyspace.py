@@ -45,12 +45,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .errors import WRONGTYPE, CommandError
 from .lfu import Lfu, clock_idle_ms, lru_clock, new_word, word_of
 from .types.hash import Hash
 from .types.stream import Stream
+
+T = TypeVar("T")
 
 
 class Watcher(Protocol):
@@ -144,9 +146,9 @@ class Database:
             return value
         raise CommandError(WRONGTYPE)
 
-    def get_typed(self, key: bytes, cls: type) -> Any:
+    def get_typed(self, key: bytes, cls: type[T]) -> T | None:
         """The value of type ``cls`` at key, None if missing; WRONGTYPE for
-        another type."""
+        another type.  O(1)."""
         value = self.get(key)
         if value is None or type(value) is cls:
             return value

@@ -131,7 +131,7 @@ def test_restore_options_and_errors(differ):
         ["RESTORE", "huge", "9223372036854775807", payload, "ABSTTL"], ["EXISTS", "huge"],
     ])
     # the value bytes do not parse: a good footer on garbage
-    from tidelog.persistence.rdb_format import _U64, crc64
+    from tidelog.rdb.format import _U64, crc64
     body = b"\x00\xc3\x05" + b"\x0a\x00"
     differ.check("RESTORE", "bad", "0", body + _U64.pack(crc64(body)))
     body = b"\x63abc" + b"\x0a\x00"
@@ -402,7 +402,7 @@ def test_command_getkeys(differ, argv):
 
 
 def _with_footer(body: bytes, version: int) -> bytes:
-    from tidelog.persistence.rdb_format import _U64, crc64
+    from tidelog.rdb.format import _U64, crc64
     data = body + version.to_bytes(2, "little")
     return data + _U64.pack(crc64(data))
 

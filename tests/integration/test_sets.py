@@ -19,7 +19,7 @@ from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
 from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.persistence import rdb
-from tidelog.persistence.rdb_format import length_bytes, string_bytes
+from tidelog.rdb.format import length_bytes, string_bytes
 from tidelog.server.embed import EmbeddedServer
 from tidelog.types import listpack
 

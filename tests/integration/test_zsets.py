@@ -21,9 +21,10 @@ from tests.support.benchmark import needs_redis_benchmark, run_redis_benchmark
 from tests.support.rdb_interop import redis_on_our_dump
 from tests.support.redis_oracle import REDIS_SERVER
 from tests.unit.test_hash import _ziplist
-from tidelog.persistence import rdb, rdb_zset
+from tidelog.persistence import rdb
 from tidelog.persistence.aof_rewrite import zset_commands
-from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
+from tidelog.rdb import zset as rdb_zset
+from tidelog.rdb.format import Reader, length_bytes, string_bytes
 from tidelog.server.embed import EmbeddedServer
 from tidelog.types.zset import ZSet, ZSetLimits
 

@@ -4,7 +4,6 @@ helpers (``GroupHarness``) and the effect forms the tests expect."""
 
 from __future__ import annotations
 
-import tidelog.commands  # noqa: F401  (registers the commands before the engine is built)
 from tidelog.clock import FakeClock
 from tidelog.commands.effects import Effect, argv_of
 from tidelog.config import Config
@@ -24,7 +23,10 @@ def b(arg) -> bytes:
 class Harness:
     """An engine with a fake clock, one default client, and captured effects."""
 
-    def __init__(self, node_entries: int = 100, node_bytes: int = 0) -> None:
+    def __init__(self, node_entries: int = 100, node_bytes: int = 0,
+                 layers: bool = False) -> None:
+        """``layers``: attach the durability and replication layers, as the
+        server does (SAVE, DEBUG RELOAD, REPLCONF, PSYNC, WAIT need them)."""
         config = Config()
         config.set("stream-node-max-entries", str(node_entries))
         config.set("stream-node-max-bytes", str(node_bytes))
@@ -36,6 +38,12 @@ class Harness:
         self.effects: list[list[tuple[int, list[bytes]]]] = []
         self.records: list[list[tuple[int, Effect]]] = []
         self.engine.effect_listeners.append(self._listen)
+        if layers:
+            from tidelog.persistence.durability import attach as attach_durability
+            from tidelog.replication.primary import attach as attach_primary
+
+            attach_durability(self.engine)
+            attach_primary(self.engine)
 
     def _listen(self, batch: list[tuple[int, Effect]]) -> None:
         self.records.append(batch)

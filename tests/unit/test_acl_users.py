@@ -9,20 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tidelog.commands.acl_users import (
+from tidelog.acl.registry import Acl
+from tidelog.acl.selectors import (
     ACL_OK,
     DENIED_CHANNEL,
     DENIED_CMD,
     DENIED_KEY,
-    Acl,
     RuleError,
-    User,
     all_specs,
-    default_user,
     hash_password,
     lookup,
-    merge_selectors,
 )
+from tidelog.acl.users import User, default_user, merge_selectors
 from tidelog.commands.key_specs import KEY_READ, KEY_WRITE, acl_keys
 from tidelog.commands.table import COMMANDS
 from tidelog.errors import (

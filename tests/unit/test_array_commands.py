@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-import tidelog.persistence  # noqa: F401  (DUMP, RESTORE)
 from tests.support.engine_harness import Harness
 from tidelog.resp.replies import ErrorReply, Map
 

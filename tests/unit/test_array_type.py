@@ -1,6 +1,6 @@
 """The array type (types/array.py) against a plain dict model: every
 operation, then ``_check()``; the RDB tags and the double printer; the RDB
-form round trip (persistence/rdb_array.py)."""
+form round trip (rdb/array.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tidelog.persistence import rdb
-from tidelog.persistence.rdb_array import read_array, write_array
-from tidelog.persistence.rdb_format import Reader
+from tidelog.rdb.array import read_array, write_array
+from tidelog.rdb.format import Reader
 from tidelog.types.array import (
     INDEX_MAX,
     TAG_FLOAT,

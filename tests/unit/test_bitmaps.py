@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.commands.bitmaps import clamp_range, parse_field_type
+from tidelog.commands.bitmap.bitmaps import clamp_range, parse_field_type
 from tidelog.errors import BITFIELD_BAD_TYPE, CommandError
 from tidelog.replication import compat7
 from tidelog.types import bits as B

@@ -12,7 +12,7 @@ import logging
 
 import pytest
 
-from tidelog.commands.config import rewrite_config_text
+from tidelog.commands.server.config import rewrite_config_text
 from tidelog.config import ALIASES, OPTIONS, Config, ConfigError, parse_memory
 from tidelog.engine import Ctx, Engine
 from tidelog.glob import glob_match

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tidelog import REDIS_VERSION
-from tidelog.commands.config import rewrite_config_text
+from tidelog.commands.server.config import rewrite_config_text
 from tidelog.config import (
     ALIASES,
     DEPRECATED_DIRECTIVES,

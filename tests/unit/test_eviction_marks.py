@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-import tidelog.persistence  # noqa: F401  (registers DUMP and RESTORE)
 from tests.support.engine_harness import NOW, Harness
 from tidelog.errors import LFU_NOT_SELECTED, LFU_SELECTED
 

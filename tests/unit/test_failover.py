@@ -9,14 +9,15 @@ from __future__ import annotations
 import pytest
 
 from tests.support.engine_harness import Harness
-from tidelog.replication import commands  # noqa: F401  (registers FAILOVER)
 from tidelog.replication.primary import attach
 from tidelog.resp.replies import OK
 
 
 @pytest.fixture
 def h():
-    return Harness()
+    harness = Harness()
+    attach(harness.engine)  # the replication layer, as the server attaches it
+    return harness
 
 
 def replica_of(h: Harness, port: int = 7777):

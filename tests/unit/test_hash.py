@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.persistence import rdb, rdb_hash
+from tidelog.persistence import rdb
 from tidelog.persistence.aof_rewrite import hash_commands
-from tidelog.persistence.rdb_format import Reader, string_bytes
+from tidelog.rdb import hash as rdb_hash
+from tidelog.rdb.format import Reader, string_bytes
 from tidelog.types import listpack, longdouble
 from tidelog.types.hash import Hash
 

@@ -28,9 +28,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import NOW, Harness
-from tidelog.persistence import rdb, rdb_hash
+from tidelog.persistence import rdb
 from tidelog.persistence.aof_rewrite import hash_commands
-from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
+from tidelog.rdb import hash as rdb_hash
+from tidelog.rdb.format import Reader, length_bytes, string_bytes
 from tidelog.resp.replies import Map
 from tidelog.types import listpack
 from tidelog.types.hash import Hash
@@ -320,7 +321,7 @@ def test_aof_rewrite_keeps_ttls():
 
 
 def test_rdb_round_trip_type_24_and_version():
-    hv = Harness()
+    hv = Harness(layers=True)
     hv("HSET", "plain", "a", "1")
     data = rdb.dumps(hv.engine.dbs, now_ms=NOW)
     assert data.startswith(b"REDIS0010")  # no field TTLs: still version 10
@@ -389,7 +390,7 @@ class FieldTTLMachine(RuleBasedStateMachine):
 
     @initialize()
     def setup(self) -> None:
-        self.hv = Harness()
+        self.hv = Harness(layers=True)
         self.model: dict[bytes, tuple[bytes, int | None]] = {}
 
     def now(self) -> int:

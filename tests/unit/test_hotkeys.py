@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from tidelog.clock import FakeClock
 from tidelog.commands import table
-from tidelog.commands.hotkeys import (
+from tidelog.commands.key_specs import acl_keys
+from tidelog.commands.server.hotkeys import (
     PLACES_PER_KEY,
     Session,
     StartArgs,
@@ -28,7 +29,6 @@ from tidelog.commands.hotkeys import (
     request_size,
     slot_ranges,
 )
-from tidelog.commands.key_specs import acl_keys
 from tidelog.engine import Engine
 from tidelog.errors import CommandError
 from tidelog.resp import encode

@@ -295,7 +295,7 @@ def test_estimator_edges():
 
 
 def test_selftest_passes():
-    from tidelog.commands.hyperloglog import selftest
+    from tidelog.commands.hyperloglog.hyperloglog import selftest
     assert selftest(3000, random.Random(1)) is None
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.support.engine_harness import NOW, Harness
 from tests.unit.test_notify import World
 from tidelog.commands.args import INT64_MAX, INT64_MIN
-from tidelog.commands.string_increx import step_float, step_int
+from tidelog.commands.string.string_increx import step_float, step_int
 from tidelog.errors import (
     INCREX_APPLIED_INFINITY,
     INCREX_APPLIED_OVERFLOW,

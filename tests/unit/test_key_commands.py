@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-import tidelog.persistence  # noqa: F401  (registers DUMP and RESTORE)
 from tests.support.engine_harness import NOW, Harness
-from tidelog.commands.sort import strtod_whole
+from tidelog.commands.keys.sort import strtod_whole
 from tidelog.persistence import rdb
 from tidelog.types.hash import Hash
 from tidelog.types.set import Set

@@ -87,7 +87,7 @@ def test_slowlog_trimming():
 
 
 def test_memory_doctor_rules():
-    from tidelog.commands.memory import memory_doctor_text
+    from tidelog.commands.server.memory import memory_doctor_text
 
     mb = 1024 * 1024
     figures = {"startup": 30 * mb, "total": 33 * mb, "peak": 33 * mb}

@@ -3,10 +3,12 @@
 The contracts are in ``pyproject.toml`` (``[tool.importlinter]``): one
 ``layers`` contract over every module of each package (indirect imports and
 imports under ``if TYPE_CHECKING:`` count too), ``resp`` and ``types``
-independent of each other, the handlers' contract below every command
-family, and ``spark`` (a client of the server) importing nothing else of
-Tidelog.  The second test shows the contracts can fail: on a copy of the
-package where one command module imports the persistence layer.
+independent of each other, the command families independent of each
+other and above the shared helpers, the handlers' contract below them,
+and ``spark`` (a client of the server) importing nothing else of Tidelog.
+The second and third tests show the contracts can fail: on a copy of the
+package where one command module imports the persistence layer, and one
+where a command family imports another.
 
 Layers allow two modules of one layer to import each other; no module may
 take part in an import circle, even one made only of imports for type
@@ -64,13 +66,27 @@ def test_a_command_module_importing_persistence_breaks_the_layers(tmp_path):
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     copy = tmp_path / "src" / "tidelog"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    streams = copy / "commands" / "streams.py"
-    streams.write_text(streams.read_text() + "\nfrom ..persistence import snapshot  # noqa\n")
+    streams = copy / "commands" / "stream" / "streams.py"
+    streams.write_text(streams.read_text() + "\nfrom ...persistence import snapshot  # noqa\n")
 
     result = lint_imports(tmp_path, tmp_path / "src")
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout
-    assert "tidelog.commands.streams -> tidelog.persistence.snapshot" in result.stdout
+    assert "tidelog.commands.stream.streams -> tidelog.persistence.snapshot" in result.stdout
+
+
+def test_a_command_family_importing_another_breaks_their_independence(tmp_path):
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    copy = tmp_path / "src" / "tidelog"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    streams = copy / "commands" / "stream" / "streams.py"
+    streams.write_text(streams.read_text() + "\nfrom ..zset import zsets  # noqa\n")
+
+    result = lint_imports(tmp_path, tmp_path / "src")
+    assert result.returncode != 0, result.stdout
+    assert "The command families (Redis's t_*.c grouping) import nothing of each other BROKEN" \
+        in result.stdout.replace("\n", " ")
+    assert "tidelog.commands.stream.streams -> tidelog.commands.zset.zsets" in result.stdout
 
 
 def test_no_module_is_part_of_an_import_circle():
@@ -82,7 +98,7 @@ def test_an_annotation_only_import_circle_is_found(tmp_path):
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
     args = copy / "commands" / "args.py"
     args.write_text(args.read_text() + "\nfrom typing import TYPE_CHECKING\n"
-                    "if TYPE_CHECKING:\n    from .streams import xadd  # noqa\n")
+                    "if TYPE_CHECKING:\n    from .stream.streams import xadd  # noqa\n")
 
     cycles = import_cycles(tmp_path / "src")
     assert any(line.startswith("tidelog.commands.args -> ") for line in cycles), cycles

@@ -8,7 +8,7 @@ stream with deleted cgroup")."""
 from __future__ import annotations
 
 from tests.support.engine_harness import Harness
-from tidelog.commands.keys import LAZYFREE_THRESHOLD, lazyfree_effort
+from tidelog.commands.keys.keys import LAZYFREE_THRESHOLD, lazyfree_effort
 
 
 class Deferred:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.support.engine_harness import Harness
-from tidelog.commands.lists import parse_timeout
+from tidelog.commands.list.common import parse_timeout
 from tidelog.engine import BLOCKED
 from tidelog.errors import (
     TIMEOUT_NEGATIVE,
@@ -23,8 +23,10 @@ from tidelog.errors import (
     WRONGTYPE,
     CommandError,
 )
-from tidelog.persistence import aof_rewrite, rdb, rdb_format, rdb_list
-from tidelog.persistence.rdb_format import Reader, length_bytes, string_bytes
+from tidelog.persistence import aof_rewrite, rdb
+from tidelog.rdb import format as rdb_format
+from tidelog.rdb import list as rdb_list
+from tidelog.rdb.format import Reader, length_bytes, string_bytes
 from tidelog.resp.replies import NULL_ARRAY
 from tidelog.types import listpack
 from tidelog.types.list import List, node_limits

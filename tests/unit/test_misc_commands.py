@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.engine_harness import Harness
 from tidelog import REDIS_VERSION
-from tidelog.commands.lolwut import Canvas, landscape, poem, schotter
+from tidelog.commands.server.lolwut import Canvas, landscape, poem, schotter
 from tidelog.commands.table import COMMANDS
 from tidelog.config import Config, ConfigError
 from tidelog.resp.replies import Verbatim
@@ -120,7 +120,7 @@ def test_poem_lines_never_repeat_a_group():
 def test_huge_pictures_are_clipped_not_drawn_in_full():
     """Redis would draw an 800-million-dot canvas for VERSION 5 1000 1 200;
     the event loop must not wait for that here."""
-    from tidelog.commands.lolwut import MAX_CELLS, MAX_DOTS
+    from tidelog.commands.server.lolwut import MAX_CELLS, MAX_DOTS
     rng = random.Random(5)
     art = schotter(1000, 1, 200, rng)
     assert sum(len(line) for line in art.splitlines()) * 8 <= MAX_DOTS + 2000 * 4

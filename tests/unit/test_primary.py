@@ -4,7 +4,6 @@ counting acknowledgements."""
 
 from __future__ import annotations
 
-import tidelog.replication  # noqa: F401  (registers REPLCONF, PSYNC, WAIT, ROLE)
 from tests.support.engine_harness import Harness
 from tidelog.engine import BLOCKED
 from tidelog.persistence import rdb
@@ -31,7 +30,7 @@ def primary_of(h: Harness) -> Primary:
 
 
 def test_a_first_psync_is_a_full_sync_with_a_new_history() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     h.ok("SET", "k", "v")
     c = replica(h)
     reply = h.ok("PSYNC", "?", "-1", client=c)
@@ -48,7 +47,7 @@ def test_a_first_psync_is_a_full_sync_with_a_new_history() -> None:
 
 
 def test_the_stream_carries_effects_with_selects() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     c = replica(h)
     h.ok("PSYNC", "?", "-1", client=c)
     h.ok("XADD", "s", "5-1", "f", "v")
@@ -61,7 +60,7 @@ def test_the_stream_carries_effects_with_selects() -> None:
 
 
 def test_partial_resync_rules() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     first = replica(h)
     h.ok("PSYNC", "?", "-1", client=first)
     h.ok("SET", "a", "1")
@@ -81,7 +80,7 @@ def test_partial_resync_rules() -> None:
 
 
 def test_the_previous_history_is_accepted_up_to_where_it_ended() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     c = replica(h)
     h.ok("PSYNC", "?", "-1", client=c)
     h.ok("SET", "a", "1")
@@ -94,7 +93,7 @@ def test_the_previous_history_is_accepted_up_to_where_it_ended() -> None:
 
 
 def test_wait_counts_acks_past_the_clients_own_write() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     c = replica(h)
     h.ok("PSYNC", "?", "-1", client=c)
     writer = h.new_client()
@@ -112,7 +111,7 @@ def test_wait_counts_acks_past_the_clients_own_write() -> None:
 
 
 def test_getack_goes_through_the_stream_once_per_request() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     c = replica(h)
     h.ok("PSYNC", "?", "-1", client=c)
     c.inbox.clear()
@@ -124,7 +123,7 @@ def test_getack_goes_through_the_stream_once_per_request() -> None:
 
 
 def test_min_replicas_to_write_refuses_writes_without_good_replicas() -> None:
-    h = Harness()
+    h = Harness(layers=True)
     from tidelog.replication.primary import attach
     p = attach(h.engine)
     h.ok("CONFIG", "SET", "min-replicas-to-write", "1")

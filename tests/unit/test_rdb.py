@@ -15,7 +15,9 @@ import pytest
 from tidelog.clock import FakeClock
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.persistence import rdb, rdb_format
+from tidelog.persistence import rdb
+from tidelog.persistence.durability import attach
+from tidelog.rdb import format as rdb_format
 from tidelog.types.stream import Stream
 
 NOW = 1_700_000_000_000
@@ -25,7 +27,9 @@ def make_engine(**options: str) -> Engine:
     config = Config()
     for name, value in options.items():
         config.set(name.replace("_", "-"), value, at_startup=True)
-    return Engine(config, clock=FakeClock(NOW))
+    engine = Engine(config, clock=FakeClock(NOW))
+    attach(engine)  # the durability layer, as the server attaches it (SAVE, DEBUG RELOAD)
+    return engine
 
 
 def run(engine: Engine, *args: object) -> object:

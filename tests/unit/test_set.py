@@ -19,9 +19,9 @@ import random
 
 import pytest
 
-from tidelog.persistence import rdb_set
 from tidelog.persistence.aof_rewrite import set_commands
-from tidelog.persistence.rdb_format import RdbError, Reader
+from tidelog.rdb import set as rdb_set
+from tidelog.rdb.format import RdbError, Reader
 from tidelog.types import listpack
 from tidelog.types.set import DEFAULT_LIMITS, HASHTABLE, INTSET, LISTPACK, Set, SetLimits, as_int64
 

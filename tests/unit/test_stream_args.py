@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tidelog.commands import stream_args
+from tidelog.commands.stream import stream_args
 from tidelog.errors import CommandError
 
 WORDS = [b"GROUP", b"group", b"g", b"c", b"COUNT", b"count", b"BLOCK", b"block", b"NOACK",

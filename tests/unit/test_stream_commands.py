@@ -198,7 +198,7 @@ def test_default_limit_of_approximate_trims():
 @pytest.mark.parametrize("node_entries,limit", [(1, 100), (100, 10_000), (0, 10_000),
                                                 (20_000, 1_000_000)])
 def test_default_limit_bounds(node_entries, limit):
-    from tidelog.commands.streams import approx_trim_limit
+    from tidelog.commands.stream.trimming import approx_trim_limit
     assert approx_trim_limit(node_entries) == limit
 
 

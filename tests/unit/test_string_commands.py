@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.support.engine_harness import NOW, Harness
-from tidelog.commands.string_ranges import lcs_matches, lcs_rows
+from tidelog.commands.string.string_ranges import lcs_matches, lcs_rows
 
 
 def effects_of(h: Harness, *argv) -> list[list[bytes]]:

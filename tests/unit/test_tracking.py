@@ -192,7 +192,7 @@ def test_key_ranges_find_what_acl_keys_finds():
     argument counts from its arity up."""
     from tidelog.commands import table
     from tidelog.commands.key_specs import acl_keys
-    from tidelog.commands.tracking import _NEVER, _key_ranges
+    from tidelog.commands.session.tracking import _NEVER, _key_ranges
 
     specs = [s for spec in table.COMMANDS.values()
              for s in ([spec] if not spec.subcommands else spec.subcommands.values())]

@@ -177,6 +177,32 @@ class Persistence(Protocol):
         exist); False when saving failed."""
         ...
 
+    # The persistence commands' work (the handlers, in the command layer,
+    # read the arguments; each raises CommandError with Redis's text).
+    def save(self) -> None:
+        """SAVE: the snapshot, written now."""
+        ...
+
+    def bgsave(self, schedule: bool, in_exec: bool) -> Any:
+        """BGSAVE [SCHEDULE]: its status reply (started, or scheduled)."""
+        ...
+
+    def last_save(self) -> int:
+        """LASTSAVE: the UNIX time of the last successful save."""
+        ...
+
+    def rewrite_aof(self) -> Any:
+        """BGREWRITEAOF: its status reply (started, or scheduled)."""
+        ...
+
+    def reload(self, save: bool, flush: bool, merge: bool) -> None:
+        """DEBUG RELOAD [NOSAVE] [NOFLUSH] [MERGE]: save, empty, load back."""
+        ...
+
+    def load_aof(self) -> None:
+        """DEBUG LOADAOF: flush the AOF, empty the data, load the AOF again."""
+        ...
+
 
 class Replication(Protocol):
     """What replication offers to commands and to the engine (the engine
@@ -233,6 +259,49 @@ class Replication(Protocol):
     def snapshot_aux(self) -> dict[bytes, bytes]:
         """AUX fields a snapshot taken now carries (where the replication
         stream stood, so a restarted replica can continue from there)."""
+        ...
+
+    # The replication commands' work (the handlers, in the command layer,
+    # read the arguments; each raises CommandError with Redis's text).
+    @property
+    def failover_running(self) -> bool:
+        """A FAILOVER is under way (in any of its states)."""
+        ...
+
+    def replica_info(self, client: ClientState, *, listening_port: int | None = None,
+                     ip: str | None = None, capa: bytes | None = None) -> None:
+        """REPLCONF listening-port / ip-address / capa."""
+        ...
+
+    def acked(self, client: ClientState, offset: int, aof_offset: int | None = None) -> None:
+        """REPLCONF ACK offset [FACK aof-offset] (ignored from a non-replica)."""
+        ...
+
+    def serve_sync(self, client: ClientState, replid: bytes, offset: bytes, *,
+                   failover: bool = False, legacy_sync: bool = False) -> Any:
+        """PSYNC replid offset [FAILOVER], or SYNC (``legacy_sync``)."""
+        ...
+
+    def wait(self, woff: int, wanted: int, timeout_ms: int, may_block: bool) -> Any:
+        """WAIT: a count, or a Wait on the replicas' acknowledgements."""
+        ...
+
+    def wait_aof(self, woff: int, numlocal: int, numreplicas: int, timeout_ms: int,
+                 may_block: bool) -> Any:
+        """WAITAOF: ``[local, replicas]``, or a Wait."""
+        ...
+
+    def replicaof(self, host: str | None, port: int, by: str) -> Any:
+        """REPLICAOF host port (``host`` None: NO ONE): its reply."""
+        ...
+
+    def failover_command(self, host: str | None, port: int, timeout_ms: int,
+                         force: bool) -> None:
+        """FAILOVER [TO host port [FORCE]] [TIMEOUT ms]: checks, then starts."""
+        ...
+
+    def failover_abort(self) -> None:
+        """FAILOVER ABORT."""
         ...
 
     def cron(self) -> None:
@@ -307,7 +376,7 @@ class EngineAPI(Protocol):
     # Lua scripting: the script cache, the function libraries, the runner
     # (a tidelog.scripting.scripts.Scripts).
     scripts: Any
-    # ACL: the users and the log (a tidelog.commands.acl_users.Acl).
+    # ACL: the users and the log (a tidelog.acl.registry.Acl).
     acl: Any
     # Client-side caching: the tracking table and its delivery (a
     # tidelog.commands.tracking.Tracker); the server's timer (None: none).

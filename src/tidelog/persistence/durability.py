@@ -13,9 +13,11 @@ engine's inert default with a :class:`Durability`, which owns
   made by the first BGREWRITEAOF), which keeps INFO's rewrite counters;
 
 and wires the two so that only one child forks at a time.  The server
-attaches it at start (``tidelog-server``, the embedded server); the
-persistence commands (:mod:`tidelog.persistence.commands`) attach it on
-first use, so a bare engine in a unit test gets one when it needs one.
+attaches it at start (``tidelog-server``, the embedded server); a bare
+engine (a unit test) gets one from :func:`attach`.  The persistence
+commands (SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF, DEBUG RELOAD / LOADAOF) are
+in the command layer with the others: they read their arguments there and
+ask for the work through the interface (:meth:`Durability.save` ...).
 """
 
 from __future__ import annotations
@@ -27,15 +29,23 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import errors
 from ..commands.contract import AOF_OFF_INFO
+from ..errors import CommandError
+from ..resp.replies import SimpleString
 from . import aof as aof_module
-from . import aof_switch, rdb
+from . import aof_loader, aof_switch, rdb
 from .snapshot import Snapshotter
 
 if TYPE_CHECKING:
     from ..engine import Engine
 
 log = logging.getLogger("tidelog")
+
+REWRITE_STARTED = SimpleString(b"Background append only file rewriting started")
+REWRITE_SCHEDULED = SimpleString(b"Background append only file rewriting scheduled")
+BGSAVE_STARTED = SimpleString(b"Background saving started")
+BGSAVE_SCHEDULED = SimpleString(b"Background saving scheduled")
 
 class Durability:
     """Snapshots and the AOF of one engine (the engine's ``persistence``)."""
@@ -120,6 +130,78 @@ class Durability:
 
     def shutdown_save(self, save: bool | None) -> bool:
         return self._snapshots.shutdown_save(save)
+
+    def save(self) -> None:
+        """SAVE: O(N) in the data set."""
+        snap = self._snapshots
+        if snap.in_progress:
+            raise CommandError(errors.BGSAVE_IN_PROGRESS)
+        if not snap.save():
+            raise CommandError(errors.SAVE_FAILED)
+
+    def bgsave(self, schedule: bool, in_exec: bool) -> SimpleString:
+        """BGSAVE: forks the child, or schedules it (inside EXEC, or while
+        the AOF's rewrite child runs and SCHEDULE was given).  O(1)."""
+        snap = self._snapshots
+        if snap.in_progress:
+            raise CommandError(errors.BGSAVE_IN_PROGRESS)
+        if snap.other_child_active() or in_exec:
+            # Inside EXEC, or while the AOF rewrite child runs: the cron forks later.
+            if not (schedule or in_exec):
+                raise CommandError(errors.BGSAVE_CHILD_ACTIVE)
+            snap.scheduled = True
+            return BGSAVE_SCHEDULED
+        if not snap.bgsave():
+            raise CommandError(errors.SAVE_FAILED)
+        return BGSAVE_STARTED
+
+    def last_save(self) -> int:
+        return int(self._snapshots.last_save)
+
+    def rewrite_aof(self) -> SimpleString:
+        """BGREWRITEAOF: the rewrite of the running AOF, or with ``appendonly
+        no`` a new base alone; scheduled while a BGSAVE child runs.  O(1)."""
+        try:
+            writer = self.rewriter()
+        except OSError as exc:
+            raise errors.rewrite_failed(str(exc)) from None
+        if writer.rewriting:
+            raise CommandError(errors.REWRITE_IN_PROGRESS)
+        if writer.other_child_active():  # a BGSAVE runs: the AOF's timer starts it afterwards
+            writer.rewrite_scheduled = True
+            return REWRITE_SCHEDULED
+        try:
+            writer.start_rewrite()
+        except OSError as exc:
+            raise errors.rewrite_failed(str(exc)) from None
+        return REWRITE_STARTED
+
+    def reload(self, save: bool, flush: bool, merge: bool) -> None:
+        """DEBUG RELOAD: save the snapshot (unless not ``save``), empty every
+        database (unless not ``flush``), load it back.  O(N)."""
+        if save and not self._snapshots.save():
+            raise CommandError(errors.DEBUG_RELOAD_SAVE_FAILED)
+        try:
+            rdb.load_file(self.engine, flush=flush, merge=merge)
+        except (OSError, rdb.RdbError) as exc:
+            log.warning("DEBUG RELOAD: %s", exc)
+            raise CommandError(errors.DEBUG_RELOAD_LOAD_FAILED) from None
+        log.info("DB reloaded by DEBUG RELOAD")
+
+    def load_aof(self) -> None:
+        """DEBUG LOADAOF: the running AOF flushed and loaded again (with
+        ``appendonly no``, the AOF directory's files, if any).  O(N)."""
+        engine = self.engine
+        try:
+            if self._aof is not None:
+                aof_loader.reload(engine, self._aof)
+            else:
+                for db in engine.dbs:
+                    db.flush()
+                engine.tracking.flushed()
+                aof_loader.load(engine)
+        except aof_loader.AofLoadError as exc:
+            raise errors.aof_load_failed(str(exc)) from None
 
     # -- the server's side ----------------------------------------------------------------
     def bind(self, loop: asyncio.AbstractEventLoop,

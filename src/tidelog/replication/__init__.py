@@ -1,8 +1,7 @@
 """Replication: a primary's side (``primary``: replicas, the stream, WAIT;
 ``backlog``: the stream's newest bytes with their offsets).
 
-Importing this package registers the replication commands
-(``commands``: REPLCONF, PSYNC, SYNC, WAIT, ROLE).
+The replication commands (REPLCONF, PSYNC, SYNC, WAIT, WAITAOF, REPLICAOF,
+ROLE, FAILOVER) are in the command layer; the primary does their work,
+through the engine's ``replication`` interface.
 """
-
-from . import commands, migrate  # noqa: F401  (registers the replication commands, MIGRATE)

@@ -44,11 +44,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
-from ..commands.contract import ClientState
+from ..commands.contract import ClientState, Ctx, Reply, Wait
 from ..commands.effects import Effect, encoded
+from ..errors import CommandError
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
-from ..resp.replies import RawReply
+from ..persistence.durability import attach as durability
+from ..resp.replies import OK, RawReply, SimpleString
 from .backlog import Backlog
 from .compat7 import rewrite7
 from .replica import Upstream
@@ -59,6 +61,8 @@ log = logging.getLogger("tidelog")
 # ready so they count again.  (A key of that name would only cause a
 # harmless extra count.)
 ACK_KEY = b"\x00replication-acks"
+NO_REPLY = RawReply(b"")
+ALREADY_CONNECTED = SimpleString(b"OK Already connected to specified master")
 NO_ID = "0" * 40
 
 
@@ -613,6 +617,126 @@ class Primary:
             f"repl_backlog_histlen:{backlog.histlen if backlog else 0}",
         ]
         return lines
+
+    # -- the replication commands' work (their handlers: tidelog.commands.replication) ----
+    def replica_info(self, client: ClientState, *, listening_port: int | None = None,
+                     ip: str | None = None, capa: bytes | None = None) -> None:
+        """REPLCONF listening-port / ip-address / capa: what a replica says of
+        itself before its PSYNC.  O(1)."""
+        link = self.link_for(client)
+        if listening_port is not None:
+            link.listening_port = listening_port
+        if ip is not None:
+            link.ip = ip
+        if capa is not None:
+            link.capa.add(capa)
+
+    def serve_sync(self, client: ClientState, replid: bytes, offset: bytes, *,
+                   failover: bool = False, legacy_sync: bool = False) -> Reply:
+        """PSYNC replid offset [FAILOVER] (SYNC: ``legacy_sync``).  With
+        FAILOVER (sent by a primary handing its role over), when the ID is
+        ours, that is, our primary's: stop following it first.  A client that
+        is a replica already is ignored, as Redis does; a replica whose own
+        link is down refuses.  O(1) here; the sync itself: :meth:`psync`."""
+        if client.kind != "replica" and failover:
+            if self.upstream is None:
+                raise CommandError(errors.PSYNC_FAILOVER_TO_PRIMARY)
+            if replid.decode("latin-1") != self.replid:
+                raise CommandError(errors.PSYNC_FAILOVER_REPLID)
+            self.become_primary(f"id={client.id} addr={client.addr}", why="failover request")
+        if client.kind == "replica":
+            return NO_REPLY
+        if self.failover is not None:
+            raise CommandError(errors.NO_SYNC_FAILING_OVER)
+        if self.upstream is not None and not self.upstream.link_up:
+            raise CommandError(errors.NO_MASTER_LINK)
+        return self.psync(client, replid, offset, legacy_sync=legacy_sync)
+
+    def wait(self, woff: int, wanted: int, timeout_ms: int, may_block: bool) -> Reply:
+        """WAIT: the replicas that acknowledged offset ``woff``, now when
+        ``wanted`` did, else a :class:`Wait` on their acknowledgements
+        (asked for with GETACK).  O(replicas)."""
+        if self.is_replica:
+            raise CommandError(errors.WAIT_ON_REPLICA)
+        acked = self.count_acked(woff)
+        if acked >= wanted:
+            return acked
+
+        def retry(retry_ctx: Ctx) -> Reply:
+            n = self.count_acked(woff)
+            return n if n >= wanted else None
+
+        if may_block:  # inside EXEC a command never blocks: the count at once
+            self.request_acks()
+        return Wait([ACK_KEY], timeout_ms, retry, on_timeout=lambda: self.count_acked(woff))
+
+    def wait_aof(self, woff: int, numlocal: int, numreplicas: int, timeout_ms: int,
+                 may_block: bool) -> Reply:
+        """WAITAOF: ``[local fsynced, replicas' AOFs]`` for offset ``woff``,
+        now when enough are, else a :class:`Wait`.  O(replicas)."""
+        aof = durability(self.engine).aof
+        if numlocal and aof is None:
+            raise CommandError(errors.WAITAOF_NO_AOF)
+
+        def counts() -> list[int]:
+            local = int(aof is not None and aof.fsynced_offset >= woff)
+            return [local, self.count_aof_acked(woff)]
+
+        now = counts()
+        if now[0] >= numlocal and now[1] >= numreplicas:
+            return now
+
+        def retry(retry_ctx: Ctx) -> Reply:
+            got = counts()
+            return got if got[0] >= numlocal and got[1] >= numreplicas else None
+
+        if may_block and numreplicas:
+            self.request_acks()
+        return Wait([ACK_KEY], timeout_ms, retry, on_timeout=counts)
+
+    @property
+    def failover_running(self) -> bool:
+        """A FAILOVER is under way (in any of its states)."""
+        return self.failover is not None
+
+    def replicaof(self, host: str | None, port: int, by: str) -> Reply:
+        """REPLICAOF host port (``host`` None: NO ONE).  O(1); the link
+        connects afterwards."""
+        if host is None:
+            if self.upstream is not None:
+                self.become_primary(by)
+            return OK
+        upstream = self.upstream
+        if upstream is not None and upstream.host == host and upstream.port == port:
+            return ALREADY_CONNECTED
+        self.become_replica(host, port, by)
+        return OK
+
+    def failover_command(self, host: str | None, port: int, timeout_ms: int,
+                         force: bool) -> None:
+        """FAILOVER [TO host port [FORCE]] [TIMEOUT ms], its checks in Redis's
+        order; the failover goes on after the reply.  O(replicas)."""
+        if self.failover is not None:
+            raise CommandError(errors.FAILOVER_IN_PROGRESS)
+        if self.is_replica:
+            raise CommandError(errors.FAILOVER_ON_REPLICA)
+        if not self.links:
+            raise CommandError(errors.FAILOVER_NO_REPLICAS)
+        if force and (not timeout_ms or host is None):
+            raise CommandError(errors.FAILOVER_FORCE_ARGS)
+        if host is not None:
+            link = self.find_replica(host, port)
+            if link is None:
+                raise CommandError(errors.FAILOVER_NOT_A_REPLICA)
+            if link.state != "online":
+                raise CommandError(errors.FAILOVER_TARGET_OFFLINE)
+        self.start_failover(host, port, timeout_ms, force)
+
+    def failover_abort(self) -> None:
+        """FAILOVER ABORT.  O(1)."""
+        if self.failover is None:
+            raise CommandError(errors.FAILOVER_NONE)
+        self.abort_failover("Failover manually aborted")
 
     def role(self) -> list[Any]:
         if self.upstream is not None:

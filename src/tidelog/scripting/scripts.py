@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..acl.selectors import ACL_OK
 from ..commands import table
-from ..commands.acl_users import ACL_OK
 from ..commands.contract import ClientState
 from ..commands.effects import as_unit
 from ..errors import CommandError, CountedError
@@ -240,6 +240,25 @@ class Scripts:
     def flush_functions(self) -> None:
         self.libraries.clear()
         self.functions.clear()
+
+    def restore_libraries(self, codes: list[bytes], policy: bytes) -> None:
+        """FUNCTION RESTORE: load ``codes`` by ``policy`` (FLUSH, APPEND or
+        REPLACE), all or nothing: on a CommandError (as Redis words it) the
+        libraries are what they were.  O(total code size)."""
+        saved_libraries, saved_functions = dict(self.libraries), dict(self.functions)
+        try:
+            if policy == b"FLUSH":
+                self.flush_functions()
+            elif policy == b"APPEND":
+                for code in codes:
+                    name = parse_library_header(code)
+                    if name in self.libraries:
+                        raise CommandError(errors.FUNCTION_RESTORE_EXISTS % name)
+            for code in codes:
+                self.load_library(code, policy != b"APPEND")
+        except CommandError:
+            self.libraries, self.functions = saved_libraries, saved_functions
+            raise
 
     def function(self, name: bytes) -> Script:
         key = name.lower()

@@ -33,7 +33,7 @@ import socket
 from typing import Any
 
 from .. import errors, tls
-from ..commands.connection import client_info_line
+from ..commands.session.client import client_info_line
 from ..config import Config
 from ..engine import ClientState, Engine
 from ..persistence.durability import attach

@@ -2,7 +2,7 @@
 
 Pure data: a client is its id (an ``int``), and nothing here sends anything.
 The engine's side (who is told what, in which protocol, when) is
-:mod:`tidelog.commands.tracking`.
+:mod:`tidelog.commands.session.tracking`.
 
 Two tables, as in Redis:
 

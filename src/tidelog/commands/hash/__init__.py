@@ -1,0 +1,1 @@
+"""The hash commands, Redis's t_hash.c: fields, field expiry, HIMPORT."""

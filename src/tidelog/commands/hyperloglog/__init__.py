@@ -1,0 +1,1 @@
+"""The HyperLogLog commands (PFADD, PFCOUNT, PFMERGE ...), Redis's hyperloglog.c."""

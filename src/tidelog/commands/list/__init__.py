@@ -1,0 +1,1 @@
+"""The list commands, Redis's t_list.c."""

@@ -1,0 +1,1 @@
+"""The publish/subscribe commands, Redis's pubsub.c."""

@@ -1,0 +1,1 @@
+"""EVAL, SCRIPT, FUNCTION and FCALL, Redis's eval.c and functions.c."""

@@ -1,0 +1,1 @@
+"""The set commands, Redis's t_set.c."""

@@ -1,0 +1,1 @@
+"""MULTI, EXEC, DISCARD, WATCH and UNWATCH, Redis's multi.c."""
