@@ -62,6 +62,7 @@ from .commands.contract import (
     Reply,
     Wait,
 )
+from .commands.effects import as_unit
 from .commands.replies import repr_arg
 from .commands.session.client import client_info_line
 from .commands.session.tracking import Tracker
@@ -1801,7 +1802,7 @@ class Engine:
             if len(batch) > 1 and self._tx_effects is None:
                 # One command, several effects (XREADGROUP's XCLAIMs): Redis
                 # wraps them in MULTI/EXEC so they apply atomically.
-                batch = [(ctx.db.index, [b"MULTI"]), *batch, (ctx.db.index, [b"EXEC"])]
+                batch = as_unit(batch)
             self.emit(batch)
             ctx.client.woff = self.replication.offset
 
@@ -1917,9 +1918,7 @@ class Engine:
             self._executing = False
             effects, self._tx_effects = self._tx_effects, None
         ctx.no_propagation()  # the queued commands' effects go out below
-        if len(effects) > 1:
-            first_db = effects[0][0]
-            effects = [(first_db, [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        effects = as_unit(effects)
         if effects:
             self.emit(effects)
             client.woff = self.replication.offset

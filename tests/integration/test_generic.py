@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from tests.support.rawclient import RawClient, encode_command
+from tidelog.commands.effects import argv_of
 from tidelog.commands.table import COMMANDS
 from tidelog.config import Config
 from tidelog.server.embed import EmbeddedServer
@@ -54,7 +55,7 @@ def effects(tidelog):
     seen: list[tuple[int, list[bytes]]] = []
 
     def listener(batch):
-        seen.extend((db, list(argv)) for db, argv in batch)
+        seen.extend((db, list(argv_of(effect))) for db, effect in batch)
 
     tidelog.call(lambda: tidelog.engine.effect_listeners.append(listener))
     yield seen

@@ -18,6 +18,7 @@ import redis.asyncio
 
 from tests.support.rawclient import RawClient, encode_command
 from tests.support.waits import async_wait_blocked, blocked, wait_blocked, wait_until
+from tidelog.commands.effects import argv_of
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -303,7 +304,7 @@ def test_effects_over_the_wire(tidelog, r):
     captured = []
 
     def listen(effects):
-        captured.extend(argv for _, argv in effects)
+        captured.extend(argv_of(effect) for _, effect in effects)
 
     tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
     try:

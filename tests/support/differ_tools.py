@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tests.support.rawclient import RawClient, encode_command
+from tidelog.commands.effects import argv_of
 
 
 def _ports(differ):
@@ -120,7 +121,7 @@ def captured_effects(tidelog) -> Iterator[list[list[bytes]]]:
     captured: list[list[bytes]] = []
 
     def listen(effects):
-        captured.extend(argv for _, argv in effects)
+        captured.extend(argv_of(effect) for _, effect in effects)
 
     tidelog.call(lambda: tidelog.engine.effect_listeners.append(listen))
     try:

@@ -5,6 +5,7 @@ helpers (``GroupHarness``) and the effect forms the tests expect."""
 from __future__ import annotations
 
 from tidelog.clock import FakeClock
+from tidelog.commands.effects import Effect, argv_of
 from tidelog.config import Config
 from tidelog.engine import Engine
 from tidelog.resp.replies import ErrorReply
@@ -32,14 +33,21 @@ class Harness:
         self.clock = FakeClock(NOW)
         self.engine = Engine(config, clock=self.clock)
         self.client = self.engine.new_client()
+        # Each batch the listeners got, with every effect as its Redis 8
+        # argv form; ``records`` keeps them as they came (typed records).
         self.effects: list[list[tuple[int, list[bytes]]]] = []
-        self.engine.effect_listeners.append(self.effects.append)
+        self.records: list[list[tuple[int, Effect]]] = []
+        self.engine.effect_listeners.append(self._listen)
         if layers:
             from tidelog.persistence.durability import attach as attach_durability
             from tidelog.replication.primary import attach as attach_primary
 
             attach_durability(self.engine)
             attach_primary(self.engine)
+
+    def _listen(self, batch: list[tuple[int, Effect]]) -> None:
+        self.records.append(batch)
+        self.effects.append([(db, argv_of(effect)) for db, effect in batch])
 
     def new_client(self, **attrs):
         client = self.engine.new_client(**attrs)
@@ -64,6 +72,14 @@ class Harness:
         """Every effect argv since the last call, flattened."""
         out = [argv for batch in self.effects for _, argv in batch]
         self.effects.clear()
+        self.records.clear()
+        return out
+
+    def take_records(self) -> list[Effect]:
+        """Every effect since the last call as it came (argv list or record), flattened."""
+        out = [effect for batch in self.records for _, effect in batch]
+        self.effects.clear()
+        self.records.clear()
         return out
 
     def stream(self, key=b"s") -> Stream:

@@ -12,7 +12,7 @@ def forms(h: Harness, *argv) -> list[list[bytes]]:
     h.take_effects()
     h.ok(*argv)
     out = []
-    for effect in h.take_effects():
+    for effect in h.take_records():
         out += redis7_forms(h.engine.dbs[0], effect)
     return out
 
@@ -67,3 +67,32 @@ def test_other_effects_go_as_they_are() -> None:
     h.ok("XADD", "s", "1-1", "f", "v")
     assert forms(h, "XTRIM", "s", "MAXLEN", "=", "0", "KEEPREF") == [
         [b"XTRIM", b"s", b"MAXLEN", b"=", b"0"]]
+
+
+def test_a_policy_after_the_ids_block_is_read_from_the_record() -> None:
+    # XACKDEL and XDELEX take the policy before or after IDS; the rewrite
+    # reads it from the record, so DELREF after the IDs acks in every group.
+    h = Harness()
+    stream_with_groups(h)
+    assert forms(h, "XACKDEL", "s", "a", "IDS", "1", "1", "DELREF") == [
+        [b"XACK", b"s", b"a", b"1-0"], [b"XACK", b"s", b"b", b"1-0"], [b"XDEL", b"s", b"1-0"]]
+    assert forms(h, "XDELEX", "s", "IDS", "1", "2", "DELREF") == [
+        [b"XACK", b"s", b"a", b"2-0"], [b"XACK", b"s", b"b", b"2-0"], [b"XDEL", b"s", b"2-0"]]
+
+
+def test_xadd_and_xtrim_rewrites_put_the_options_in_one_order() -> None:
+    # Built from the record's fields: NOMKSTREAM, a policy 7.0 cannot apply,
+    # then the trimming with its exact threshold and LIMIT as given.
+    h = Harness(node_entries=2)
+    for i in range(1, 6):
+        h.ok("XADD", "s", f"{i}-0", "f", "v")
+    assert forms(h, "XADD", "s", "MAXLEN", "~", "2", "LIMIT", "7", "NOMKSTREAM", "keepref",
+                 "9-0", "f", "v") == [
+        [b"XADD", b"s", b"NOMKSTREAM", b"MAXLEN", b"=", b"2", b"LIMIT", b"7", b"9-0", b"f", b"v"]]
+    for i in range(1, 6):
+        h.ok("XADD", "t", f"{i}-0", "f", "v")
+    assert forms(h, "XTRIM", "t", "KEEPREF", "MINID", "~", "4-0", "LIMIT", "100") == [
+        [b"XTRIM", b"t", b"MINID", b"=", b"3-0", b"LIMIT", b"100"]]
+    # without KEEPREF or IDMP the 7.0 form is the effect itself
+    assert forms(h, "XADD", "s", "DELREF", "MAXLEN", "3", "10-0", "f", "v") == [
+        [b"XADD", b"s", b"DELREF", b"MAXLEN", b"3", b"10-0", b"f", b"v"]]

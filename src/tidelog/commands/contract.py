@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..resp.replies import NULL_ARRAY
+from .effects import Effect as Effect  # (re-exported: the engine names it from here)
 
 if TYPE_CHECKING:
     from ..clock import Clock
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from ..types.pubsub import PubSub
 
 Reply = Any
-Effect = list[bytes]
 
 # The dispatch of a client whose every command is checked first (not yet
 # authenticated, or restricted by ACL): empty, and read-only.
@@ -548,8 +548,8 @@ class Ctx:
         self.effect(self.argv)
 
     def effect(self, argv: Effect) -> None:
-        """Propagate ``argv``, a rewritten form of the command (one per call,
-        in order)."""
+        """Propagate ``argv``, a rewritten form of the command or a typed
+        record of what it did (:mod:`.effects`); one per call, in order."""
         if self.effects is None:
             self.effects = [argv]
         else:

@@ -58,6 +58,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..commands.effects import Effect, encoded
 from . import rdb
 from .aof_format import encode_command
 from .aof_manifest import BASE, INCR, AofFile, Manifest, aof_dir, fsync_dir, write_atomically
@@ -253,14 +254,23 @@ class Aof:
             self.engine.effect_listeners.remove(self.feed)
 
     # -- writing --------------------------------------------------------------------
-    def feed(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """Effect listener: append to the buffer; flushed at the end of the loop turn."""
+    def feed(self, effects: list[tuple[int, Effect]]) -> None:
+        """Effect listener: append to the buffer (each effect's Redis 8 form,
+        encoded once for every listener); flushed at the end of the loop turn."""
         buf = self.buf
-        for db, argv in effects:
-            if db != self.db:
-                buf += encode_command([b"SELECT", b"%d" % db])
-                self.db = db
-            buf += encode_command(argv)
+        listeners = len(self.engine.effect_listeners)
+        if listeners > 1:  # the replication stream reads the same bytes
+            for (db, _), data in zip(effects, encoded(effects, listeners)):
+                if db != self.db:
+                    buf += encode_command([b"SELECT", b"%d" % db])
+                    self.db = db
+                buf += data
+        else:
+            for db, effect in effects:
+                if db != self.db:
+                    buf += encode_command([b"SELECT", b"%d" % db])
+                    self.db = db
+                buf += encode_command(effect if isinstance(effect, list) else effect.argv())
         if not self._flush_scheduled and self._loop is not None:
             self._flush_scheduled = True
             self._loop.call_soon(self.flush)

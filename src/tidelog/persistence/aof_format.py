@@ -14,6 +14,7 @@ from itertools import accumulate, chain, repeat
 from operator import add, sub
 from typing import TYPE_CHECKING
 
+from ..commands.effects import encode_argv
 from ..resp.encoder import encode_into
 from ..resp.parser import ProtocolError, RequestParser
 
@@ -27,14 +28,9 @@ class AofLoadError(Exception):
     """The AOF cannot be loaded; the message says which file, where, and what to do."""
 
 
-def encode_command(argv: list[bytes]) -> bytes:
-    """One command as a RESP array of bulk strings (the AOF's format)."""
-    parts = [b"*%d\r\n" % len(argv)]
-    for arg in argv:
-        parts.append(b"$%d\r\n" % len(arg))
-        parts.append(arg)
-        parts.append(b"\r\n")
-    return b"".join(parts)
+# One command as a RESP array of bulk strings (the AOF's format): the encoder
+# of effects, which the AOF and the replication stream share.
+encode_command = encode_argv
 
 
 class Truncated(Exception):

@@ -22,7 +22,10 @@ effect (Redis 8.2+)                             sent to replicas
                                                 ``XIDMPRECORD key pid <digest> id``
 ==============================================  ==========================================
 
-Each rewrite reads the state *after* the command ran (the stream is fed as
+The stream writes come as typed effects
+(:mod:`tidelog.commands.effects`): each rewrite is built from the record's
+fields, dispatched on its type (:func:`rewrite7`), and no argv is read
+again.  Each rewrite reads the state *after* the command ran (the stream is fed as
 each command or transaction completes): ``<ids now gone>`` are the IDs
 asked for that the stream no longer holds (an XDEL of an ID that never
 existed changes nothing, so the rewrite is exact whatever the policy).
@@ -38,16 +41,25 @@ docs/compatibility.md lists them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from ..commands.stream.stream_args import REF_POLICIES
-from ..ids import InvalidStreamID, parse_id
-from ..types.idmp import auto_iid
+from ..commands.effects import (
+    ACKED,
+    DELREF,
+    KEEPREF,
+    Effect,
+    EffectRecord,
+    XAckDel,
+    XAddWithOptions,
+    XDelEx,
+    XTrim,
+)
+from ..ids import StreamID
 from ..types.stream import Stream
 
 log = logging.getLogger("tidelog")
 
-KEEPREF, DELREF = b"KEEPREF", b"DELREF"
 _NO_7_0_FORM = {b"XNACK", b"XCFGSET", b"XIDMPRECORD"}
 _BITOP_8_2 = {b"DIFF", b"DIFF1", b"ANDOR", b"ONE"}  # BITOP's Redis 8.2 operations
 _warned: set[bytes] = set()
@@ -60,119 +72,107 @@ def _warn_once(what: bytes) -> None:
                     "(Tidelog and Redis 8 replicas apply it)", what.decode("latin-1"))
 
 
-def redis7_forms(db: Any, argv: list[bytes]) -> list[list[bytes]]:
-    """``argv`` (an effect applied to ``db``, a keyspace Database) as the
-    commands to send; ``[argv]`` when it needs no rewrite.  Cost: O(1) for
-    other commands; O(ids + groups) for the stream ones rewritten."""
-    name = argv[0].upper()
-    if not name.startswith(b"X"):
-        if name == b"BITOP" and argv[1].upper() in _BITOP_8_2:
-            _warn_once(b"BITOP " + argv[1].upper())
-        return [argv]
-    if name == b"XACKDEL":
-        policy, ids = _policy_and_ids(argv, 3)
-        key, group = argv[1], argv[2]
-        return [[b"XACK", key, group, *ids],
-                *_deletions(db, key, policy, ids, skip_group=group)]
-    if name == b"XDELEX":
-        policy, ids = _policy_and_ids(argv, 2)
-        return _deletions(db, argv[1], policy, ids, skip_group=None)
-    if name == b"XADD":
-        return _xadd(argv)
-    if name == b"XTRIM":
-        return [_without_keepref(argv, 2, b"XTRIM")]
-    if name in _NO_7_0_FORM:
-        _warn_once(name)
-    return [argv]
+def rewrite7(db: Any, effect: Effect) -> list[list[bytes]] | None:
+    """The commands to send for ``effect`` (applied to ``db``, a keyspace
+    Database), or None when its Redis 8 form is sent as it is (its
+    encoding is then the AOF's, made once).  Cost: O(1) for a plain argv
+    (its name is looked at, for the warnings) and for XADD without
+    options; O(ids + groups) for XACKDEL and XDELEX; O(len(argv)) for an
+    XADD or XTRIM whose form changes."""
+    if isinstance(effect, list):  # XAdd too: the producers' form is the same in 7.0
+        name = effect[0].upper()
+        if name in _NO_7_0_FORM:
+            _warn_once(name)
+        elif name == b"BITOP" and effect[1].upper() in _BITOP_8_2:
+            _warn_once(b"BITOP " + effect[1].upper())
+        return None
+    return _REWRITES[effect.__class__](db, effect)
 
 
-def _policy_and_ids(argv: list[bytes], at: int) -> tuple[bytes, list[bytes]]:
-    """``[KEEPREF | DELREF | ACKED] IDS n id...`` from ``argv[at]`` (an
-    effect: already checked by the command that produced it)."""
-    policy = KEEPREF
-    if argv[at].upper() in REF_POLICIES:
-        policy = argv[at].upper()
-        at += 1
-    count = int(argv[at + 1])
-    return policy, argv[at + 2:at + 2 + count]
+def redis7_forms(db: Any, effect: Effect) -> list[list[bytes]]:
+    """``effect`` as the commands a Redis 7.0 replica applies (see
+    :func:`rewrite7`); ``[argv]`` when it needs no rewrite."""
+    forms = rewrite7(db, effect)
+    if forms is None:
+        return [effect if isinstance(effect, list) else effect.argv()]
+    return forms
 
 
-def _deletions(db: Any, key: bytes, policy: bytes, ids: list[bytes],
+def _xadd(db: Any, effect: EffectRecord) -> list[list[bytes]] | None:
+    """XADD without IDMP/IDMPAUTO (their state then goes as XIDMPRECORD) and
+    without the default KEEPREF; DELREF and ACKED trimming have no 7.0 form."""
+    assert isinstance(effect, XAddWithOptions)
+    policy = effect.policy
+    if policy in (DELREF, ACKED):
+        _warn_once(b"XADD " + policy)
+    if effect.idmp_pid is None and policy != KEEPREF:
+        return None  # nothing to drop
+    out = [effect.src[0], effect.key]
+    if effect.nomkstream:
+        out.append(b"NOMKSTREAM")
+    if policy in (DELREF, ACKED):
+        out.append(policy)
+    if effect.strategy:
+        out += [effect.strategy, b"=", effect.threshold]
+        if effect.limit is not None:
+            out += [b"LIMIT", effect.limit]
+    out.append(effect.id)
+    out += effect.fields
+    if effect.idmp_pid is None:
+        return [out]
+    assert effect.idmp_iid is not None
+    _warn_once(b"XIDMPRECORD")  # the IDMP state
+    return [out, [b"XIDMPRECORD", effect.key, effect.idmp_pid, effect.idmp_iid, effect.id]]
+
+
+def _xtrim(db: Any, effect: EffectRecord) -> list[list[bytes]] | None:
+    """XTRIM without the default KEEPREF; DELREF and ACKED have no 7.0 form."""
+    assert isinstance(effect, XTrim)
+    policy = effect.policy
+    if policy in (DELREF, ACKED):
+        _warn_once(b"XTRIM " + policy)
+    if policy != KEEPREF:
+        return None
+    out = [effect.src[0], effect.key, effect.strategy, b"=", effect.threshold]
+    if effect.limit is not None:
+        out += [b"LIMIT", effect.limit]
+    return [out]
+
+
+def _xackdel(db: Any, effect: EffectRecord) -> list[list[bytes]]:
+    """XACK in the group, then what XDELEX's rewrite sends."""
+    assert isinstance(effect, XAckDel)
+    ids = [bytes(id) for id in effect.ids]
+    return [[b"XACK", effect.key, effect.group, *ids],
+            *_deletions(db, effect.key, effect.policy, effect.ids, ids, skip_group=effect.group)]
+
+
+def _xdelex(db: Any, effect: EffectRecord) -> list[list[bytes]]:
+    """(DELREF) XACK in every group, then XDEL of the IDs now gone."""
+    assert isinstance(effect, XDelEx)
+    return _deletions(db, effect.key, effect.policy, effect.ids,
+                      [bytes(id) for id in effect.ids], skip_group=None)
+
+
+def _deletions(db: Any, key: bytes, policy: bytes, ids: list[StreamID], raw: list[bytes],
                skip_group: bytes | None) -> list[list[bytes]]:
     stream = db.data.get(key)
     out: list[list[bytes]] = []
     if isinstance(stream, Stream):
         if policy == DELREF:
-            out += [[b"XACK", key, name, *ids] for name in stream.groups if name != skip_group]
-        gone = [raw for raw in ids if not _holds(stream, raw)]
+            out += [[b"XACK", key, name, *raw] for name in stream.groups if name != skip_group]
+        gone = [text for id, text in zip(ids, raw) if stream.get(id) is None]
     else:
-        gone = list(ids)
+        gone = list(raw)
     if gone:
         out.append([b"XDEL", key, *gone])
     return out
 
 
-def _holds(stream: Stream, raw: bytes) -> bool:
-    try:
-        return stream.get(parse_id(raw)) is not None
-    except InvalidStreamID:
-        return False
-
-
-def _xadd(argv: list[bytes]) -> list[list[bytes]]:
-    """XADD without IDMP/IDMPAUTO (their state then goes as XIDMPRECORD) and
-    without the default KEEPREF."""
-    out = [argv[0], argv[1]]
-    pid = iid = None
-    auto = False
-    i = 2
-    n = len(argv)
-    while i < n:
-        word = argv[i].upper()
-        if word == b"IDMP" and i + 2 < n:
-            pid, iid = argv[i + 1], argv[i + 2]
-            i += 3
-        elif word == b"IDMPAUTO" and i + 1 < n:
-            pid, auto = argv[i + 1], True
-            i += 2
-        elif word == KEEPREF:
-            i += 1
-        elif word in REF_POLICIES:  # DELREF / ACKED trimming: no 7.0 form
-            _warn_once(b"XADD " + word)
-            out.append(argv[i])
-            i += 1
-        elif word in (b"NOMKSTREAM",):
-            out.append(argv[i])
-            i += 1
-        elif word in (b"MAXLEN", b"MINID"):
-            j = i + 1
-            if argv[j] in (b"=", b"~"):
-                j += 1
-            j += 1  # the threshold
-            if j + 1 < n and argv[j].upper() == b"LIMIT":
-                j += 2
-            out += argv[i:j]
-            i = j
-        else:
-            break  # the ID: the entry follows
-    if pid is None and len(out) == i:
-        return [argv]  # nothing dropped
-    entry = argv[i:]
-    out += entry
-    if pid is None:
-        return [out]
-    if auto:
-        iid = auto_iid(entry[1:])
-    assert iid is not None
-    _warn_once(b"XIDMPRECORD")  # the IDMP state
-    return [out, [b"XIDMPRECORD", argv[1], pid, iid, entry[0]]]
-
-
-def _without_keepref(argv: list[bytes], start: int, name: bytes) -> list[bytes]:
-    kept = [a for a in argv[start:] if a.upper() != KEEPREF]
-    for word in (DELREF, b"ACKED"):
-        if any(a.upper() == word for a in argv[start:]):
-            _warn_once(name + b" " + word)
-    if len(kept) == len(argv) - start:
-        return argv
-    return [*argv[:start], *kept]
+# The record types whose Redis 7.0 forms differ, and their rewrites.
+_REWRITES: dict[type, Callable[[Any, EffectRecord], list[list[bytes]] | None]] = {
+    XAddWithOptions: _xadd,
+    XTrim: _xtrim,
+    XAckDel: _xackdel,
+    XDelEx: _xdelex,
+}

@@ -45,13 +45,14 @@ from typing import Any
 
 from .. import errors
 from ..commands.contract import ClientState, Ctx, Reply, Wait
+from ..commands.effects import Effect, encoded
 from ..errors import CommandError
 from ..persistence import rdb
 from ..persistence.aof_format import encode_command
 from ..persistence.durability import attach as durability
 from ..resp.replies import OK, RawReply, SimpleString
 from .backlog import Backlog
-from .compat7 import redis7_forms
+from .compat7 import rewrite7
 from .replica import Upstream
 
 log = logging.getLogger("tidelog")
@@ -133,25 +134,34 @@ class Primary:
     def offset(self) -> int:
         return self.backlog.offset if self.backlog is not None else self._offset
 
-    def on_effects(self, effects: list[tuple[int, list[bytes]]]) -> None:
-        """Effect listener: the engine's effects, into the stream.  Not on
-        a replica: its stream is its primary's, fed as it is applied."""
-        if self.upstream is not None:
-            return
+    def on_effects(self, effects: list[tuple[int, Effect]]) -> None:
+        """Effect listener: the engine's effects, into the stream, in forms
+        a Redis 7.0 replica applies (the AOF's encoding where they are the
+        same).  Not on a replica: its stream is its primary's, fed as it is
+        applied."""
+        if self.upstream is None:
+            self._append(effects, len(self.engine.effect_listeners))
+
+    def _append(self, effects: list[tuple[int, Effect]], listeners: int) -> None:
+        """``effects`` into the stream; ``listeners`` read the same batch (:func:`encoded`)."""
         out = bytearray()
         dbs = self.engine.dbs
-        for db, argv in effects:
+        for (db, effect), data in zip(effects, encoded(effects, listeners)):
             if db != self.seldb:
                 out += encode_command([b"SELECT", b"%d" % db])
                 self.seldb = db
-            for form in redis7_forms(dbs[db], argv):  # what a Redis 7.0 replica applies
-                out += encode_command(form)
+            forms = rewrite7(dbs[db], effect)
+            if forms is None:
+                out += data
+            else:
+                for form in forms:
+                    out += encode_command(form)
         self.feed(out)
 
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         """PUBLISH: to the replicas (not the AOF), in its place in the stream."""
-        if self.backlog is not None:
-            self.on_effects([(db_index, argv)])
+        if self.backlog is not None and self.upstream is None:
+            self._append([(db_index, argv)], 1)
 
     def feed(self, data: bytes | bytearray) -> None:
         """Append to the backlog and write to every replica.  Cost: O(len(data))

@@ -27,6 +27,7 @@ from .. import errors
 from ..acl.selectors import ACL_OK
 from ..commands import table
 from ..commands.contract import ClientState
+from ..commands.effects import as_unit
 from ..errors import CommandError, CountedError
 from ..resp.parser import split_inline
 from ..resp.replies import ErrorReply, RawReply
@@ -309,8 +310,7 @@ class Scripts:
             effects, engine._tx_effects = engine._tx_effects, None
             if job.abandon:
                 effects = []  # SHUTDOWN NOSAVE stopped it: nothing of it goes out
-            if len(effects) > 1:
-                effects = [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+            effects = as_unit(effects)
             if effects:
                 engine.emit(effects)
         if job.abandon:  # the server stops: the client is closed unanswered, as Redis does

@@ -19,11 +19,12 @@ from ...resp.replies import OK
 from ...types.groups import clamp_entries_read, referenced_by
 from ..args import ArgReader
 from ..contract import Ctx
+from ..effects import XDelEx, XTrim
 from ..table import command
 from .entries import last_valid_id
 from .group_ops import drop_references
 from .stream_args import ACKED, DELREF, parse_ref_ids, parse_strict_id_arg
-from .trimming import parse_add_or_trim, rewrite_approx, trim_stream
+from .trimming import exact_threshold, parse_add_or_trim, trim_stream
 
 
 @command("xdel", arity=-3, flags="write fast", keys=(1, 1, 1), group="stream",
@@ -90,7 +91,7 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
         ctx.notify(NOTIFY_STREAM, b"xdel", key)
     ctx.changed(dropped, key)  # PEL changes alone do not touch WATCH, as XACK
     if deleted or dropped:
-        ctx.propagate_argv()
+        ctx.effect(XDelEx(argv, policy, ids))
     return out
 
 
@@ -112,10 +113,10 @@ def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     if removed:
         ctx.modified(key, removed)
         ctx.notify(NOTIFY_STREAM, b"xtrim", key)
-        if trim.approx:
-            ctx.effect(rewrite_approx(argv, stream, trim))
-        else:
-            ctx.propagate_argv()
+        exact = exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
+        ctx.effect(XTrim(argv, trim.strategy, exact, trim.threshold_pos if trim.approx else 0,
+                         argv[trim.limit_pos] if trim.limit_pos else None,
+                         trim.policy if trim.policy_given else b""))
     return removed
 
 

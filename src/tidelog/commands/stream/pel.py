@@ -2,7 +2,8 @@
 
 Effects (REFERENCE-streams §4.1):
 
-* XACK and XACKDEL (Redis 8.2) go out verbatim when they changed something.
+* XACK and XACKDEL (Redis 8.2) go out verbatim when they changed something
+  (XACKDEL as an :class:`~tidelog.commands.effects.XAckDel` record, for its Redis 7.0 forms).
 * XCLAIM / XAUTOCLAIM: per claimed entry the XCLAIM form of :mod:`.group_ops`
   (XCLAIM passes the ID as the client typed it, XAUTOCLAIM as ``ms-seq``,
   as Redis does); an entry gone from the stream is dropped from the PEL and
@@ -31,6 +32,7 @@ from ...types.groups import referenced_by
 from ...types.stream import Stream
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..contract import Ctx
+from ..effects import XAckDel
 from ..lookup import lookup_read_typed
 from ..table import command
 from .entries import (
@@ -124,7 +126,7 @@ def xackdel(ctx: Ctx, argv: list[bytes]) -> Any:
     if deleted:
         ctx.modified(key, deleted)
     if ctx.changes:
-        ctx.propagate_argv()
+        ctx.effect(XAckDel(argv, argv[2], policy, ids))
     return out
 
 

@@ -12,7 +12,8 @@ producers' form, has its own short path (:func:`_xadd_auto`): no options to
 read.
 
 Effects (REFERENCE §4.1): what goes to the AOF and to replicas is what the
-command did, not what it was asked: XADD with ``*`` or ``<ms>-*``
+command did, not what it was asked, as a typed record (``commands/effects.py``,
+whose Redis 8 form is this): XADD with ``*`` or ``<ms>-*``
 propagates the ID it generated, its trimming as ``trimming.py`` says; XADD
 ``IDMP``/``IDMPAUTO`` keeps the option in the effect (with the real ID),
 and a retry that added nothing propagates nothing: see ``idmp.py``.  XADD's
@@ -31,12 +32,13 @@ from ...resp.replies import NULL_ARRAY
 from ...types.stream import Stream
 from ..args import ArgReader, parse_int
 from ..contract import Ctx
+from ..effects import XAdd, XAddWithOptions
 from ..lookup import lookup_read_typed
 from ..table import command, runs
 from .entries import entries_reply
 from .idmp import xadd_iid, xadd_record, xadd_retry
 from .stream_args import range_end, range_start
-from .trimming import next_id, parse_add_or_trim, rewrite_approx, trim_stream
+from .trimming import exact_threshold, next_id, parse_add_or_trim, trim_stream
 
 # -- commands ---------------------------------------------------------------------
 
@@ -81,20 +83,23 @@ def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     if iid is not None and pid is not None:
         xadd_record(ctx, stream, pid, iid, new_id)  # before trimming
 
-    effect = argv
     trim = args.trim
     trimmed = 0
     if trim.strategy:
         trimmed = trim_stream(stream, trim)
-        if trim.approx:
-            effect = rewrite_approx(argv, stream, trim)
     id_bytes = bytes(new_id)  # formatted once: the reply and the effect
-    if args.id is None or not args.seq_given:
-        if effect is argv:
-            effect = list(argv)
-        effect[args.id_pos] = id_bytes
     ctx.modified(key)
-    ctx.effect(effect)
+    if ctx.propagating:  # the record only for listeners (the AOF, replicas)
+        threshold = b""
+        if trim.strategy:
+            threshold = exact_threshold(stream, trim) if trim.approx else argv[trim.threshold_pos]
+        ctx.effect(XAddWithOptions(
+            argv, id_bytes if args.id is None or not args.seq_given else argv[args.id_pos],
+            args.id_pos, args.nomkstream, trim.policy if trim.policy_given else b"",
+            trim.strategy, threshold, trim.threshold_pos if trim.approx else 0,
+            argv[trim.limit_pos] if trim.limit_pos else None, pid, iid))
+    else:
+        ctx.no_propagation()
     ctx.ready(key)
     if ctx.engine.notify_flags:
         ctx.notify(NOTIFY_STREAM, b"xadd", key)
@@ -156,7 +161,7 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
             id_bytes = b"%d-%d" % last
             replies.append(id_bytes)
             if propagating:
-                effect = list(argv)
+                effect = XAdd(argv)  # the record is its argv form (see XAdd)
                 effect[2] = id_bytes
                 ctx.effect(effect)
     if ids:

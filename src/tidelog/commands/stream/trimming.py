@@ -51,6 +51,8 @@ class TrimArgs:
     limit: int = 0               # most entries to remove; 0 = no limit (resolved)
     threshold_pos: int = 0       # argv index of the threshold (rewritten for "~")
     policy: bytes = KEEPREF      # KEEPREF, DELREF or ACKED (Redis 8.2)
+    policy_given: bool = False   # the policy was a word of the command (kept in the effect)
+    limit_pos: int = 0           # argv index of LIMIT's count; 0: no LIMIT given
 
 
 @dataclass(slots=True)
@@ -110,6 +112,7 @@ def _read_add_or_trim_options(ctx: Ctx, r: ArgReader, args: XAddArgs, xadd: bool
                 trim.minid = parse_strict_id_arg(r.next_bytes())
             trim.strategy = upper
         elif upper == b"LIMIT" and r.more():
+            trim.limit_pos = r.pos
             trim.limit = r.next_int()
             if trim.limit < 0:
                 raise CommandError(errors.LIMIT_NEGATIVE)
@@ -120,7 +123,7 @@ def _read_add_or_trim_options(ctx: Ctx, r: ArgReader, args: XAddArgs, xadd: bool
             if policy_given:  # one policy at most (as XDELEX and XACKDEL)
                 raise CommandError(errors.SYNTAX)
             trim.policy = upper
-            policy_given = True
+            policy_given = trim.policy_given = True
         elif xadd and upper == b"IDMP" and r.remaining() >= 2:
             if args.idmp_pid is not None:
                 raise CommandError(errors.IDMP_TWICE)
@@ -220,16 +223,13 @@ def trim_stream(stream: Stream, trim: TrimArgs) -> int:
     return removed
 
 
-def rewrite_approx(argv: list[bytes], stream: Stream, trim: TrimArgs) -> list[bytes]:
-    """argv with ``~ <threshold>`` replaced by ``= <what the trim left>``."""
-    out = list(argv)
-    out[trim.threshold_pos - 1] = b"="
+def exact_threshold(stream: Stream, trim: TrimArgs) -> bytes:
+    """What an approximate trim left, as the exact threshold that removes the
+    same entries: ``= <length>`` for MAXLEN, ``= <first ID left>`` for MINID."""
     if trim.strategy == MAXLEN:
-        out[trim.threshold_pos] = b"%d" % stream.length
-    else:
-        first_node = next(stream.nodes(), None)
-        out[trim.threshold_pos] = bytes(first_node[0] if first_node else MAX_ID)
-    return out
+        return b"%d" % stream.length
+    first_node = next(stream.nodes(), None)
+    return bytes(first_node[0] if first_node else MAX_ID)
 
 
 def next_id(stream: Stream, args: XAddArgs, now_ms: int) -> StreamID:
