@@ -58,3 +58,30 @@ def test_the_table_does_not_depend_on_what_else_was_imported():
     alone, everything = report(), report("--all")
     assert everything["names"] == alone["names"]  # the same commands, in the same order
     assert len(alone["names"]) > 200
+
+
+def test_a_command_with_movable_keys_says_where_they_are():
+    # The key spec derived from the flags covers fixed positions only: a
+    # command whose keys move (numkeys, a keyword, SORT's STORE) must give its
+    # key specs, or a key finder, where it is registered.
+    import tidelog.commands  # noqa: F401  (fills the table)
+    from tidelog.commands.table import COMMANDS
+
+    specs = [s for spec in COMMANDS.values() for s in (spec, *spec.subcommands.values())]
+    movable = [s for s in specs if "movablekeys" in s.flags]
+    assert len(movable) > 10
+    assert [s.name for s in movable if s.key_specs is None and s.key_finder is None] == []
+
+
+def test_the_metadata_is_on_the_spec():
+    import tidelog.commands  # noqa: F401  (fills the table)
+    from tidelog.commands.key_specs import ND, command_key_positions
+    from tidelog.commands.table import COMMANDS
+
+    xadd, migrate = COMMANDS["xadd"], COMMANDS["migrate"]
+    assert xadd.tips == (ND,)
+    assert xadd.key_specs is not None and xadd.key_specs[0].flags == ("RW", "update")
+    assert migrate.key_finder is not None
+    argv = [b"MIGRATE", b"h", b"1", b"", b"0", b"0", b"KEYS", b"a", b"b"]
+    assert [i for i, _ in command_key_positions(migrate, argv)] == [7, 8]
+    assert COMMANDS["get"].key_specs is None  # derived from the flags

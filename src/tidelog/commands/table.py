@@ -27,6 +27,8 @@ from typing import Any
 from .contract import Ctx
 
 Handler = Callable[[Ctx, list[bytes]], Any]
+# A command's own key finder (Redis's getkeys_proc): argv -> key positions.
+KeyFinder = Callable[[list[bytes]], list[int]]
 # A run handler: consecutive calls of one command on one key, one reply (or
 # CommandError) per call, in order.
 RunHandler = Callable[[Ctx, list[list[bytes]]], list[Any]]
@@ -41,6 +43,25 @@ _GROUP_CATEGORY = {
     "scripting": "@scripting",
     "bitmap": "@bitmap", "geo": "@geo", "hyperloglog": "@hyperloglog", "array": "@array",
 }
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """One key spec as COMMAND INFO shows it (Redis 7's ``key_specs``)."""
+
+    flags: tuple[str, ...]
+    begin: int | str | None     # None: unknown; an index, or the keyword keys follow (XREAD's STREAMS)
+    lastkey: int = 0
+    keystep: int = 1
+    limit: int = 0
+    startfrom: int = 1          # for a keyword begin: where to start looking for it
+    notes: str | None = None
+    # find_keys "keynum" instead of "range": (keynumidx, firstkey, keystep),
+    # offsets from begin (SINTERCARD numkeys key [key ...]).
+    keynum: tuple[int, int, int] | None = None
+    # begin None: Redis's "unknown" begin_search and find_keys (SORT's BY/GET
+    # and STORE); ``find(argv)`` then gives the key positions, if any.
+    find: Any = None
 
 
 @dataclass
@@ -59,6 +80,9 @@ class CommandSpec:
     categories: tuple[str, ...] = ()
     subcommands: dict[str, CommandSpec] = field(default_factory=dict)
     run: Run | None = None         # see :func:`runs`
+    tips: tuple[str, ...] = ()     # COMMAND INFO's tips
+    key_specs: list[KeySpec] | None = None  # None: derived from the flags (key_specs.key_specs)
+    key_finder: KeyFinder | None = None     # finds the keys where the key specs give too many
 
     @property
     def is_write(self) -> bool:
@@ -108,8 +132,16 @@ COMMANDS: dict[str, CommandSpec] = {}
 def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int] = (0, 0, 0),
             group: str = "generic", since: str = "1.0.0", complexity: str = "",
             summary: str = "", categories: tuple[str, ...] = (),
-            container: bool = False) -> Callable[[Handler], Handler]:
-    """Register a handler (or, with container=True, a container command)."""
+            container: bool = False, tips: tuple[str, ...] = (),
+            key_specs: list[KeySpec] | None = None,
+            key_finder: KeyFinder | None = None) -> Callable[[Handler], Handler]:
+    """Register a handler (or, with container=True, a container command).
+
+    ``tips`` and ``key_specs`` are what COMMAND INFO shows (written from what
+    redis-server 7.0.15 answers, and from Redis 8's command pages for the
+    newer commands); a command without key specs gets one derived from its
+    flags and ``keys``.  ``key_finder`` finds the keys of a call where the
+    key specs alone would give too many (MIGRATE)."""
 
     def register(handler: Handler) -> Handler:
         spec = CommandSpec(
@@ -117,7 +149,7 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             flags=frozenset(flags.split()), first_key=keys[0], last_key=keys[1],
             key_step=keys[2], group=group, since=since, complexity=complexity,
             summary=summary or (handler.__doc__ or "").strip().splitlines()[0],
-            categories=categories,
+            categories=categories, tips=tips, key_specs=key_specs, key_finder=key_finder,
         )
         parent_name, bar, sub = name.partition("|")
         if bar:

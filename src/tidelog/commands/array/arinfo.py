@@ -8,6 +8,7 @@ from ... import errors
 from ...errors import SYNTAX, WRONGTYPE, CommandError
 from ...resp.replies import Map
 from ...types.array import INDEX_MAX, Array
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 # -- ARINFO -----------------------------------------------------------------------------
 @command("arinfo", arity=-2, flags="readonly", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="O(1), or O(N) with FULL where N is the number of slices",
-         summary="Returns information about an array.")
+         summary="Returns information about an array.",
+         key_specs=[ks("RO", 1)])
 def arinfo(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARINFO key [FULL]
 

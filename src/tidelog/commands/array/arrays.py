@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ... import errors
 from ...errors import CommandError, wrong_arity
 from ...types.array import INDEX_MAX
+from ..key_specs import ks
 from ..table import command
 from .common import (
     MAX_REPLY_ITEMS,
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 
 # -- ARGET, ARMGET, ARSET, ARMSET ---------------------------------------------------
 @command("arget", arity=3, flags="readonly fast", keys=(1, 1, 1), group="array", since="8.8.0",
-         complexity="O(1)", summary="Gets the value at an index in an array.")
+         complexity="O(1)", summary="Gets the value at an index in an array.",
+         key_specs=[ks("RO ACCESS", 1)])
 def arget(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARGET key index
 
@@ -48,7 +50,8 @@ def arget(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("armget", arity=-3, flags="readonly fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the number of indices",
-         summary="Gets the values at multiple indices in an array.")
+         summary="Gets the values at multiple indices in an array.",
+         key_specs=[ks("RO ACCESS", 1)])
 def armget(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARMGET key index [index ...]
 
@@ -63,7 +66,8 @@ def armget(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("arset", arity=-4, flags="write denyoom fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the number of values",
-         summary="Sets one or more contiguous values starting at an index in an array.")
+         summary="Sets one or more contiguous values starting at an index in an array.",
+         key_specs=[ks("RW UPDATE", 1)])
 def arset(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARSET key index value [value ...]
 
@@ -85,7 +89,8 @@ def arset(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("armset", arity=-4, flags="write denyoom fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the number of pairs",
-         summary="Sets multiple index-value pairs in an array.")
+         summary="Sets multiple index-value pairs in an array.",
+         key_specs=[ks("RW UPDATE", 1)])
 def armset(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARMSET key index value [index value ...]
 
@@ -105,7 +110,8 @@ def armset(ctx: Ctx, argv: list[bytes]) -> Any:
 # -- ARDEL, ARDELRANGE ---------------------------------------------------------------
 @command("ardel", arity=-3, flags="write fast", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="O(N) where N is the number of indices to delete",
-         summary="Deletes elements at the specified indices in an array.")
+         summary="Deletes elements at the specified indices in an array.",
+         key_specs=[ks("RW DELETE", 1)])
 def ardel(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARDEL key index [index ...]
 
@@ -122,7 +128,8 @@ def ardel(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("ardelrange", arity=-4, flags="write", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="Proportional to the number of existing elements in the ranges",
-         summary="Deletes elements in one or more ranges.")
+         summary="Deletes elements in one or more ranges.",
+         key_specs=[ks("RW DELETE", 1)])
 def ardelrange(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARDELRANGE key start end [start end ...]
 
@@ -143,7 +150,8 @@ def ardelrange(ctx: Ctx, argv: list[bytes]) -> Any:
 
 # -- ARLEN, ARCOUNT, ARGETRANGE -------------------------------------------------------
 @command("arlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="array", since="8.8.0",
-         complexity="O(1)", summary="Returns the length of an array (highest index plus one).")
+         complexity="O(1)", summary="Returns the length of an array (highest index plus one).",
+         key_specs=[ks("RO", 1)])
 def arlen(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARLEN key
 
@@ -154,7 +162,8 @@ def arlen(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("arcount", arity=2, flags="readonly fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(1)",
-         summary="Returns the number of non-empty elements in an array.")
+         summary="Returns the number of non-empty elements in an array.",
+         key_specs=[ks("RO", 1)])
 def arcount(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARCOUNT key
 
@@ -165,7 +174,8 @@ def arcount(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("argetrange", arity=4, flags="readonly", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the range length",
-         summary="Gets values in a range of indices.")
+         summary="Gets values in a range of indices.",
+         key_specs=[ks("RO ACCESS", 1)])
 def argetrange(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARGETRANGE key start end
 

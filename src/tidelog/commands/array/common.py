@@ -14,7 +14,6 @@ from ... import errors
 from ...config import NOTIFY_ARRAY, NOTIFY_GENERIC
 from ...errors import CommandError
 from ...types.array import _U64_MAX, Array, canonical_int
-from ..key_specs import COMMAND_EXTRAS, KeySpec
 from ..lookup import lookup_read_typed
 
 if TYPE_CHECKING:
@@ -26,16 +25,6 @@ MAX_REPLY_ITEMS = 1_000_000
 GREP_MAX_PREDICATES = 250
 GREP_MAX_RE_LEN = 2048
 
-COMMAND_EXTRAS.update({
-    name: ((), [KeySpec(tuple(flags.split()), 1, 0)]) for name, flags in (
-        ("arset", "RW UPDATE"), ("armset", "RW UPDATE"), ("arget", "RO ACCESS"),
-        ("armget", "RO ACCESS"), ("arinsert", "RW UPDATE"), ("arring", "RW UPDATE"),
-        ("arscan", "RO ACCESS"), ("argrep", "RO ACCESS"), ("arop", "RO ACCESS"),
-        ("ardel", "RW DELETE"), ("ardelrange", "RW DELETE"), ("arcount", "RO"),
-        ("arlen", "RO"), ("arnext", "RO"), ("arseek", "RW UPDATE"),
-        ("arlastitems", "RO ACCESS"), ("argetrange", "RO ACCESS"), ("arinfo", "RO"),
-    )
-})
 
 _SPACE = b" \t\n\v\f\r"
 I64_MIN = -(1 << 63)

@@ -13,6 +13,7 @@ from ... import errors
 from ...errors import SYNTAX, CommandError, wrong_arity
 from ...types.array import INDEX_MAX, Array
 from ..args import parse_int
+from ..key_specs import ks
 from ..table import command
 from .common import (
     MAX_REPLY_ITEMS,
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 # -- ARINSERT, ARRING, ARNEXT, ARSEEK, ARLASTITEMS -------------------------------------
 @command("arinsert", arity=-3, flags="write denyoom fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the number of values",
-         summary="Appends values at the array insert cursor.")
+         summary="Appends values at the array insert cursor.",
+         key_specs=[ks("RW UPDATE", 1)])
 def arinsert(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARINSERT key value [value ...]
 
@@ -84,7 +86,8 @@ def _ring_rework(ar: Array, old_span: int, keep: int, fresh: Array) -> Array:
 @command("arring", arity=-4, flags="write denyoom", keys=(1, 1, 1), group="array",
          since="8.8.0",
          complexity="O(M) where M is the number of values, O(N+M) when the ring is resized",
-         summary="Writes values into a ring buffer of the given size.")
+         summary="Writes values into a ring buffer of the given size.",
+         key_specs=[ks("RW UPDATE", 1)])
 def arring(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARRING key size value [value ...]
 
@@ -117,7 +120,8 @@ def arring(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("arnext", arity=2, flags="readonly fast", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(1)",
-         summary="Returns the next index ARINSERT / ARRING would use.")
+         summary="Returns the next index ARINSERT / ARRING would use.",
+         key_specs=[ks("RO", 1)])
 def arnext(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARNEXT key
 
@@ -132,7 +136,8 @@ def arnext(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 @command("arseek", arity=3, flags="write fast", keys=(1, 1, 1), group="array", since="8.8.0",
-         complexity="O(1)", summary="Sets the ARINSERT / ARRING cursor to a specific index.")
+         complexity="O(1)", summary="Sets the ARINSERT / ARRING cursor to a specific index.",
+         key_specs=[ks("RW UPDATE", 1)])
 def arseek(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARSEEK key index
 
@@ -150,7 +155,8 @@ def arseek(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("arlastitems", arity=-3, flags="readonly", keys=(1, 1, 1), group="array",
          since="8.8.0", complexity="O(N) where N is the number of requested items",
-         summary="Returns the most recent positions written by ARINSERT / ARRING.")
+         summary="Returns the most recent positions written by ARINSERT / ARRING.",
+         key_specs=[ks("RO ACCESS", 1)])
 def arlastitems(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARLASTITEMS key count [REV]
 

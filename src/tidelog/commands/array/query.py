@@ -14,6 +14,7 @@ from ...glob import glob_match
 from ...types import longdouble
 from ...types.array import TAG_FLOAT, Array, canonical_int, value_tag
 from ..args import parse_int
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 from .common import GREP_MAX_PREDICATES, GREP_MAX_RE_LEN, I64_MAX, I64_MIN, parse_index, read_array
@@ -32,7 +33,8 @@ def _positive_limit(arg: bytes) -> int:
 
 @command("arscan", arity=-4, flags="readonly", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="O(N) where N is the number of existing elements in the range",
-         summary="Returns the existing elements in a range as index-value pairs.")
+         summary="Returns the existing elements in a range as index-value pairs.",
+         key_specs=[ks("RO ACCESS", 1)])
 def arscan(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARSCAN key start end [LIMIT count]
 
@@ -144,7 +146,8 @@ def _compile_predicates(preds: list[tuple[bytes, bytes]], nocase: bool) -> list[
 @command("argrep", arity=-6, flags="readonly", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="O(P * C) where P is the number of visited positions in touched slices "
                     "and C is the cost of evaluating the predicates on one existing element.",
-         summary="Searches array elements in a range using textual predicates.")
+         summary="Searches array elements in a range using textual predicates.",
+         key_specs=[ks("RO ACCESS", 1)])
 def argrep(ctx: Ctx, argv: list[bytes]) -> Any:
     """ARGREP key start end (EXACT string | MATCH string | GLOB pattern | RE pattern) ...
     [AND | OR] [LIMIT count] [WITHVALUES] [NOCASE]
@@ -272,7 +275,8 @@ def _round_half_even(v: Fraction) -> int:
 
 @command("arop", arity=-5, flags="readonly", keys=(1, 1, 1), group="array", since="8.8.0",
          complexity="O(N) where N is the number of existing elements in the range",
-         summary="Aggregates the existing elements in a range.")
+         summary="Aggregates the existing elements in a range.",
+         key_specs=[ks("RO ACCESS", 1)])
 def arop(ctx: Ctx, argv: list[bytes]) -> Any:
     """AROP key start end SUM|MIN|MAX|AND|OR|XOR|USED|MATCH value
 

@@ -49,7 +49,7 @@ from ...errors import (
 from ...types import bits as B
 from ..args import parse_int
 from ..encoding import mark_string_encoding
-from ..key_specs import COMMAND_EXTRAS, KeySpec
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -57,21 +57,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-def _ks(flags: str, begin: int, lastkey: int = 0, notes: str | None = None) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, lastkey, notes=notes)
-
-
-# COMMAND INFO's key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "setbit": ((), [_ks("RW access update", 1)]),
-    "getbit": ((), [_ks("RO access", 1)]),
-    "bitcount": ((), [_ks("RO access", 1)]),
-    "bitpos": ((), [_ks("RO access", 1)]),
-    "bitop": ((), [_ks("OW update", 2), _ks("RO access", 3, -1)]),
-    "bitfield": ((), [_ks("RW access update variable_flags", 1,
-                          notes="This command allows both access and modification of the key")]),
-    "bitfield_ro": ((), [_ks("RO access", 1)]),
-})
 
 
 def _obeyed(ctx: Ctx) -> bool:
@@ -124,7 +109,8 @@ def _store_bits(ctx: Ctx, key: bytes, value: bytes, created: bool, changes: int)
 # -- SETBIT, GETBIT ------------------------------------------------------------------
 @command("setbit", arity=4, flags="write denyoom", keys=(1, 1, 1), group="bitmap",
          since="2.2.0", complexity="O(1)",
-         summary="Sets or clears the bit at offset in the string value stored at key")
+         summary="Sets or clears the bit at offset in the string value stored at key",
+         key_specs=[ks("RW access update", 1)])
 def setbit(ctx: Ctx, argv: list[bytes]) -> object:
     """SETBIT key offset value
 
@@ -146,7 +132,8 @@ def setbit(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("getbit", arity=3, flags="readonly fast", keys=(1, 1, 1), group="bitmap",
          since="2.2.0", complexity="O(1)",
-         summary="Returns the bit value at offset in the string value stored at key")
+         summary="Returns the bit value at offset in the string value stored at key",
+         key_specs=[ks("RO access", 1)])
 def getbit(ctx: Ctx, argv: list[bytes]) -> object:
     """GETBIT key offset
 
@@ -182,7 +169,8 @@ def clamp_range(start: int, end: int, size: int) -> tuple[int, int]:
 
 
 @command("bitcount", arity=-2, flags="readonly", keys=(1, 1, 1), group="bitmap",
-         since="2.6.0", complexity="O(N)", summary="Count set bits in a string")
+         since="2.6.0", complexity="O(N)", summary="Count set bits in a string",
+         key_specs=[ks("RO access", 1)])
 def bitcount(ctx: Ctx, argv: list[bytes]) -> object:
     """BITCOUNT key [start end [BYTE | BIT]]
 
@@ -213,7 +201,8 @@ def bitcount(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("bitpos", arity=-3, flags="readonly", keys=(1, 1, 1), group="bitmap",
-         since="2.8.7", complexity="O(N)", summary="Find first bit set or clear in a string")
+         since="2.8.7", complexity="O(N)", summary="Find first bit set or clear in a string",
+         key_specs=[ks("RO access", 1)])
 def bitpos(ctx: Ctx, argv: list[bytes]) -> object:
     """BITPOS key bit [start [end [BYTE | BIT]]]
 
@@ -259,7 +248,8 @@ def bitpos(ctx: Ctx, argv: list[bytes]) -> object:
 
 # -- BITOP ------------------------------------------------------------------------------
 @command("bitop", arity=-4, flags="write denyoom", keys=(2, -1, 1), group="bitmap",
-         since="2.6.0", complexity="O(N)", summary="Perform bitwise operations between strings")
+         since="2.6.0", complexity="O(N)", summary="Perform bitwise operations between strings",
+         key_specs=[ks("OW update", 2), ks("RO access", 3, -1)])
 def bitop(ctx: Ctx, argv: list[bytes]) -> object:
     """BITOP <AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]
 
@@ -422,7 +412,9 @@ def _bitfield(ctx: Ctx, argv: list[bytes], read_only: bool) -> object:
 
 @command("bitfield", arity=-2, flags="write denyoom", keys=(1, 1, 1), group="bitmap",
          since="3.2.0", complexity="O(1) for each subcommand specified",
-         summary="Perform arbitrary bitfield integer operations on strings")
+         summary="Perform arbitrary bitfield integer operations on strings",
+         key_specs=[ks("RW access update variable_flags", 1,
+                       notes="This command allows both access and modification of the key")])
 def bitfield(ctx: Ctx, argv: list[bytes]) -> object:
     """BITFIELD key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] <SET encoding offset value | INCRBY encoding offset increment> ...]]
 
@@ -435,7 +427,8 @@ def bitfield(ctx: Ctx, argv: list[bytes]) -> object:
 @command("bitfield_ro", arity=-2, flags="readonly fast", keys=(1, 1, 1), group="bitmap",
          since="6.0.0", complexity="O(1) for each subcommand specified",
          summary="Perform arbitrary bitfield integer operations on strings. Read-only variant "
-                 "of BITFIELD")
+                 "of BITFIELD",
+         key_specs=[ks("RO access", 1)])
 def bitfield_ro(ctx: Ctx, argv: list[bytes]) -> object:
     """BITFIELD_RO key [GET encoding offset [GET encoding offset ...]]
 

@@ -42,33 +42,13 @@ from ...resp.replies import OK, Map
 from ...types import longdouble
 from ...types.hash import Hash
 from ..args import INT64_MAX, INT64_MIN, parse_int
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 
 if TYPE_CHECKING:
     from ..contract import Ctx
-
-# COMMAND INFO's tips and key specs where they differ from what the table
-# derives (read from redis-server 7.0.15).
-_ND = "nondeterministic_output"
-_ORDER = "nondeterministic_output_order"
-COMMAND_EXTRAS.update({
-    "hgetall": ((_ORDER,), None),
-    "hkeys": ((_ORDER,), None),
-    "hvals": ((_ORDER,), None),
-    "hrandfield": ((_ND,), None),
-    "hscan": ((_ND,), None),
-    "hsetnx": ((), [ks("RW insert", 1)]),
-    "hdel": ((), [ks("RW delete", 1)]),
-    "hexists": ((), [ks("RO", 1)]),
-    "hlen": ((), [ks("RO", 1)]),
-    "hstrlen": ((), [ks("RO", 1)]),
-    "hincrby": ((), [ks("RW access update", 1)]),
-    "hincrbyfloat": ((), [ks("RW access update", 1)]),
-    "hgetdel": ((), [ks("RW access delete", 1)]),
-})
 
 
 # -- lookups ----------------------------------------------------------------------
@@ -137,7 +117,8 @@ def hmset(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hsetnx", arity=4, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(1)",
-         summary="Set the value of a hash field, only if the field does not exist")
+         summary="Set the value of a hash field, only if the field does not exist",
+         key_specs=[ks("RW insert", 1)])
 def hsetnx(ctx: Ctx, argv: list[bytes]) -> object:
     """HSETNX key field value"""
     key = argv[1]
@@ -155,7 +136,8 @@ def hsetnx(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hdel", arity=-3, flags="write fast", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(N) where N is the number of fields to be removed.",
-         summary="Delete one or more hash fields")
+         summary="Delete one or more hash fields",
+         key_specs=[ks("RW delete", 1)])
 def hdel(ctx: Ctx, argv: list[bytes]) -> object:
     """HDEL key field [field ...]"""
     key = argv[1]
@@ -182,7 +164,8 @@ def hdel(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hgetdel", arity=-5, flags="write fast", keys=(1, 1, 1), group="hash",
          since="8.0.0", complexity="O(N) where N is the number of specified fields",
-         summary="Returns the value of a field and deletes it from the hash.")
+         summary="Returns the value of a field and deletes it from the hash.",
+         key_specs=[ks("RW access delete", 1)])
 def hgetdel(ctx: Ctx, argv: list[bytes]) -> object:
     """HGETDEL key FIELDS numfields field [field ...]"""
     key = argv[1]
@@ -218,7 +201,8 @@ def hgetdel(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hincrby", arity=4, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(1)",
-         summary="Increment the integer value of a hash field by the given number")
+         summary="Increment the integer value of a hash field by the given number",
+         key_specs=[ks("RW access update", 1)])
 def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
     """HINCRBY key field increment"""
     key, field = argv[1], argv[2]
@@ -240,7 +224,8 @@ def hincrby(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hincrbyfloat", arity=4, flags="write denyoom fast", keys=(1, 1, 1), group="hash",
          since="2.6.0", complexity="O(1)",
-         summary="Increment the float value of a hash field by the given amount")
+         summary="Increment the float value of a hash field by the given amount",
+         key_specs=[ks("RW access update", 1)])
 def hincrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     """HINCRBYFLOAT key field increment"""
     key, field = argv[1], argv[2]
@@ -292,7 +277,8 @@ def hmget(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("hexists", arity=3, flags="readonly fast", keys=(1, 1, 1), group="hash",
-         since="2.0.0", complexity="O(1)", summary="Determine if a hash field exists")
+         since="2.0.0", complexity="O(1)", summary="Determine if a hash field exists",
+         key_specs=[ks("RO", 1)])
 def hexists(ctx: Ctx, argv: list[bytes]) -> object:
     """HEXISTS key field"""
     h = _read(ctx, argv[1])
@@ -300,7 +286,8 @@ def hexists(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("hlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="hash",
-         since="2.0.0", complexity="O(1)", summary="Get the number of fields in a hash")
+         since="2.0.0", complexity="O(1)", summary="Get the number of fields in a hash",
+         key_specs=[ks("RO", 1)])
 def hlen(ctx: Ctx, argv: list[bytes]) -> object:
     """HLEN key"""
     h = _read(ctx, argv[1])
@@ -309,7 +296,8 @@ def hlen(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hstrlen", arity=3, flags="readonly fast", keys=(1, 1, 1), group="hash",
          since="3.2.0", complexity="O(1)",
-         summary="Get the length of the value of a hash field")
+         summary="Get the length of the value of a hash field",
+         key_specs=[ks("RO", 1)])
 def hstrlen(ctx: Ctx, argv: list[bytes]) -> object:
     """HSTRLEN key field"""
     h = _read(ctx, argv[1])
@@ -319,7 +307,8 @@ def hstrlen(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hgetall", arity=2, flags="readonly", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(N) where N is the size of the hash.",
-         summary="Get all the fields and values in a hash")
+         summary="Get all the fields and values in a hash",
+         tips=("nondeterministic_output_order",))
 def hgetall(ctx: Ctx, argv: list[bytes]) -> object:
     """HGETALL key"""
     h = _read(ctx, argv[1])
@@ -328,7 +317,8 @@ def hgetall(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hkeys", arity=2, flags="readonly", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(N) where N is the size of the hash.",
-         summary="Get all the fields in a hash")
+         summary="Get all the fields in a hash",
+         tips=("nondeterministic_output_order",))
 def hkeys(ctx: Ctx, argv: list[bytes]) -> object:
     """HKEYS key"""
     h = _read(ctx, argv[1])
@@ -337,7 +327,8 @@ def hkeys(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("hvals", arity=2, flags="readonly", keys=(1, 1, 1), group="hash",
          since="2.0.0", complexity="O(N) where N is the size of the hash.",
-         summary="Get all the values in a hash")
+         summary="Get all the values in a hash",
+         tips=("nondeterministic_output_order",))
 def hvals(ctx: Ctx, argv: list[bytes]) -> object:
     """HVALS key"""
     h = _read(ctx, argv[1])
@@ -349,7 +340,8 @@ _LONG_MAX = INT64_MAX
 
 @command("hrandfield", arity=-2, flags="readonly", keys=(1, 1, 1), group="hash",
          since="6.2.0", complexity="O(N) where N is the number of fields returned",
-         summary="Get one or multiple random fields from a hash")
+         summary="Get one or multiple random fields from a hash",
+         tips=(ND,))
 def hrandfield(ctx: Ctx, argv: list[bytes]) -> object:
     """HRANDFIELD key [count [WITHVALUES]]"""
     if len(argv) == 2:
@@ -384,7 +376,8 @@ def hrandfield(ctx: Ctx, argv: list[bytes]) -> object:
                                    "including enough command calls for the cursor to return "
                                    "back to 0. N is the number of elements inside the "
                                    "collection.",
-         summary="Incrementally iterate hash fields and associated values")
+         summary="Incrementally iterate hash fields and associated values",
+         tips=(ND,))
 def hscan(ctx: Ctx, argv: list[bytes]) -> object:
     """HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]"""
     cursor = parse_cursor(argv[2])

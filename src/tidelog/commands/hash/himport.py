@@ -41,16 +41,12 @@ from ...errors import (
 from ...resp.replies import OK
 from ...types.fieldsets import DuplicateField, Fieldsets
 from ...types.hash import Hash
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..table import command
 
 if TYPE_CHECKING:
     from ..contract import Ctx
 
-# HIMPORT SET's key spec (redis.io's page): the key is overwritten.
-COMMAND_EXTRAS.update({
-    "himport|set": ((), [ks("OW update", 2)]),
-})
 
 
 @command("himport", arity=-2, group="hash", since="8.10.0", complexity="Depends on subcommand.",
@@ -82,7 +78,8 @@ def himport_prepare(ctx: Ctx, argv: list[bytes]) -> object:
 @command("himport|set", arity=-5, flags="write denyoom", keys=(2, 2, 1), group="hash",
          since="8.10.0", complexity="O(N) where N is the number of fields in the fieldset.",
          summary="Creates a fieldset-based hash from values supplied in the order matching a "
-                 "previously prepared fieldset.")
+                 "previously prepared fieldset.",
+         key_specs=[ks("OW update", 2)])
 def himport_set(ctx: Ctx, argv: list[bytes]) -> object:
     """HIMPORT SET key fieldset-name value [value ...]
 

@@ -42,20 +42,13 @@ from ...errors import (
 from ...resp.replies import OK, SimpleString
 from ...types import hyperloglog as hll
 from ..encoding import mark_string_encoding
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 
 if TYPE_CHECKING:
     from ..contract import Ctx
 
-COMMAND_EXTRAS.update({
-    "pfadd": ((), [ks("RW insert", 1)]),
-    "pfcount": ((), [ks("RW access", 1, -1, notes="RW because it may change the internal "
-                          "representation of the key, and propagate to replicas")]),
-    "pfmerge": ((), [ks("RW access insert", 1), ks("RO access", 2, -1)]),
-    "pfdebug": ((), [ks("RW access", 2)]),
-})
 
 _NONZERO = re.compile(rb"[^\x00]")
 
@@ -99,7 +92,8 @@ def _store(ctx: Ctx, key: bytes, value: bytes, tail: int = 0) -> None:
 
 @command("pfadd", arity=-2, flags="write denyoom fast", keys=(1, 1, 1), group="hyperloglog",
          since="2.8.9", complexity="O(1) to add every element.",
-         summary="Adds the specified elements to the specified HyperLogLog.")
+         summary="Adds the specified elements to the specified HyperLogLog.",
+         key_specs=[ks("RW insert", 1)])
 def pfadd(ctx: Ctx, argv: list[bytes]) -> object:
     """PFADD key [element [element ...]]
 
@@ -144,7 +138,9 @@ def pfadd(ctx: Ctx, argv: list[bytes]) -> object:
                      "key. O(N) with N being the number of keys, and much bigger constant times, "
                      "when called with multiple keys."),
          summary=("Return the approximated cardinality of the set(s) observed by the "
-                  "HyperLogLog at key(s)."))
+                  "HyperLogLog at key(s)."),
+         key_specs=[ks("RW access", 1, -1, notes="RW because it may change the internal representation "
+                                                  "of the key, and propagate to replicas")])
 def pfcount(ctx: Ctx, argv: list[bytes]) -> object:
     """PFCOUNT key [key ...]
 
@@ -186,7 +182,8 @@ def pfcount(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("pfmerge", arity=-2, flags="write denyoom", keys=(1, -1, 1), group="hyperloglog",
          since="2.8.9", complexity="O(N) to merge N HyperLogLogs, but with high constant times.",
-         summary="Merge N different HyperLogLogs into a single one.")
+         summary="Merge N different HyperLogLogs into a single one.",
+         key_specs=[ks("RW access insert", 1), ks("RO access", 2, -1)])
 def pfmerge(ctx: Ctx, argv: list[bytes]) -> object:
     """PFMERGE destkey [sourcekey [sourcekey ...]]
 
@@ -243,7 +240,8 @@ def pfmerge(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("pfdebug", arity=3, flags="write denyoom admin", keys=(2, 2, 1), group="hyperloglog",
          since="2.8.9", complexity="N/A",
-         summary="Internal commands for debugging HyperLogLog values")
+         summary="Internal commands for debugging HyperLogLog values",
+         key_specs=[ks("RW access", 2)])
 def pfdebug(ctx: Ctx, argv: list[bytes]) -> object:
     """PFDEBUG subcommand key
 

@@ -30,6 +30,7 @@ from ...errors import (
 )
 from ...resp.replies import OK
 from ..args import parse_int
+from ..key_specs import ALL_SHARDS, ND, ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -78,7 +79,8 @@ def copy_value(value: Any) -> Any:
          since="6.2.0",
          complexity="O(N) worst case for collections, where N is the number of nested items. "
                     "O(1) for string values.",
-         summary="Copy a key")
+         summary="Copy a key",
+         key_specs=[ks("RO access", 1), ks("OW update", 2)])
 def copy(ctx: Ctx, argv: list[bytes]) -> object:
     """COPY source destination [DB destination-db] [REPLACE]"""
     src, dst = argv[1], argv[2]
@@ -124,7 +126,8 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
 
 # -- MOVE ------------------------------------------------------------------------------
 @command("move", arity=3, flags="write fast", keys=(1, 1, 1), group="generic", since="1.0.0",
-         complexity="O(1)", summary="Move a key to another database")
+         complexity="O(1)", summary="Move a key to another database",
+         key_specs=[ks("RW access update", 1)])
 def move(ctx: Ctx, argv: list[bytes]) -> object:
     """MOVE key db"""
     key = argv[1]
@@ -187,7 +190,9 @@ def swapdb(ctx: Ctx, argv: list[bytes]) -> object:
 @command("touch", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="generic",
          since="3.2.1", complexity="O(N) where N is the number of keys that will be touched.",
          summary="Alters the last access time of a key(s). Returns the number of existing keys "
-                 "specified.")
+                 "specified.",
+         tips=("request_policy:multi_shard", "response_policy:agg_sum"),
+         key_specs=[ks("RO", 1, -1)])
 def touch(ctx: Ctx, argv: list[bytes]) -> object:
     """TOUCH key [key ...]
 
@@ -207,7 +212,8 @@ _RANDOM_TRIES = 32
 
 
 @command("randomkey", arity=1, flags="readonly", group="generic", since="1.0.0",
-         complexity="O(1)", summary="Return a random key from the keyspace")
+         complexity="O(1)", summary="Return a random key from the keyspace",
+         tips=(ALL_SHARDS, ND))
 def randomkey(ctx: Ctx, argv: list[bytes]) -> object:
     """RANDOMKEY
 

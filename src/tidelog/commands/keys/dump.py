@@ -27,6 +27,7 @@ from ...resp.replies import OK
 from ...types.array import Array
 from ..args import INT64_MAX, parse_int
 from ..contract import Ctx, Reply
+from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -43,7 +44,8 @@ def _dump_version(ctx: Ctx) -> int:
                     "the number of Redis objects composing the value and M their average size. "
                     "For small string values the time complexity is thus O(1)+O(1*M) where M is "
                     "small, so simply O(1).",
-         summary="Return a serialized version of the value stored at the specified key.")
+         summary="Return a serialized version of the value stored at the specified key.",
+         tips=(ND,))
 def dump(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DUMP key"""
     value = lookup_read(ctx, argv[1])
@@ -62,7 +64,8 @@ def dump(ctx: Ctx, argv: list[bytes]) -> Reply:
                     "values the complexity is O(N*M*log(N)) because inserting values into sorted "
                     "sets is O(log(N)).",
          summary="Create a key using the provided serialized value, previously obtained using "
-                 "DUMP.")
+                 "DUMP.",
+         key_specs=[ks("OW update", 1)])
 def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     """RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"""
     key = argv[1]

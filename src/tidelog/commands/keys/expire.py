@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ...config import NOTIFY_GENERIC
 from ...errors import EXPIRE_GT_LT, EXPIRE_NX_XX_GT_LT, CommandError, invalid_expire, unsupported_option
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
+from ..key_specs import ND
 from ..lookup import lookup_read
 from ..table import command
 
@@ -125,14 +126,16 @@ def _ttl(ctx: Ctx, key: bytes, absolute: bool, ms: bool) -> int:
 
 
 @command("ttl", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
-         since="1.0.0", complexity="O(1)", summary="Get the time to live for a key in seconds")
+         since="1.0.0", complexity="O(1)", summary="Get the time to live for a key in seconds",
+         tips=(ND,))
 def ttl(ctx: Ctx, argv: list[bytes]) -> object:
     """TTL key"""
     return _ttl(ctx, argv[1], absolute=False, ms=False)
 
 
 @command("pttl", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
-         since="2.6.0", complexity="O(1)", summary="Get the time to live for a key in milliseconds")
+         since="2.6.0", complexity="O(1)", summary="Get the time to live for a key in milliseconds",
+         tips=(ND,))
 def pttl(ctx: Ctx, argv: list[bytes]) -> object:
     """PTTL key"""
     return _ttl(ctx, argv[1], absolute=False, ms=True)

@@ -13,6 +13,7 @@ from ...errors import NO_SUCH_KEY, CommandError
 from ...glob import glob_match
 from ...keyspace import type_name
 from ...resp.replies import OK, SimpleString
+from ..key_specs import ALL_SHARDS, ND, ks
 from ..lookup import key_arguments, lookup_read
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
@@ -69,7 +70,9 @@ def _delete_keys(ctx: Ctx, keys: list[bytes], lazy: bool = False) -> int:
                     "remove holds a value other than a string, the individual complexity for this "
                     "key is O(M) where M is the number of elements in the list, set, sorted set or "
                     "hash. Removing a single key that holds a string value is O(1).",
-         summary="Delete a key")
+         summary="Delete a key",
+         tips=("request_policy:multi_shard", "response_policy:agg_sum"),
+         key_specs=[ks("RM delete", 1, -1)])
 def del_(ctx: Ctx, argv: list[bytes]) -> object:
     """DEL key [key ...]"""
     return _delete_keys(ctx, key_arguments(argv), ctx.config["lazyfree-lazy-user-del"])
@@ -81,7 +84,9 @@ def del_(ctx: Ctx, argv: list[bytes]) -> object:
                     "O(N) work in a different thread in order to reclaim memory, where N is the "
                     "number of allocations the deleted objects where composed of.",
          summary="Delete a key asynchronously in another thread. Otherwise it is just as DEL, "
-                 "but non blocking.")
+                 "but non blocking.",
+         tips=("request_policy:multi_shard", "response_policy:agg_sum"),
+         key_specs=[ks("RM delete", 1, -1)])
 def unlink(ctx: Ctx, argv: list[bytes]) -> object:
     """UNLINK key [key ...]"""
     # A large value is freed after the reply (Engine.free_later), not in
@@ -91,14 +96,17 @@ def unlink(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("exists", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="generic",
          since="1.0.0", complexity="O(N) where N is the number of keys to check.",
-         summary="Determine if a key exists")
+         summary="Determine if a key exists",
+         tips=("request_policy:multi_shard", "response_policy:agg_sum"),
+         key_specs=[ks("RO", 1, -1)])
 def exists(ctx: Ctx, argv: list[bytes]) -> object:
     """EXISTS key [key ...]"""
     return sum(1 for key in key_arguments(argv) if lookup_read(ctx, key, touch=False) is not None)
 
 
 @command("type", arity=2, flags="readonly fast", keys=(1, 1, 1), group="generic",
-         since="1.0.0", complexity="O(1)", summary="Determine the type stored at key")
+         since="1.0.0", complexity="O(1)", summary="Determine the type stored at key",
+         key_specs=[ks("RO", 1)])
 def type_(ctx: Ctx, argv: list[bytes]) -> object:
     """TYPE key"""
     value = lookup_read(ctx, argv[1], touch=False)
@@ -111,7 +119,8 @@ def type_(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(N) with N being the number of keys in the database, under the "
                     "assumption that the key names in the database and the given pattern have "
                     "limited length.",
-         summary="Find all keys matching the given pattern")
+         summary="Find all keys matching the given pattern",
+         tips=(ALL_SHARDS, "nondeterministic_output_order"))
 def keys(ctx: Ctx, argv: list[bytes]) -> object:
     """KEYS pattern"""
     pattern = argv[1]
@@ -122,7 +131,8 @@ def keys(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(1) for every call, O(COUNT) keys looked at (at most 10*COUNT buckets). "
                     "O(N) for a complete iteration, including enough command calls for the cursor "
                     "to return back to 0. N is the number of elements inside the collection.",
-         summary="Incrementally iterate the keys space")
+         summary="Incrementally iterate the keys space",
+         tips=(ND, "request_policy:special"))
 def scan(ctx: Ctx, argv: list[bytes]) -> object:
     """SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"""
     cursor = parse_cursor(argv[1])
@@ -166,14 +176,16 @@ def _rename(ctx: Ctx, argv: list[bytes], nx: bool) -> object:
 
 
 @command("rename", arity=3, flags="write", keys=(1, 2, 1), group="generic", since="1.0.0",
-         complexity="O(1)", summary="Rename a key")
+         complexity="O(1)", summary="Rename a key",
+         key_specs=[ks("RW access delete", 1), ks("OW update", 2)])
 def rename(ctx: Ctx, argv: list[bytes]) -> object:
     """RENAME key newkey"""
     return _rename(ctx, argv, nx=False)
 
 
 @command("renamenx", arity=3, flags="write fast", keys=(1, 2, 1), group="generic",
-         since="1.0.0", complexity="O(1)", summary="Rename a key, only if the new key does not exist")
+         since="1.0.0", complexity="O(1)", summary="Rename a key, only if the new key does not exist",
+         key_specs=[ks("RW access delete", 1), ks("OW insert", 2)])
 def renamenx(ctx: Ctx, argv: list[bytes]) -> object:
     """RENAMENX key newkey"""
     return _rename(ctx, argv, nx=True)

@@ -29,17 +29,12 @@ from ...rdb import values as rdb
 from ...resp.replies import OK, SimpleString
 from ..args import parse_int
 from ..contract import Ctx, Reply
-from ..key_specs import COMMAND_EXTRAS, KEY_FINDERS, KeySpec
+from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..table import command
 
 NOKEY = SimpleString(b"NOKEY")
 
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15): the
-# key argument, and the keys after KEYS (searched from the end).
-COMMAND_EXTRAS["migrate"] = (("nondeterministic_output",), [
-    KeySpec(("RW", "access", "delete"), 3),
-    KeySpec(("RW", "access", "delete", "incomplete"), "KEYS", -1, startfrom=-2)])
 
 
 def migrate_keys(argv: list[bytes]) -> list[int]:
@@ -62,7 +57,6 @@ def migrate_keys(argv: list[bytes]) -> list[int]:
     return [3] if len(argv) > 3 else []
 
 
-KEY_FINDERS["migrate"] = migrate_keys
 
 
 def _atoi(arg: bytes) -> int:
@@ -151,7 +145,12 @@ class _Lines:
                     "RESTORE in the target instance. See the pages of these commands for time "
                     "complexity. Also an O(N) data transfer between the two instances is "
                     "performed.",
-         summary="Atomically transfer a key from a Redis instance to another one.")
+         summary="Atomically transfer a key from a Redis instance to another one.",
+         tips=(ND,),
+         # the key argument, and the keys after KEYS (searched from the end)
+         key_specs=[ks("RW access delete", 3),
+                    ks("RW access delete incomplete", "KEYS", -1, startfrom=-2)],
+         key_finder=migrate_keys)
 def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
     """MIGRATE host port <key | ""> destination-db timeout [COPY] [REPLACE]
     [AUTH password | AUTH2 username password] [KEYS key [key ...]]

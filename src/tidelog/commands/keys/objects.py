@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import LFU_NOT_SELECTED, LFU_SELECTED, CommandError
 from ..encoding import idle_seconds, object_encoding, refcount
+from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..replies import help_reply
 from ..table import command
@@ -25,7 +26,9 @@ def _object_lookup(ctx: Ctx, key: bytes) -> Any:
 
 
 @command("object|encoding", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
-         since="2.2.3", complexity="O(1)", summary="Inspect the internal encoding of a Redis object")
+         since="2.2.3", complexity="O(1)", summary="Inspect the internal encoding of a Redis object",
+         tips=(ND,),
+         key_specs=[ks("RO", 2)])
 def object_encoding_(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT ENCODING key"""
     value = _object_lookup(ctx, argv[2])
@@ -34,7 +37,9 @@ def object_encoding_(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("object|refcount", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
          since="2.2.3", complexity="O(1)",
-         summary="Get the number of references to the value of the key")
+         summary="Get the number of references to the value of the key",
+         tips=(ND,),
+         key_specs=[ks("RO", 2)])
 def object_refcount(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT REFCOUNT key"""
     value = _object_lookup(ctx, argv[2])
@@ -43,7 +48,9 @@ def object_refcount(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("object|idletime", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
          since="2.2.3", complexity="O(1)",
-         summary="Get the time since a Redis object was last accessed")
+         summary="Get the time since a Redis object was last accessed",
+         tips=(ND,),
+         key_specs=[ks("RO", 2)])
 def object_idletime(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT IDLETIME key"""
     if _object_lookup(ctx, argv[2]) is None:
@@ -55,7 +62,9 @@ def object_idletime(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("object|freq", arity=3, flags="readonly", keys=(2, 2, 1), group="generic",
          since="4.0.0", complexity="O(1)",
-         summary="Get the logarithmic access frequency counter of a Redis object")
+         summary="Get the logarithmic access frequency counter of a Redis object",
+         tips=(ND,),
+         key_specs=[ks("RO", 2)])
 def object_freq(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT FREQ key"""
     if _object_lookup(ctx, argv[2]) is None:

@@ -42,7 +42,7 @@ from ...types.list import List
 from ...types.set import Set
 from ...types.zset import ZSet
 from ..args import parse_int
-from ..key_specs import KEY_READ
+from ..key_specs import KEY_READ, SORT_BY_GET, SORT_STORE, ks
 from ..lookup import lookup_read
 from ..table import COMMANDS, command
 
@@ -246,7 +246,8 @@ _SORT_COMPLEXITY = ("O(N+M*log(M)) where N is the number of elements in the list
 @command("sort", arity=-2, flags="write denyoom movablekeys", keys=(1, 1, 1), group="generic",
          since="1.0.0", categories=("-@keyspace", "@set", "@sortedset", "@list", "@dangerous"),
          complexity=_SORT_COMPLEXITY,
-         summary="Sort the elements in a list, set or sorted set")
+         summary="Sort the elements in a list, set or sorted set",
+         key_specs=[ks("RO access", 1), SORT_BY_GET, SORT_STORE])
 def sort(ctx: Ctx, argv: list[bytes]) -> object:
     """SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC]
     [ALPHA] [STORE destination]"""
@@ -256,7 +257,8 @@ def sort(ctx: Ctx, argv: list[bytes]) -> object:
 @command("sort_ro", arity=-2, flags="readonly movablekeys", keys=(1, 1, 1), group="generic", since="7.0.0",
          categories=("-@keyspace", "@set", "@sortedset", "@list", "@dangerous"),
          complexity=_SORT_COMPLEXITY,
-         summary="Sort the elements in a list, set or sorted set. Read-only variant of SORT.")
+         summary="Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+         key_specs=[ks("RO access", 1), SORT_BY_GET])
 def sort_ro(ctx: Ctx, argv: list[bytes]) -> object:
     """SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC]
     [ALPHA]"""

@@ -12,6 +12,7 @@ from ...config import NOTIFY_LIST
 from ...errors import SYNTAX, CommandError
 from ...resp.replies import OK
 from ..args import INT64_MIN, ArgReader, parse_int
+from ..key_specs import ks
 from ..table import command
 from .common import emptied, listpack_fill, parse_positive, read_list, write_list
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 # -- reading -----------------------------------------------------------------------------
 
 @command("llen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="list", since="1.0.0",
-         complexity="O(1)", summary="Returns the length of a list.")
+         complexity="O(1)", summary="Returns the length of a list.",
+         key_specs=[ks("RO", 1)])
 def llen(ctx: Ctx, argv: list[bytes]) -> Any:
     """LLEN key"""
     lst = read_list(ctx, argv[1])
@@ -33,7 +35,8 @@ def llen(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(S+N) where S is the distance of start offset from HEAD for small lists, "
                     "from nearest end (HEAD or TAIL) for large lists; and N is the number of "
                     "elements in the specified range.",
-         summary="Returns a range of elements from a list.")
+         summary="Returns a range of elements from a list.",
+         key_specs=[ks("RO access", 1)])
 def lrange(ctx: Ctx, argv: list[bytes]) -> Any:
     """LRANGE key start stop"""
     start, stop = parse_int(argv[2]), parse_int(argv[3])
@@ -45,7 +48,8 @@ def lrange(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(N) where N is the number of elements to traverse to get to the element "
                     "at index. This makes asking for the first or the last element of the list "
                     "O(1).",
-         summary="Returns an element from a list by its index.")
+         summary="Returns an element from a list by its index.",
+         key_specs=[ks("RO access", 1)])
 def lindex(ctx: Ctx, argv: list[bytes]) -> Any:
     """LINDEX key index"""
     lst = read_list(ctx, argv[1])
@@ -58,7 +62,8 @@ def lindex(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(N) where N is the number of elements in the list, for the average case. "
                     "When searching for elements near the head or the tail of the list, or "
                     "when the MAXLEN option is provided, the command may run in constant time.",
-         summary="Returns the index of matching elements in a list.")
+         summary="Returns the index of matching elements in a list.",
+         key_specs=[ks("RO access", 1)])
 def lpos(ctx: Ctx, argv: list[bytes]) -> Any:
     """LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]"""
     rank, count, maxlen = 1, -1, 0
@@ -91,7 +96,8 @@ def lpos(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("lset", arity=4, flags="write denyoom", keys=(1, 1, 1), group="list", since="1.0.0",
          complexity="O(N) where N is the length of the list. Setting either the first or the "
                     "last element of the list is O(1).",
-         summary="Sets the value of an element in a list by its index.")
+         summary="Sets the value of an element in a list by its index.",
+         key_specs=[ks("RW update", 1)])
 def lset(ctx: Ctx, argv: list[bytes]) -> Any:
     """LSET key index element"""
     lst = write_list(ctx, argv[1])
@@ -112,7 +118,8 @@ def lset(ctx: Ctx, argv: list[bytes]) -> Any:
                     "value pivot. This means that inserting somewhere on the left end on the "
                     "list (head) can be considered O(1) and inserting somewhere on the right end "
                     "(tail) is O(N).",
-         summary="Inserts an element before or after another element in a list.")
+         summary="Inserts an element before or after another element in a list.",
+         key_specs=[ks("RW insert", 1)])
 def linsert(ctx: Ctx, argv: list[bytes]) -> Any:
     """LINSERT key <BEFORE | AFTER> pivot element"""
     where = argv[2].upper()
@@ -134,7 +141,8 @@ def linsert(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(N+M) where N is the length of the list and M is the number of elements "
                     "removed.",
          summary="Removes elements from a list. Deletes the list if the last element was "
-                 "removed.")
+                 "removed.",
+         key_specs=[ks("RW delete", 1)])
 def lrem(ctx: Ctx, argv: list[bytes]) -> Any:
     """LREM key count element"""
     count = parse_int(argv[2])
@@ -155,7 +163,8 @@ def lrem(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("ltrim", arity=4, flags="write", keys=(1, 1, 1), group="list", since="1.0.0",
          complexity="O(N) where N is the number of elements to be removed by the operation.",
          summary="Removes elements from both ends a list. Deletes the list if all elements "
-                 "were trimmed.")
+                 "were trimmed.",
+         key_specs=[ks("RW delete", 1)])
 def ltrim(ctx: Ctx, argv: list[bytes]) -> Any:
     """LTRIM key start stop"""
     start, stop = parse_int(argv[2]), parse_int(argv[3])

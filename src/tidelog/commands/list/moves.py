@@ -15,6 +15,7 @@ from ...config import NOTIFY_LIST
 from ...errors import SYNTAX, CommandError
 from ...resp.replies import NULL_ARRAY
 from ...types.list import List
+from ..key_specs import ks
 from ..table import command
 from .common import (
     block_on_list,
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 @command("lmove", arity=5, flags="write denyoom", keys=(1, 2, 1), group="list", since="6.2.0",
          complexity="O(1)",
          summary="Returns an element after popping it from one list and pushing it to "
-                 "another. Deletes the list if the last element was moved.")
+                 "another. Deletes the list if the last element was moved.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def lmove(ctx: Ctx, argv: list[bytes]) -> Any:
     """LMOVE source destination <LEFT | RIGHT> <LEFT | RIGHT>"""
     left_from, left_to = parse_position(argv[3]), parse_position(argv[4])
@@ -49,7 +51,8 @@ def lmove(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("rpoplpush", arity=3, flags="write denyoom", keys=(1, 2, 1), group="list",
          since="1.2.0", complexity="O(1)",
          summary="Returns the last element of a list after removing and pushing it to "
-                 "another list. Deletes the list if the last element was popped.")
+                 "another list. Deletes the list if the last element was popped.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def rpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """RPOPLPUSH source destination"""
     value = move_one(ctx, argv[1], argv[2], False, True)
@@ -81,7 +84,8 @@ def _blocking_move(ctx: Ctx, effect: list[bytes], left_from: bool, left_to: bool
          since="6.2.0", complexity="O(1)",
          summary="Pops an element from a list, pushes it to another list and returns it. "
                  "Blocks until an element is available otherwise. Deletes the list if the "
-                 "last element was moved.")
+                 "last element was moved.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMOVE source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout"""
     left_from, left_to = parse_position(argv[3]), parse_position(argv[4])
@@ -94,7 +98,8 @@ def blmove(ctx: Ctx, argv: list[bytes]) -> Any:
          since="2.2.0", complexity="O(1)",
          summary="Pops an element from a list, pushes it to another list and returns it. "
                  "Block until an element is available otherwise. Deletes the list if the last "
-                 "element was popped.")
+                 "element was popped.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def brpoplpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """BRPOPLPUSH source destination timeout"""
     timeout = parse_timeout(argv[3], ctx.now_ms())
@@ -164,7 +169,8 @@ def _move_many(ctx: Ctx, src: bytes, dst: bytes, left_from: bool, left_to: bool,
 @command("lmovem", arity=-5, flags="write denyoom", keys=(1, 2, 1), group="list",
          since="8.10.0", complexity="O(N) where N is the number of elements moved.",
          summary="Moves up to (or exactly) a number of elements from one list to another "
-                 "and returns them. Deletes the source list if it becomes empty.")
+                 "and returns them. Deletes the source list if it becomes empty.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def lmovem(ctx: Ctx, argv: list[bytes]) -> Any:
     """LMOVEM source destination <LEFT | RIGHT> <LEFT | RIGHT> [<COUNT count | EXACTLY exactly> <OBO | BULK>]
 
@@ -184,7 +190,8 @@ def lmovem(ctx: Ctx, argv: list[bytes]) -> Any:
          since="8.10.0", complexity="O(N) where N is the number of elements moved.",
          summary="Moves up to (or exactly) a number of elements from one list to another "
                  "and returns them. Blocks until the elements are available otherwise. "
-                 "Deletes the source list if it becomes empty.")
+                 "Deletes the source list if it becomes empty.",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def blmovem(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMOVEM source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout [<COUNT count | EXACTLY exactly> <OBO | BULK>]
 

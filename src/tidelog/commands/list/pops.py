@@ -14,6 +14,7 @@ from ...config import NOTIFY_LIST
 from ...errors import SYNTAX, CommandError
 from ...resp.replies import NULL_ARRAY
 from ..args import ArgReader
+from ..key_specs import ks
 from ..table import command
 from .common import (
     block_on_list,
@@ -60,7 +61,8 @@ def _pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
 @command("lpop", arity=-2, flags="write fast", keys=(1, 1, 1), group="list", since="1.0.0",
          complexity="O(N) where N is the number of elements returned",
          summary="Returns the first elements in a list after removing it. Deletes the list "
-                 "if the last element was popped.")
+                 "if the last element was popped.",
+         key_specs=[ks("RW access delete", 1)])
 def lpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """LPOP key [count]"""
     return _pop(ctx, argv, True)
@@ -69,7 +71,8 @@ def lpop(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("rpop", arity=-2, flags="write fast", keys=(1, 1, 1), group="list", since="1.0.0",
          complexity="O(N) where N is the number of elements returned",
          summary="Returns and removes the last elements of a list. Deletes the list if the "
-                 "last element was popped.")
+                 "last element was popped.",
+         key_specs=[ks("RW access delete", 1)])
 def rpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """RPOP key [count]"""
     return _pop(ctx, argv, False)
@@ -98,7 +101,8 @@ def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, 
          complexity="O(N+M) where N is the number of provided keys and M is the number of "
                     "elements returned.",
          summary="Returns multiple elements from a list after removing them. Deletes the list "
-                 "if the last element was popped.")
+                 "if the last element was popped.",
+         key_specs=[ks("RW access delete", 1, keynum=(0, 1, 1))])
 def lmpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """LMPOP numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     keys, left, count = _parse_mpop(argv, 1)
@@ -124,7 +128,8 @@ def _blocking_pop(ctx: Ctx, argv: list[bytes], left: bool) -> Any:
 @command("blpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1), group="list",
          since="2.0.0", complexity="O(N) where N is the number of provided keys.",
          summary="Removes and returns the first element in a list. Blocks until an element "
-                 "is available otherwise. Deletes the list if the last element was popped.")
+                 "is available otherwise. Deletes the list if the last element was popped.",
+         key_specs=[ks("RW access delete", 1, -2)])
 def blpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLPOP key [key ...] timeout"""
     return _blocking_pop(ctx, argv, True)
@@ -133,7 +138,8 @@ def blpop(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("brpop", arity=-3, flags="write noscript blocking", keys=(1, -2, 1), group="list",
          since="2.0.0", complexity="O(N) where N is the number of provided keys.",
          summary="Removes and returns the last element in a list. Blocks until an element is "
-                 "available otherwise. Deletes the list if the last element was popped.")
+                 "available otherwise. Deletes the list if the last element was popped.",
+         key_specs=[ks("RW access delete", 1, -2)])
 def brpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """BRPOP key [key ...] timeout"""
     return _blocking_pop(ctx, argv, False)
@@ -144,7 +150,8 @@ def brpop(ctx: Ctx, argv: list[bytes]) -> Any:
          complexity="O(N+M) where N is the number of provided keys and M is the number of "
                     "elements returned.",
          summary="Pops the first element from one of multiple lists. Blocks until an element "
-                 "is available otherwise. Deletes the list if the last element was popped.")
+                 "is available otherwise. Deletes the list if the last element was popped.",
+         key_specs=[ks("RW access delete", 2, keynum=(0, 1, 1))])
 def blmpop(ctx: Ctx, argv: list[bytes]) -> Any:
     """BLMPOP timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]"""
     keys, left, count = _parse_mpop(argv, 2)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...config import NOTIFY_LIST
 from ...types.list import List
+from ..key_specs import ks
 from ..table import command
 from .common import listpack_fill, write_list
 
@@ -37,7 +38,8 @@ def push_values(ctx: Ctx, argv: list[bytes], left: bool, only_existing: bool) ->
          since="1.0.0",
          complexity="O(1) for each element added, so O(N) to add N elements when the "
                     "command is called with multiple arguments.",
-         summary="Prepends one or more elements to a list. Creates the key if it doesn't exist.")
+         summary="Prepends one or more elements to a list. Creates the key if it doesn't exist.",
+         key_specs=[ks("RW insert", 1)])
 def lpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """LPUSH key element [element ...]"""
     return push_values(ctx, argv, True, False)
@@ -47,7 +49,8 @@ def lpush(ctx: Ctx, argv: list[bytes]) -> Any:
          since="1.0.0",
          complexity="O(1) for each element added, so O(N) to add N elements when the "
                     "command is called with multiple arguments.",
-         summary="Appends one or more elements to a list. Creates the key if it doesn't exist.")
+         summary="Appends one or more elements to a list. Creates the key if it doesn't exist.",
+         key_specs=[ks("RW insert", 1)])
 def rpush(ctx: Ctx, argv: list[bytes]) -> Any:
     """RPUSH key element [element ...]"""
     return push_values(ctx, argv, False, False)
@@ -57,7 +60,8 @@ def rpush(ctx: Ctx, argv: list[bytes]) -> Any:
          since="2.2.0",
          complexity="O(1) for each element added, so O(N) to add N elements when the "
                     "command is called with multiple arguments.",
-         summary="Prepends one or more elements to a list only when the list exists.")
+         summary="Prepends one or more elements to a list only when the list exists.",
+         key_specs=[ks("RW insert", 1)])
 def lpushx(ctx: Ctx, argv: list[bytes]) -> Any:
     """LPUSHX key element [element ...]"""
     return push_values(ctx, argv, True, True)
@@ -67,7 +71,8 @@ def lpushx(ctx: Ctx, argv: list[bytes]) -> Any:
          since="2.2.0",
          complexity="O(1) for each element added, so O(N) to add N elements when the "
                     "command is called with multiple arguments.",
-         summary="Appends an element to a list only when the list exists.")
+         summary="Appends an element to a list only when the list exists.",
+         key_specs=[ks("RW insert", 1)])
 def rpushx(ctx: Ctx, argv: list[bytes]) -> Any:
     """RPUSHX key element [element ...]"""
     return push_values(ctx, argv, False, True)

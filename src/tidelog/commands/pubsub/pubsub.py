@@ -28,6 +28,7 @@ from ...errors import SSUBSCRIBE_DENY_BLOCKING, CommandError, subcommand_syntax
 from ...resp.replies import Push, Replies
 from ...types.pubsub import CHANNEL, PATTERN, SHARD
 from ..contract import ClientState, Ctx
+from ..key_specs import ks
 from ..replies import help_reply
 from ..table import command
 
@@ -95,7 +96,8 @@ def psubscribe(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("ssubscribe", arity=-2, flags="pubsub noscript loading stale", keys=(1, -1, 1),
          group="pubsub", since="7.0.0",
          complexity="O(N) where N is the number of shard channels to subscribe to.",
-         summary="Listen for messages published to the given shard channels")
+         summary="Listen for messages published to the given shard channels",
+         key_specs=[ks("not_key", 1, -1)])
 def ssubscribe(ctx: Ctx, argv: list[bytes]) -> Any:
     """SSUBSCRIBE shardchannel [shardchannel ...]"""
     if ctx.engine.in_transaction():  # Redis: a client in EXEC may not block
@@ -123,7 +125,8 @@ def punsubscribe(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("sunsubscribe", arity=-1, flags="pubsub noscript loading stale", keys=(1, -1, 1),
          group="pubsub", since="7.0.0",
          complexity="O(N) where N is the number of clients already subscribed to a shard channel.",
-         summary="Stop listening for messages posted to the given shard channels")
+         summary="Stop listening for messages posted to the given shard channels",
+         key_specs=[ks("not_key", 1, -1)])
 def sunsubscribe(ctx: Ctx, argv: list[bytes]) -> Any:
     """SUNSUBSCRIBE [shardchannel [shardchannel ...]]"""
     return _unsubscribe(ctx, argv[1:], SHARD)
@@ -150,7 +153,8 @@ def publish(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("spublish", arity=3, flags="pubsub loading stale fast", keys=(1, 1, 1), group="pubsub",
          since="7.0.0", complexity="O(N) where N is the number of clients subscribed to the "
-         "receiving shard channel.", summary="Post a message to a shard channel")
+         "receiving shard channel.", summary="Post a message to a shard channel",
+         key_specs=[ks("not_key", 1)])
 def spublish(ctx: Ctx, argv: list[bytes]) -> Any:
     """SPUBLISH shardchannel message"""
     channel = argv[1]

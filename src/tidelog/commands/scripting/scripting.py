@@ -18,6 +18,7 @@ from ...glob import glob_match
 from ...rdb import values as rdb
 from ...resp.replies import OK, Map, SetReply, SimpleString
 from ..contract import Ctx
+from ..key_specs import ALL_SHARDS, ND, SCRIPT_RO, SCRIPT_RW, ks
 from ..replies import help_reply
 from ..table import command
 
@@ -57,7 +58,8 @@ _EVAL_FLAGS = "noscript stale skip_monitor no_mandatory_keys movablekeys"
 
 @command("eval", arity=-3, flags=_EVAL_FLAGS, group="scripting", since="2.6.0",
          complexity="Depends on the script that is executed.",
-         summary="Executes a server-side Lua script.")
+         summary="Executes a server-side Lua script.",
+         key_specs=[ks("RW access update", 2, notes=SCRIPT_RW, keynum=(0, 1, 1))])
 def eval_(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVAL script numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, False, False)
@@ -65,7 +67,8 @@ def eval_(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("evalsha", arity=-3, flags=_EVAL_FLAGS, group="scripting", since="2.6.0",
          complexity="Depends on the script that is executed.",
-         summary="Executes a server-side Lua script by SHA1 digest.")
+         summary="Executes a server-side Lua script by SHA1 digest.",
+         key_specs=[ks("RW access update", 2, keynum=(0, 1, 1))])
 def evalsha(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, True, False)
@@ -76,7 +79,8 @@ _EVAL_RO_FLAGS = "readonly noscript stale skip_monitor no_mandatory_keys movable
 
 @command("eval_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the script that is executed.",
-         summary="Executes a read-only server-side Lua script.", categories=("-@read",))
+         summary="Executes a read-only server-side Lua script.", categories=("-@read",),
+         key_specs=[ks("RO access", 2, notes=SCRIPT_RO, keynum=(0, 1, 1))])
 def eval_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, False, True)
@@ -85,7 +89,8 @@ def eval_ro(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("evalsha_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the script that is executed.",
          summary="Executes a read-only server-side Lua script by SHA1 digest.",
-         categories=("-@read",))
+         categories=("-@read",),
+         key_specs=[ks("RO access", 2, keynum=(0, 1, 1))])
 def evalsha_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """EVALSHA_RO sha1 numkeys [key [key ...]] [arg [arg ...]]"""
     return _run(ctx, argv, True, True)
@@ -101,7 +106,8 @@ def script(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("script|load", arity=3, flags="noscript stale", group="scripting",
          since="2.6.0", complexity="O(N) with N being the length in bytes of the script body.",
-         summary="Loads a server-side Lua script to the script cache.")
+         summary="Loads a server-side Lua script to the script cache.",
+         tips=("request_policy:all_nodes", "response_policy:all_succeeded"))
 def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT LOAD script"""
     script = ctx.engine.scripts.load(argv[2])
@@ -111,7 +117,8 @@ def script_load(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("script|exists", arity=-3, flags="noscript", group="scripting", since="2.6.0",
          complexity="O(N) with N being the number of scripts to check (so checking a single "
          "script is an O(1) operation).",
-         summary="Determines whether server-side Lua scripts exist in the script cache.")
+         summary="Determines whether server-side Lua scripts exist in the script cache.",
+         tips=(ALL_SHARDS, "response_policy:agg_logical_and"))
 def script_exists(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT EXISTS sha1 [sha1 ...]"""
     cache = ctx.engine.scripts.cache
@@ -120,7 +127,8 @@ def script_exists(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("script|flush", arity=-2, flags="noscript", group="scripting",
          since="2.6.0", complexity="O(N) with N being the number of scripts in cache",
-         summary="Removes all server-side Lua scripts from the script cache.")
+         summary="Removes all server-side Lua scripts from the script cache.",
+         tips=("request_policy:all_nodes", "response_policy:all_succeeded"))
 def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT FLUSH [ASYNC | SYNC]"""
     if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"async", b"sync")):
@@ -130,7 +138,8 @@ def script_flush(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 @command("script|kill", arity=2, flags="noscript allow_busy", group="scripting", since="2.6.0",
-         complexity="O(1)", summary="Terminates a server-side Lua script during execution.")
+         complexity="O(1)", summary="Terminates a server-side Lua script during execution.",
+         tips=(ALL_SHARDS, "response_policy:one_succeeded"))
 def script_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT KILL"""
     ctx.engine.scripts.kill()
@@ -189,7 +198,8 @@ def _fcall(ctx: Ctx, argv: list[bytes], read_only: bool) -> Any:
 
 
 @command("fcall", arity=-3, flags=_EVAL_FLAGS, group="scripting", since="7.0.0",
-         complexity="Depends on the function that is executed.", summary="Invokes a function.")
+         complexity="Depends on the function that is executed.", summary="Invokes a function.",
+         key_specs=[ks("RW access update", 2, notes=SCRIPT_RW, keynum=(0, 1, 1))])
 def fcall(ctx: Ctx, argv: list[bytes]) -> Any:
     """FCALL function numkeys [key [key ...]] [arg [arg ...]]"""
     return _fcall(ctx, argv, False)
@@ -197,7 +207,8 @@ def fcall(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("fcall_ro", arity=-3, flags=_EVAL_RO_FLAGS, group="scripting", since="7.0.0",
          complexity="Depends on the function that is executed.",
-         summary="Invokes a read-only function.", categories=("-@read",))
+         summary="Invokes a read-only function.", categories=("-@read",),
+         key_specs=[ks("RO access", 2, notes=SCRIPT_RO, keynum=(0, 1, 1))])
 def fcall_ro(ctx: Ctx, argv: list[bytes]) -> Any:
     """FCALL_RO function numkeys [key [key ...]] [arg [arg ...]]"""
     return _fcall(ctx, argv, True)
@@ -212,7 +223,8 @@ def function(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function|load", arity=-3, flags="write denyoom noscript", group="scripting",
          since="7.0.0", complexity="O(1) (considering compilation time is redundant)",
-         summary="Creates a library.")
+         summary="Creates a library.",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LOAD [REPLACE] function-code"""
     replace = False
@@ -228,7 +240,8 @@ def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 @command("function|delete", arity=3, flags="write noscript", group="scripting", since="7.0.0",
-         complexity="O(1)", summary="Deletes a library and its functions.")
+         complexity="O(1)", summary="Deletes a library and its functions.",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION DELETE library-name"""
     ctx.engine.scripts.delete_library(argv[2])
@@ -239,7 +252,8 @@ def function_delete(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function|flush", arity=-2, flags="write noscript", group="scripting", since="7.0.0",
          complexity="O(N) where N is the number of functions deleted",
-         summary="Deletes all libraries and functions.")
+         summary="Deletes all libraries and functions.",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION FLUSH [ASYNC | SYNC]"""
     if len(argv) > 3:  # as Redis words it
@@ -253,7 +267,8 @@ def function_flush(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 @command("function|kill", arity=2, flags="noscript allow_busy", group="scripting", since="7.0.0",
-         complexity="O(1)", summary="Terminates a function during execution.")
+         complexity="O(1)", summary="Terminates a function during execution.",
+         tips=(ALL_SHARDS, "response_policy:one_succeeded"))
 def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION KILL"""
     ctx.engine.scripts.kill(function=True)
@@ -262,7 +277,8 @@ def function_kill(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function|list", arity=-2, flags="noscript", group="scripting", since="7.0.0",
          complexity="O(N) where N is the number of functions",
-         summary="Returns information about all libraries.")
+         summary="Returns information about all libraries.",
+         tips=("nondeterministic_output_order",))
 def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]"""
     pattern = None
@@ -297,7 +313,8 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function|stats", arity=2, flags="noscript allow_busy", group="scripting",
          since="7.0.0", complexity="O(1)",
-         summary="Returns information about a function during execution.")
+         summary="Returns information about a function during execution.",
+         tips=(ND, ALL_SHARDS, "response_policy:special"))
 def function_stats(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION STATS"""
     scripts = ctx.engine.scripts
@@ -387,7 +404,8 @@ def function_dump(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function|restore", arity=-3, flags="write denyoom noscript", group="scripting",
          since="7.0.0", complexity="O(N) where N is the number of functions on the payload",
-         summary="Restores all libraries from a payload.")
+         summary="Restores all libraries from a payload.",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def function_restore(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION RESTORE serialized-value [FLUSH | APPEND | REPLACE]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...errors import CLUSTER_DISABLED, CommandError
 from ..contract import Ctx, Reply
-from ..key_specs import COMMAND_EXTRAS
+from ..key_specs import ND
 from ..table import command
 
 
@@ -67,12 +67,14 @@ _SUBCOMMANDS = (
     ("slots", 2, "stale", "3.0.0", "Get array of Cluster slot to node mappings"),
 )
 
+# The subcommands COMMAND INFO gives the nondeterministic_output tip (read from
+# redis-server 7.0.15).
+_NONDETERMINISTIC = frozenset((
+    "count-failure-reports", "bumpepoch", "getkeysinslot", "info", "nodes", "slots", "shards",
+    "links", "replicas", "slaves", "slot-stats"))
+
 for _name, _arity, _flags, _since, _summary in _SUBCOMMANDS:
     command(f"cluster|{_name}", arity=_arity, flags=_flags, group="cluster", since=_since,
-            complexity="O(1)", summary=_summary)(_disabled)
+            complexity="O(1)", summary=_summary,
+            tips=(ND,) if _name in _NONDETERMINISTIC else ())(_disabled)
 
-# COMMAND INFO's tips (read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    f"cluster|{name}": (("nondeterministic_output",), None)
-    for name in ("count-failure-reports", "bumpepoch", "getkeysinslot", "info", "nodes",
-                 "slots", "shards", "links", "replicas", "slaves", "slot-stats")})

@@ -23,7 +23,7 @@ from ...glob import glob_match
 from ...resp.replies import Map, SetReply, SimpleString
 from ..args import ArgReader
 from ..contract import Ctx
-from ..key_specs import COMMAND_EXTRAS, KeySpec, call_flags, command_key_positions, key_specs
+from ..key_specs import KeySpec, call_flags, command_key_positions, key_specs
 from ..replies import help_reply
 from ..table import COMMANDS, CommandSpec, command
 
@@ -91,7 +91,7 @@ def _key_spec_reply(ks: KeySpec) -> Map:
 
 def info_reply(spec: CommandSpec) -> list[Any]:
     """COMMAND INFO's ten-element description of one command."""
-    tips = COMMAND_EXTRAS.get(spec.name, ((), None))[0]
+    tips = spec.tips
     subs = [info_reply(sub) for sub in spec.subcommands.values()]
     return [
         spec.name.encode(),
@@ -138,7 +138,8 @@ def all_commands() -> Iterable[CommandSpec]:
 
 @command("command", arity=-1, flags="loading stale", group="server", since="2.8.13",
          complexity="O(N) where N is the total number of Redis commands",
-         summary="Get array of Redis command details", categories=("@connection",))
+         summary="Get array of Redis command details", categories=("@connection",),
+         tips=("nondeterministic_output_order",))
 def command_(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND [subcommand [argument ...]]"""
     r = ArgReader(argv)
@@ -159,7 +160,8 @@ def command_count(ctx: Ctx, argv: list[bytes]) -> object:
 @command("command|info", arity=-2, flags="loading stale", group="server", since="2.8.13",
          complexity="O(N) where N is the number of commands to look up",
          summary="Get array of specific Redis command details, or all when no argument is given.",
-         categories=("@connection",))
+         categories=("@connection",),
+         tips=("nondeterministic_output_order",))
 def command_info(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND INFO [command-name [command-name ...]]"""
     r = ArgReader(argv, 2)
@@ -174,7 +176,8 @@ def command_info(ctx: Ctx, argv: list[bytes]) -> object:
 @command("command|docs", arity=-2, flags="loading stale", group="server", since="7.0.0",
          complexity="O(N) where N is the number of commands to look up",
          summary="Get array of specific Redis command documentation",
-         categories=("@connection",))
+         categories=("@connection",),
+         tips=("nondeterministic_output_order",))
 def command_docs(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND DOCS [command-name [command-name ...]]"""
     r = ArgReader(argv, 2)
@@ -189,7 +192,8 @@ def command_docs(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("command|list", arity=-2, flags="loading stale", group="server", since="7.0.0",
          complexity="O(N) where N is the total number of Redis commands",
-         summary="Get an array of Redis command names", categories=("@connection",))
+         summary="Get an array of Redis command names", categories=("@connection",),
+         tips=("nondeterministic_output_order",))
 def command_list(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]"""
     specs = list(all_commands())

@@ -125,7 +125,8 @@ def config_get(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("config|set", arity=-4, flags="admin noscript loading stale", group="server",
          since="2.0.0", complexity="O(N) when N is the number of configuration parameters provided",
-         summary="Set configuration parameters to the given values")
+         summary="Set configuration parameters to the given values",
+         tips=("request_policy:all_nodes", "response_policy:all_succeeded"))
 def config_set(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG SET parameter value [parameter value ...]"""
     r = ArgReader(argv, 2)

@@ -22,6 +22,7 @@ from ...resp.replies import Verbatim
 from ...types.latency import percentile_us
 from ..args import ArgReader
 from ..contract import Ctx
+from ..key_specs import ALL_SHARDS, ND
 from ..table import command
 
 log = logging.getLogger("tidelog")
@@ -368,7 +369,8 @@ def info_text(ctx: Ctx, wanted: list[bytes]) -> bytes:
 
 @command("info", arity=-1, flags="loading stale", group="server", since="1.0.0",
          complexity="O(1)", summary="Get information and statistics about the server",
-         categories=("@dangerous",))
+         categories=("@dangerous",),
+         tips=(ND, ALL_SHARDS, "response_policy:special"))
 def info(ctx: Ctx, argv: list[bytes]) -> object:
     """INFO [section [section ...]]"""
     r = ArgReader(argv)

@@ -32,6 +32,7 @@ from ...types.zset import ZSet
 from ..args import ArgReader
 from ..contract import Ctx
 from ..encoding import object_encoding
+from ..key_specs import ALL_SHARDS, ND, ks
 from ..replies import help_reply
 from ..table import command
 
@@ -112,7 +113,8 @@ def memory_(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("memory|usage", arity=-3, flags="readonly", keys=(2, 2, 1), group="server",
          since="4.0.0", complexity="O(N) where N is the number of samples.",
-         summary="Estimate the memory usage of a key")
+         summary="Estimate the memory usage of a key",
+         key_specs=[ks("RO", 2)])
 def memory_usage(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY USAGE key [SAMPLES count]"""
     r = ArgReader(argv, 2)
@@ -166,7 +168,8 @@ def memory_figures(ctx: Ctx) -> dict[str, Any]:
 
 
 @command("memory|stats", arity=2, group="server", since="4.0.0", complexity="O(1)",
-         summary="Show memory usage details")
+         summary="Show memory usage details",
+         tips=(ND, ALL_SHARDS, "response_policy:special"))
 def memory_stats(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY STATS"""
     f = memory_figures(ctx)
@@ -234,7 +237,8 @@ def memory_doctor_text(f: dict[str, Any]) -> str:
 
 
 @command("memory|doctor", arity=2, group="server", since="4.0.0", complexity="O(1)",
-         summary="Outputs memory problems report")
+         summary="Outputs memory problems report",
+         tips=(ND, ALL_SHARDS, "response_policy:special"))
 def memory_doctor(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY DOCTOR"""
     return Verbatim(memory_doctor_text(memory_figures(ctx)).encode())
@@ -242,7 +246,8 @@ def memory_doctor(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("memory|malloc-stats", arity=2, group="server", since="4.0.0",
          complexity="Depends on how much memory is allocated, could be slow",
-         summary="Show allocator internal stats")
+         summary="Show allocator internal stats",
+         tips=(ND, ALL_SHARDS, "response_policy:special"))
 def memory_malloc_stats(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY MALLOC-STATS"""
     return Verbatim(b"Stats not supported for the current allocator\n")
@@ -250,7 +255,8 @@ def memory_malloc_stats(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("memory|purge", arity=2, group="server", since="4.0.0",
          complexity="Depends on how much memory is allocated, could be slow",
-         summary="Ask the allocator to release memory")
+         summary="Ask the allocator to release memory",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def memory_purge(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY PURGE"""
     gc.collect()  # what this process can give back: cycles the collector frees

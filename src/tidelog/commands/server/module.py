@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ...errors import MODULE_LOAD_REFUSED, MODULE_UNLOAD_NONE, CommandError
 from ..contract import Ctx, Reply
-from ..key_specs import COMMAND_EXTRAS
 from ..replies import help_reply
 from ..table import command
 
@@ -30,7 +29,6 @@ _MODULE_HELP = [
     "    Prints this help.",
 ]
 
-COMMAND_EXTRAS["module|list"] = (("nondeterministic_output_order",), None)
 
 
 @command("module", arity=-2, group="server", since="4.0.0",
@@ -51,7 +49,8 @@ def module_help(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 @command("module|list", arity=2, flags="admin noscript", group="server", since="4.0.0",
          complexity="O(N) where N is the number of loaded modules.",
-         summary="Return all loaded modules")
+         summary="Return all loaded modules",
+         tips=("nondeterministic_output_order",))
 def module_list(ctx: Ctx, argv: list[bytes]) -> Reply:
     """MODULE LIST
 

@@ -24,6 +24,7 @@ from ...resp.replies import OK, Map, RawReply, Verbatim
 from ...types.latency import LatencyEvent, cumulative
 from ..args import parse_int
 from ..contract import Ctx
+from ..key_specs import ND
 from ..replies import help_reply
 from ..table import command
 
@@ -55,7 +56,8 @@ def slowlog(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("slowlog|get", arity=-2, flags="admin loading stale", group="server", since="2.2.12",
          complexity="O(N) where N is the number of entries returned",
-         summary="Get the slow log's entries")
+         summary="Get the slow log's entries",
+         tips=("request_policy:all_nodes", ND))
 def slowlog_get(ctx: Ctx, argv: list[bytes]) -> object:
     """SLOWLOG GET [count]"""
     if len(argv) > 3:
@@ -72,7 +74,8 @@ def slowlog_get(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("slowlog|len", arity=2, flags="admin loading stale", group="server", since="2.2.12",
-         complexity="O(1)", summary="Get the slow log's length")
+         complexity="O(1)", summary="Get the slow log's length",
+         tips=("request_policy:all_nodes", "response_policy:agg_sum", ND))
 def slowlog_len(ctx: Ctx, argv: list[bytes]) -> object:
     """SLOWLOG LEN"""
     return len(ctx.engine.slowlog)
@@ -80,7 +83,8 @@ def slowlog_len(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("slowlog|reset", arity=2, flags="admin loading stale", group="server", since="2.2.12",
          complexity="O(N) where N is the number of entries in the slowlog",
-         summary="Clear all entries from the slow log")
+         summary="Clear all entries from the slow log",
+         tips=("request_policy:all_nodes", "response_policy:all_succeeded"))
 def slowlog_reset(ctx: Ctx, argv: list[bytes]) -> object:
     """SLOWLOG RESET"""
     ctx.engine.slowlog.clear()  # the ids go on counting, as in Redis
@@ -121,7 +125,8 @@ def latency(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("latency|latest", arity=2, flags="admin noscript loading stale", group="server",
          since="2.8.13", complexity="O(1)",
-         summary="Return the latest latency samples for all events.")
+         summary="Return the latest latency samples for all events.",
+         tips=(ND, "request_policy:all_nodes", "response_policy:special"))
 def latency_latest(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY LATEST"""
     return [[name.encode(), event.samples[-1][0], event.samples[-1][1], event.max]
@@ -130,7 +135,8 @@ def latency_latest(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("latency|history", arity=3, flags="admin noscript loading stale", group="server",
          since="2.8.13", complexity="O(1)",
-         summary="Return timestamp-latency samples for the event.")
+         summary="Return timestamp-latency samples for the event.",
+         tips=(ND, "request_policy:all_nodes", "response_policy:special"))
 def latency_history(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY HISTORY event"""
     event = ctx.engine.latency_events.get(argv[2].decode("latin-1"))
@@ -138,7 +144,8 @@ def latency_history(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("latency|reset", arity=-2, flags="admin noscript loading stale", group="server",
-         since="2.8.13", complexity="O(1)", summary="Reset latency data for one or more events.")
+         since="2.8.13", complexity="O(1)", summary="Reset latency data for one or more events.",
+         tips=("request_policy:all_nodes", "response_policy:all_succeeded"))
 def latency_reset(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY RESET [event [event ...]]"""
     events = ctx.engine.latency_events
@@ -190,7 +197,8 @@ GRAPH_ROWS = 4
 
 
 @command("latency|graph", arity=3, flags="admin noscript loading stale", group="server",
-         since="2.8.13", complexity="O(1)", summary="Return a latency graph for the event.")
+         since="2.8.13", complexity="O(1)", summary="Return a latency graph for the event.",
+         tips=(ND, "request_policy:all_nodes", "response_policy:special"))
 def latency_graph(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY GRAPH event"""
     name = argv[2].decode("latin-1")
@@ -259,7 +267,8 @@ def _doctor(ctx: Ctx) -> str:
 
 @command("latency|doctor", arity=2, flags="admin noscript loading stale", group="server",
          since="2.8.13", complexity="O(1)",
-         summary="Return a human readable latency analysis report.")
+         summary="Return a human readable latency analysis report.",
+         tips=(ND, "request_policy:all_nodes", "response_policy:special"))
 def latency_doctor(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY DOCTOR"""
     return Verbatim(_doctor(ctx).encode())
@@ -269,7 +278,8 @@ def latency_doctor(ctx: Ctx, argv: list[bytes]) -> object:
          since="7.0.0",
          complexity="O(N) where N is the number of commands with latency information being "
                     "retrieved.",
-         summary="Return the cumulative distribution of latencies of a subset of commands or all.")
+         summary="Return the cumulative distribution of latencies of a subset of commands or all.",
+         tips=(ND, "request_policy:all_nodes", "response_policy:special"))
 def latency_histogram(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY HISTOGRAM [command [command ...]]"""
     tracked = {name: (calls, hist) for name, calls, hist in ctx.engine.latency_histograms()}

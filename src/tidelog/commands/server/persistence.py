@@ -16,6 +16,7 @@ from ...errors import CommandError
 from ...resp.replies import OK
 from ..args import ArgReader
 from ..contract import Ctx
+from ..key_specs import ND
 from ..table import command
 
 
@@ -48,7 +49,8 @@ def bgsave(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("lastsave", arity=1, flags="loading stale fast", group="server", since="1.0.0",
          complexity="O(1)", categories=("@admin", "@dangerous"),
-         summary="Get the UNIX time stamp of the last successful save to disk")
+         summary="Get the UNIX time stamp of the last successful save to disk",
+         tips=(ND,))
 def lastsave(ctx: Ctx, argv: list[bytes]) -> Any:
     """LASTSAVE
 

@@ -17,6 +17,7 @@ from ...errors import CommandError
 from ...resp.replies import OK, RawReply
 from ..args import parse_int
 from ..contract import Ctx
+from ..key_specs import ALL_SHARDS
 from ..table import command
 
 NO_REPLY = RawReply(b"")
@@ -88,7 +89,8 @@ def sync(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("wait", arity=3, flags="blocking", group="generic", since="3.0.0",
          complexity="O(1)", categories=("-@keyspace", "@connection"),
          summary="Blocks until the asynchronous replication of all preceding write "
-                 "commands sent by the connection is completed")
+                 "commands sent by the connection is completed",
+         tips=(ALL_SHARDS, "response_policy:agg_min"))
 def wait(ctx: Ctx, argv: list[bytes]) -> Any:
     """WAIT numreplicas timeout
 

@@ -13,6 +13,7 @@ from ...errors import (
 from ...resp.replies import OK, RawReply
 from ..args import ArgReader
 from ..contract import Ctx
+from ..key_specs import ALL_SHARDS, ND
 from ..table import command
 
 log = logging.getLogger("tidelog")
@@ -23,7 +24,8 @@ log = logging.getLogger("tidelog")
 # =====================================================================================
 @command("dbsize", arity=1, flags="readonly fast", group="server", since="1.0.0",
          complexity="O(1)", summary="Return the number of keys in the selected database",
-         categories=("@keyspace",))
+         categories=("@keyspace",),
+         tips=(ALL_SHARDS, "response_policy:agg_sum"))
 def dbsize(ctx: Ctx, argv: list[bytes]) -> object:
     """DBSIZE"""
     return len(ctx.db)
@@ -40,7 +42,8 @@ def _flush_mode(argv: list[bytes]) -> None:
 @command("flushdb", arity=-1, flags="write", group="server", since="1.0.0",
          complexity="O(N) where N is the number of keys in the selected database",
          summary="Remove all keys from the current database",
-         categories=("@keyspace", "@dangerous"))
+         categories=("@keyspace", "@dangerous"),
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHDB [ASYNC | SYNC]"""
     _flush_mode(argv)
@@ -55,7 +58,8 @@ def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("flushall", arity=-1, flags="write", group="server", since="1.0.0",
          complexity="O(N) where N is the total number of keys in all databases",
-         summary="Remove all keys from all databases", categories=("@keyspace", "@dangerous"))
+         summary="Remove all keys from all databases", categories=("@keyspace", "@dangerous"),
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     """FLUSHALL [ASYNC | SYNC]"""
     _flush_mode(argv)
@@ -68,7 +72,8 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("time", arity=1, flags="loading stale fast", group="server", since="2.6.0",
-         complexity="O(1)", summary="Return the current server time")
+         complexity="O(1)", summary="Return the current server time",
+         tips=(ND,))
 def time_(ctx: Ctx, argv: list[bytes]) -> object:
     """TIME"""
     seconds, micros = divmod(ctx.engine.clock.now_us(), 1_000_000)

@@ -29,6 +29,7 @@ from ...errors import (
 )
 from ...resp.replies import OK, ErrorReply, Verbatim
 from ..args import ArgReader, parse_int
+from ..key_specs import ND
 from ..replies import help_reply
 from ..table import command
 from .handshake import valid_name
@@ -167,7 +168,8 @@ def _client_type(name: bytes) -> str:
 
 @command("client|info", arity=2, flags="noscript loading stale", group="connection",
          since="6.2.0", complexity="O(1)",
-         summary="Returns information about the current client connection.")
+         summary="Returns information about the current client connection.",
+         tips=(ND,))
 def client_info(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT INFO"""
     return Verbatim(client_line(ctx, ctx.client) + b"\n")
@@ -175,7 +177,8 @@ def client_info(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("client|list", arity=-2, flags="admin noscript loading stale", group="connection",
          since="2.4.0", complexity="O(N) where N is the number of client connections",
-         summary="Get the list of client connections")
+         summary="Get the list of client connections",
+         tips=(ND,))
 def client_list(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT LIST [TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"""
     clients = list(ctx.engine.clients.values())

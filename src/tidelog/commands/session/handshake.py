@@ -25,6 +25,7 @@ from ...errors import (
 )
 from ...resp.replies import OK, PONG, Map, Push, SimpleString
 from ..args import ArgReader, parse_int
+from ..key_specs import ALL_SHARDS
 from ..table import command
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ DEFAULT_USER = b"default"
 
 # -- PING, ECHO, SELECT ------------------------------------------------------------
 @command("ping", arity=-1, flags="fast", group="connection", since="1.0.0",
-         complexity="O(1)", summary="Ping the server")
+         complexity="O(1)", summary="Ping the server",
+         tips=(ALL_SHARDS, "response_policy:all_succeeded"))
 def ping(ctx: Ctx, argv: list[bytes]) -> object:
     """PING [message]"""
     if len(argv) == 1 and ctx.client.pubsub is None:  # the common form first

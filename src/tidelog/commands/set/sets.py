@@ -33,7 +33,7 @@ from ...glob import glob_match
 from ...resp.replies import SetReply
 from ...types.set import Set, SetLimits
 from ..args import INT64_MAX, ArgReader, parse_int
-from ..key_specs import COMMAND_EXTRAS, KeySpec
+from ..key_specs import ND, ks
 from ..lookup import lookup_read_typed
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
@@ -44,36 +44,6 @@ if TYPE_CHECKING:
 # SPOP's SREM effects carry at most this many members each.
 SPOP_PROPAGATION_BATCH = 1024
 
-
-
-def _ks(flags: str, begin: int, lastkey: int = 0,
-        keynum: tuple[int, int, int] | None = None) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, lastkey, keynum=keynum)
-
-
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-_ND, _NDO = "nondeterministic_output", "nondeterministic_output_order"
-COMMAND_EXTRAS.update({
-    "sadd": ((), [_ks("RW insert", 1)]),
-    "srem": ((), [_ks("RW delete", 1)]),
-    "smembers": ((_NDO,), [_ks("RO access", 1)]),
-    "sismember": ((), [_ks("RO", 1)]),
-    "smismember": ((), [_ks("RO access", 1)]),
-    "scard": ((), [_ks("RO", 1)]),
-    "spop": ((_ND,), [_ks("RW access delete", 1)]),
-    "srandmember": ((_ND,), [_ks("RO access", 1)]),
-    "smove": ((), [_ks("RW access delete", 1), _ks("RW insert", 2)]),
-    "sinter": ((_NDO,), [_ks("RO access", 1, -1)]),
-    "sintercard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
-    "sunioncard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
-    "sdiffcard": ((), [_ks("RO access", 1, keynum=(0, 1, 1))]),
-    "sinterstore": ((), [_ks("RW update", 1), _ks("RO access", 2, -1)]),
-    "sunion": ((_NDO,), [_ks("RO access", 1, -1)]),
-    "sunionstore": ((), [_ks("OW update", 1), _ks("RO access", 2, -1)]),
-    "sdiff": ((_NDO,), [_ks("RO access", 1, -1)]),
-    "sdiffstore": ((), [_ks("OW update", 1), _ks("RO access", 2, -1)]),
-    "sscan": ((_ND,), [_ks("RO access", 1)]),
-})
 
 
 def limits(ctx: Ctx) -> SetLimits:
@@ -103,7 +73,8 @@ def _emptied(ctx: Ctx, key: bytes, s: Set) -> None:
          since="1.0.0",
          complexity="O(1) for each element added, so O(N) to add N elements when the command "
                     "is called with multiple arguments.",
-         summary="Add one or more members to a set")
+         summary="Add one or more members to a set",
+         key_specs=[ks("RW insert", 1)])
 def sadd(ctx: Ctx, argv: list[bytes]) -> object:
     """SADD key member [member ...]"""
     key = argv[1]
@@ -126,7 +97,8 @@ def sadd(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("srem", arity=-3, flags="write fast", keys=(1, 1, 1), group="set", since="1.0.0",
          complexity="O(N) where N is the number of members to be removed.",
-         summary="Remove one or more members from a set")
+         summary="Remove one or more members from a set",
+         key_specs=[ks("RW delete", 1)])
 def srem(ctx: Ctx, argv: list[bytes]) -> object:
     """SREM key member [member ...]"""
     key = argv[1]
@@ -149,7 +121,9 @@ def srem(ctx: Ctx, argv: list[bytes]) -> object:
 
 # -- reads ----------------------------------------------------------------------------
 @command("smembers", arity=2, flags="readonly", keys=(1, 1, 1), group="set", since="1.0.0",
-         complexity="O(N) where N is the set cardinality.", summary="Get all the members in a set")
+         complexity="O(N) where N is the set cardinality.", summary="Get all the members in a set",
+         tips=("nondeterministic_output_order",),
+         key_specs=[ks("RO access", 1)])
 def smembers(ctx: Ctx, argv: list[bytes]) -> object:
     """SMEMBERS key"""
     s = _read_set(ctx, argv[1])
@@ -158,7 +132,8 @@ def smembers(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("sismember", arity=3, flags="readonly fast", keys=(1, 1, 1), group="set",
          since="1.0.0", complexity="O(1)",
-         summary="Determine if a given value is a member of a set")
+         summary="Determine if a given value is a member of a set",
+         key_specs=[ks("RO", 1)])
 def sismember(ctx: Ctx, argv: list[bytes]) -> object:
     """SISMEMBER key member"""
     s = _read_set(ctx, argv[1])
@@ -168,7 +143,8 @@ def sismember(ctx: Ctx, argv: list[bytes]) -> object:
 @command("smismember", arity=-3, flags="readonly fast", keys=(1, 1, 1), group="set",
          since="6.2.0", complexity="O(N) where N is the number of elements being checked for "
                                    "membership",
-         summary="Returns the membership associated with the given elements for a set")
+         summary="Returns the membership associated with the given elements for a set",
+         key_specs=[ks("RO access", 1)])
 def smismember(ctx: Ctx, argv: list[bytes]) -> object:
     """SMISMEMBER key member [member ...]"""
     s = _read_set(ctx, argv[1])
@@ -178,7 +154,8 @@ def smismember(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("scard", arity=2, flags="readonly fast", keys=(1, 1, 1), group="set", since="1.0.0",
-         complexity="O(1)", summary="Get the number of members in a set")
+         complexity="O(1)", summary="Get the number of members in a set",
+         key_specs=[ks("RO", 1)])
 def scard(ctx: Ctx, argv: list[bytes]) -> object:
     """SCARD key"""
     s = _read_set(ctx, argv[1])
@@ -189,7 +166,9 @@ def scard(ctx: Ctx, argv: list[bytes]) -> object:
 @command("spop", arity=-2, flags="write fast", keys=(1, 1, 1), group="set", since="1.0.0",
          complexity="Without the count argument O(1), otherwise O(N) where N is the value of "
                     "the passed count.",
-         summary="Remove and return one or multiple random members from a set")
+         summary="Remove and return one or multiple random members from a set",
+         tips=(ND,),
+         key_specs=[ks("RW access delete", 1)])
 def spop(ctx: Ctx, argv: list[bytes]) -> object:
     """SPOP key [count]"""
     if len(argv) > 3:
@@ -238,7 +217,9 @@ def _spop_count(ctx: Ctx, key: bytes, arg: bytes) -> object:
          since="1.0.0",
          complexity="Without the count argument O(1), otherwise O(N) where N is the absolute "
                     "value of the passed count.",
-         summary="Get one or multiple random members from a set")
+         summary="Get one or multiple random members from a set",
+         tips=(ND,),
+         key_specs=[ks("RO access", 1)])
 def srandmember(ctx: Ctx, argv: list[bytes]) -> object:
     """SRANDMEMBER key [count]"""
     if len(argv) > 3:
@@ -261,7 +242,8 @@ def srandmember(ctx: Ctx, argv: list[bytes]) -> object:
 
 # -- SMOVE ------------------------------------------------------------------------------
 @command("smove", arity=4, flags="write fast", keys=(1, 2, 1), group="set", since="1.0.0",
-         complexity="O(1)", summary="Move a member from one set to another")
+         complexity="O(1)", summary="Move a member from one set to another",
+         key_specs=[ks("RW access delete", 1), ks("RW insert", 2)])
 def smove(ctx: Ctx, argv: list[bytes]) -> object:
     """SMOVE source destination member"""
     src_key, dst_key, member = argv[1], argv[2], argv[3]
@@ -365,7 +347,9 @@ def _store(ctx: Ctx, dst_key: bytes, result: Set) -> int:
 @command("sinter", arity=-2, flags="readonly", keys=(1, -1, 1), group="set", since="1.0.0",
          complexity="O(N*M) worst case where N is the cardinality of the smallest set and M is "
                     "the number of sets.",
-         summary="Intersect multiple sets")
+         summary="Intersect multiple sets",
+         tips=("nondeterministic_output_order",),
+         key_specs=[ks("RO access", 1, -1)])
 def sinter(ctx: Ctx, argv: list[bytes]) -> object:
     """SINTER key [key ...]"""
     return SetReply(_inter_members(_sets_of(ctx, argv[1:])))
@@ -375,7 +359,8 @@ def sinter(ctx: Ctx, argv: list[bytes]) -> object:
          since="1.0.0",
          complexity="O(N*M) worst case where N is the cardinality of the smallest set and M is "
                     "the number of sets.",
-         summary="Intersect multiple sets and store the resulting set in a key")
+         summary="Intersect multiple sets and store the resulting set in a key",
+         key_specs=[ks("RW update", 1), ks("RO access", 2, -1)])
 def sinterstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SINTERSTORE destination key [key ...]"""
     sets = _sets_of(ctx, argv[2:], write=True)
@@ -385,7 +370,8 @@ def sinterstore(ctx: Ctx, argv: list[bytes]) -> object:
 @command("sintercard", arity=-3, flags="readonly movablekeys", group="set", since="7.0.0",
          complexity="O(N*M) worst case where N is the cardinality of the smallest set and M is "
                     "the number of sets.",
-         summary="Intersect multiple sets and return the cardinality of the result")
+         summary="Intersect multiple sets and return the cardinality of the result",
+         key_specs=[ks("RO access", 1, keynum=(0, 1, 1))])
 def sintercard(ctx: Ctx, argv: list[bytes]) -> object:
     """SINTERCARD numkeys key [key ...] [LIMIT limit]"""
     numkeys = parse_int(argv[1], NUMKEYS_NOT_POSITIVE)
@@ -431,7 +417,8 @@ def _card_args(argv: list[bytes], approx_allowed: bool) -> tuple[list[bytes], in
 
 @command("sunioncard", arity=-3, flags="readonly movablekeys", group="set", since="8.10.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
-         summary="Returns the number of members of the union of multiple sets.")
+         summary="Returns the number of members of the union of multiple sets.",
+         key_specs=[ks("RO access", 1, keynum=(0, 1, 1))])
 def sunioncard(ctx: Ctx, argv: list[bytes]) -> object:
     """SUNIONCARD numkeys key [key ...] [APPROX] [LIMIT limit]
 
@@ -457,7 +444,8 @@ def sunioncard(ctx: Ctx, argv: list[bytes]) -> object:
 @command("sdiffcard", arity=-3, flags="readonly movablekeys", group="set", since="8.10.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
          summary="Returns the number of members of the difference between the first set and "
-                 "all successive sets.")
+                 "all successive sets.",
+         key_specs=[ks("RO access", 1, keynum=(0, 1, 1))])
 def sdiffcard(ctx: Ctx, argv: list[bytes]) -> object:
     """SDIFFCARD numkeys key [key ...] [LIMIT limit]
 
@@ -482,7 +470,9 @@ def sdiffcard(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("sunion", arity=-2, flags="readonly", keys=(1, -1, 1), group="set", since="1.0.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
-         summary="Add multiple sets")
+         summary="Add multiple sets",
+         tips=("nondeterministic_output_order",),
+         key_specs=[ks("RO access", 1, -1)])
 def sunion(ctx: Ctx, argv: list[bytes]) -> object:
     """SUNION key [key ...]"""
     return SetReply(_union(_sets_of(ctx, argv[1:]), limits(ctx)).members())
@@ -491,7 +481,8 @@ def sunion(ctx: Ctx, argv: list[bytes]) -> object:
 @command("sunionstore", arity=-3, flags="write denyoom", keys=(1, -1, 1), group="set",
          since="1.0.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
-         summary="Add multiple sets and store the resulting set in a key")
+         summary="Add multiple sets and store the resulting set in a key",
+         key_specs=[ks("OW update", 1), ks("RO access", 2, -1)])
 def sunionstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SUNIONSTORE destination key [key ...]"""
     return _store(ctx, argv[1], _union(_sets_of(ctx, argv[2:], write=True), limits(ctx)))
@@ -499,7 +490,9 @@ def sunionstore(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("sdiff", arity=-2, flags="readonly", keys=(1, -1, 1), group="set", since="1.0.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
-         summary="Subtract multiple sets")
+         summary="Subtract multiple sets",
+         tips=("nondeterministic_output_order",),
+         key_specs=[ks("RO access", 1, -1)])
 def sdiff(ctx: Ctx, argv: list[bytes]) -> object:
     """SDIFF key [key ...]"""
     return SetReply(_diff(_sets_of(ctx, argv[1:]), limits(ctx)).members())
@@ -508,7 +501,8 @@ def sdiff(ctx: Ctx, argv: list[bytes]) -> object:
 @command("sdiffstore", arity=-3, flags="write denyoom", keys=(1, -1, 1), group="set",
          since="1.0.0",
          complexity="O(N) where N is the total number of elements in all given sets.",
-         summary="Subtract multiple sets and store the resulting set in a key")
+         summary="Subtract multiple sets and store the resulting set in a key",
+         key_specs=[ks("OW update", 1), ks("RO access", 2, -1)])
 def sdiffstore(ctx: Ctx, argv: list[bytes]) -> object:
     """SDIFFSTORE destination key [key ...]"""
     return _store(ctx, argv[1], _diff(_sets_of(ctx, argv[2:], write=True), limits(ctx)))
@@ -519,7 +513,9 @@ def sdiffstore(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(1) for every call. O(N) for a complete iteration, including enough "
                     "command calls for the cursor to return back to 0. N is the number of "
                     "elements inside the collection.",
-         summary="Incrementally iterate Set elements")
+         summary="Incrementally iterate Set elements",
+         tips=(ND,),
+         key_specs=[ks("RO access", 1)])
 def sscan(ctx: Ctx, argv: list[bytes]) -> object:
     """SSCAN key cursor [MATCH pattern] [COUNT count]"""
     cursor = parse_cursor(argv[2])

@@ -20,6 +20,7 @@ from ...types.groups import clamp_entries_read, referenced_by
 from ..args import ArgReader
 from ..contract import Ctx
 from ..effects import XDelEx, XTrim
+from ..key_specs import ND, ks
 from ..table import command
 from .entries import last_valid_id
 from .group_ops import drop_references
@@ -31,7 +32,8 @@ from .trimming import exact_threshold, parse_add_or_trim, trim_stream
          since="5.0.0",
          complexity="O(1) for each single item to delete in the stream, regardless of "
                     "the stream size.",
-         summary="Deletes entries from a stream, returning how many existed.")
+         summary="Deletes entries from a stream, returning how many existed.",
+         key_specs=[ks("RW delete", 1)])
 def xdel(ctx: Ctx, argv: list[bytes]) -> Any:
     """XDEL key id [id ...]"""
     key = argv[1]
@@ -101,7 +103,9 @@ def xdelex(ctx: Ctx, argv: list[bytes]) -> Any:
                     "are very small however, since entries are organized in macro nodes "
                     "containing multiple entries that can be released with a single "
                     "deallocation.",
-         summary="Deletes the oldest entries of a stream, returning how many went.")
+         summary="Deletes the oldest entries of a stream, returning how many went.",
+         tips=(ND,),
+         key_specs=[ks("RW delete", 1)])
 def xtrim(ctx: Ctx, argv: list[bytes]) -> Any:
     """XTRIM key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]"""
     trim = parse_add_or_trim(ctx, argv, xadd=False).trim

@@ -33,6 +33,7 @@ from ...types.stream import Stream
 from ..args import INT64_MAX, ArgReader, parse_int
 from ..contract import Ctx
 from ..effects import XAckDel
+from ..key_specs import ND, ks
 from ..lookup import lookup_read_typed
 from ..table import command
 from .entries import (
@@ -215,7 +216,8 @@ def xnack(ctx: Ctx, argv: list[bytes]) -> Any:
          since="5.0.0",
          complexity="O(N) for N entries returned; O(C) for C consumers in the summary form.",
          summary="Shows the pending entries of a consumer group: a summary, or the entries "
-                 "of a range.")
+                 "of a range.",
+         tips=(ND,))
 def xpending(ctx: Ctx, argv: list[bytes]) -> Any:
     """XPENDING key group [[IDLE min-idle-time] start end count [consumer]]"""
     argc = len(argv)
@@ -293,7 +295,8 @@ class XClaimArgs:
 
 @command("xclaim", arity=-6, flags="write fast", keys=(1, 1, 1), group="stream",
          since="5.0.0", complexity="O(log N) for each ID, N the pending entries of the group.",
-         summary="Takes over pending entries of a group for a consumer, when idle long enough.")
+         summary="Takes over pending entries of a group for a consumer, when idle long enough.",
+         tips=(ND,))
 def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     """XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]"""  # noqa: E501 (the syntax line, whole)
     key, name = argv[1], argv[2]
@@ -382,7 +385,9 @@ def xclaim(ctx: Ctx, argv: list[bytes]) -> Any:
          since="6.2.0",
          complexity="O(1) if COUNT is small; at most COUNT * 10 pending entries are scanned.",
          summary="Takes over the pending entries of a group that are idle long enough, "
-                 "scanning from a cursor.")
+                 "scanning from a cursor.",
+         tips=(ND,),
+         key_specs=[ks("RW delete", 1)])
 def xautoclaim(ctx: Ctx, argv: list[bytes]) -> Any:
     """XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]"""
     min_idle = max(parse_int(argv[4], errors.XAUTOCLAIM_MIN_IDLE), 0)

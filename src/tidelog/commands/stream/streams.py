@@ -33,6 +33,7 @@ from ...types.stream import Stream
 from ..args import ArgReader, parse_int
 from ..contract import Ctx
 from ..effects import XAdd, XAddWithOptions
+from ..key_specs import ND, ks
 from ..lookup import lookup_read_typed
 from ..table import command, runs
 from .entries import entries_reply
@@ -46,7 +47,10 @@ from .trimming import exact_threshold, next_id, parse_add_or_trim, trim_stream
          since="5.0.0",
          complexity="O(1) when adding a new entry, O(N) when trimming where N is the "
                     "number of entries evicted.",
-         summary="Appends a new entry to a stream, creating the stream if needed.")
+         summary="Appends a new entry to a stream, creating the stream if needed.",
+         tips=(ND,),
+         key_specs=[ks("RW update", 1,
+                       notes="UPDATE instead of INSERT because of the optional trimming feature")])
 def xadd(ctx: Ctx, argv: list[bytes]) -> Any:
     """XADD key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO pid | IDMP pid iid] [<MAXLEN | MINID> [= | ~] threshold [LIMIT count]] <* | id> field value [field value ...]"""  # noqa: E501 (the syntax line, whole)
     if argv[2] == b"*":
@@ -183,7 +187,8 @@ def _xadd_auto_run(ctx: Ctx, run: list[list[bytes]]) -> list[Any]:
 
 @command("xlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="stream",
          since="5.0.0", complexity="O(1)",
-         summary="Returns the number of entries in a stream.")
+         summary="Returns the number of entries in a stream.",
+         key_specs=[ks("RO", 1)])
 def xlen(ctx: Ctx, argv: list[bytes]) -> Any:
     """XLEN key"""
     stream = lookup_read_typed(ctx, argv[1], Stream)

@@ -21,6 +21,7 @@ from ...types.groups import UNKNOWN, ConsumerGroup, clamp_entries_read
 from ...types.stream import Stream
 from ..args import ArgReader
 from ..contract import Ctx
+from ..key_specs import ks
 from ..replies import (
     help_reply,
 )
@@ -115,7 +116,8 @@ def _xgroup_resolve(ctx: Ctx, argv: list[bytes], need_group: bool) -> _XGroupTar
 
 @command("xgroup|create", arity=-5, flags="write denyoom", keys=(2, 2, 1), group="stream",
          since="5.0.0", complexity="O(1)",
-         summary="Creates a consumer group, and the stream too with MKSTREAM.")
+         summary="Creates a consumer group, and the stream too with MKSTREAM.",
+         key_specs=[ks("RW insert", 2)])
 def xgroup_create(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP CREATE key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]"""
     target = _xgroup_resolve(ctx, argv, need_group=False)
@@ -163,7 +165,8 @@ def xgroup_setid(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("xgroup|destroy", arity=4, flags="write", keys=(2, 2, 1), group="stream",
          since="5.0.0",
          complexity="O(N) where N is the number of entries in the group's pending entries list.",
-         summary="Destroys a consumer group; blocked readers of it get an error.")
+         summary="Destroys a consumer group; blocked readers of it get an error.",
+         key_specs=[ks("RW delete", 2)])
 def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP DESTROY key group"""
     target = _xgroup_resolve(ctx, argv, need_group=False)
@@ -180,7 +183,8 @@ def xgroup_destroy(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("xgroup|createconsumer", arity=5, flags="write denyoom", keys=(2, 2, 1),
          group="stream", since="6.2.0", complexity="O(1)",
-         summary="Creates a consumer in a consumer group.")
+         summary="Creates a consumer in a consumer group.",
+         key_specs=[ks("RW insert", 2)])
 def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP CREATECONSUMER key group consumer"""
     target = _xgroup_resolve(ctx, argv, need_group=True)
@@ -198,7 +202,8 @@ def xgroup_createconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
 @command("xgroup|delconsumer", arity=5, flags="write", keys=(2, 2, 1), group="stream",
          since="5.0.0",
          complexity="O(P log N) for the P entries the consumer had pending, N in the group.",
-         summary="Deletes a consumer and its pending entries; returns how many it had.")
+         summary="Deletes a consumer and its pending entries; returns how many it had.",
+         key_specs=[ks("RW delete", 2)])
 def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP DELCONSUMER key group consumer"""
     target = _xgroup_resolve(ctx, argv, need_group=True)

@@ -19,6 +19,7 @@ from ...types.groups import UNKNOWN, ConsumerGroup
 from ...types.stream import Stream
 from ..args import ArgReader
 from ..contract import Ctx
+from ..key_specs import ND
 from ..lookup import lookup_read_typed
 from ..replies import help_reply
 from ..table import command
@@ -189,7 +190,8 @@ def xinfo_groups(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("xinfo|consumers", arity=4, flags="readonly", keys=(2, 2, 1), group="stream",
          since="5.0.0", complexity="O(C) for C consumers.",
-         summary="Shows the consumers of a group: pending entries, idle and inactive times.")
+         summary="Shows the consumers of a group: pending entries, idle and inactive times.",
+         tips=(ND,))
 def xinfo_consumers(ctx: Ctx, argv: list[bytes]) -> Any:
     """XINFO CONSUMERS key group"""
     key, name = argv[2], argv[3]

@@ -18,6 +18,7 @@ from ...ids import MAX_ID, MIN_ID, StreamID
 from ...resp.replies import NULL_ARRAY
 from ...types.stream import Stream
 from ..contract import Ctx, Wait
+from ..key_specs import ks
 from ..lookup import lookup_read_typed
 from ..table import command
 from .entries import SizeBudget, capped_count, entries_reply, last_valid_id, streams_reply
@@ -32,7 +33,8 @@ from .stream_args import XREAD_BLOCKED_DEFAULT_COUNT, parse_read_options, parse_
                     "when XREAD blocks, XADD will pay the O(N) time in order to serve the "
                     "N clients blocked on the stream getting new data.",
          summary="Returns entries from one or more streams with IDs above the ones given, "
-                 "optionally blocking until there are some.")
+                 "optionally blocking until there are some.",
+         key_specs=[ks("RO access", "STREAMS", -1, limit=2)])
 def xread(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREAD [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     opts = parse_read_options(argv, group=False)

@@ -47,6 +47,7 @@ from ...resp.replies import NULL_ARRAY
 from ...types.groups import Consumer, ConsumerGroup
 from ...types.stream import Stream
 from ..contract import Ctx, Wait
+from ..key_specs import ks
 from ..lookup import lookup_read, lookup_read_typed
 from ..table import command
 from .entries import (
@@ -316,7 +317,8 @@ def _deliver_new(ctx: Ctx, args: ReadArgs, target: _Target, consumer: Consumer,
                     "added to the pending entries list. A blocked call costs the XADD that "
                     "serves it O(N) for N clients blocked on the stream.",
          summary="Reads new entries as a consumer of a group (or the consumer's pending "
-                 "history), optionally blocking until there are some.")
+                 "history), optionally blocking until there are some.",
+         key_specs=[ks("RO access", "STREAMS", -1, limit=2, startfrom=4)])
 def xreadgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     """XREADGROUP GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] [BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id [id ...]"""  # noqa: E501 (the syntax line, whole)
     args = parse_read_options(argv, group=True)

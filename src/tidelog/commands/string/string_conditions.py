@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...config import NOTIFY_GENERIC
 from ...errors import SYNTAX, WRONGTYPE, CommandError
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 from .string_digest import CONDITIONS, condition_holds, digest_of
@@ -26,7 +27,8 @@ def _read_string(ctx: Ctx, key: bytes) -> bytes | None:
 @command("delex", arity=-2, flags="write fast", keys=(1, 1, 1), group="string",
          since="8.4.0",
          complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
-         summary="Conditionally removes the specified key based on value or hash digest comparison.")
+         summary="Conditionally removes the specified key based on value or hash digest comparison.",
+         key_specs=[ks("RW delete", 1)])
 def delex(ctx: Ctx, argv: list[bytes]) -> object:
     """DELEX key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]
 
@@ -54,7 +56,8 @@ def delex(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("digest", arity=2, flags="readonly fast", keys=(1, 1, 1), group="string",
          since="8.4.0", complexity="O(N) where N is the length of the string value.",
-         summary="Returns the XXH3 hash of a string value.")
+         summary="Returns the XXH3 hash of a string value.",
+         key_specs=[ks("RO", 1)])
 def digest(ctx: Ctx, argv: list[bytes]) -> object:
     """DIGEST key
 

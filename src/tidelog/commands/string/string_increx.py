@@ -50,6 +50,7 @@ from ...resp.replies import DoubleText
 from ...types import longdouble
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from ..encoding import mark_string_encoding
+from ..key_specs import ks
 from ..table import command
 from .strings import deadline_ms
 
@@ -193,7 +194,8 @@ def _float_text(value: Fraction) -> bytes:
 @command("increx", arity=-2, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="8.8.0", complexity="O(1)",
          summary="Increments the numeric value of a key by a number and sets its expiration "
-                 "time. Uses 0 as initial value if the key doesn't exist.")
+                 "time. Uses 0 as initial value if the key doesn't exist.",
+         key_specs=[ks("RW access update", 1)])
 def increx(ctx: Ctx, argv: list[bytes]) -> object:
     """INCREX key [BYFLOAT increment | BYINT increment] [LBOUND lowerbound] [UBOUND upperbound] [SATURATE] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST] [ENX]
 

@@ -27,6 +27,7 @@ from ...errors import (
 from ...resp.replies import Map
 from ..args import parse_int
 from ..encoding import mark_string_encoding
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 
@@ -66,7 +67,8 @@ def _store_modified(ctx: Ctx, key: bytes, value: bytes, created: bool) -> None:
                      "is small and the already present value is of any size, since the dynamic "
                      "string library used by Redis will double the free space available on every "
                      "reallocation."),
-         summary="Append a value to a key")
+         summary="Append a value to a key",
+         key_specs=[ks("RW insert", 1)])
 def append(ctx: Ctx, argv: list[bytes]) -> object:
     """APPEND key value
 
@@ -87,7 +89,8 @@ def append(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("strlen", arity=2, flags="readonly fast", keys=(1, 1, 1), group="string",
-         since="2.2.0", complexity="O(1)", summary="Get the length of the value stored in a key")
+         since="2.2.0", complexity="O(1)", summary="Get the length of the value stored in a key",
+         key_specs=[ks("RO", 1)])
 def strlen(ctx: Ctx, argv: list[bytes]) -> object:
     """STRLEN key"""
     value = _string_at(ctx, argv[1], read=True)
@@ -148,7 +151,8 @@ def substr(ctx: Ctx, argv: list[bytes]) -> object:
                      "Usually, this string is very small so the amortized complexity is O(1). "
                      "Otherwise, complexity is O(M) with M being the length of the value "
                      "argument."),
-         summary="Overwrite part of a string at key starting at the specified offset")
+         summary="Overwrite part of a string at key starting at the specified offset",
+         key_specs=[ks("RW update", 1)])
 def setrange(ctx: Ctx, argv: list[bytes]) -> object:
     """SETRANGE key offset value
 
@@ -244,7 +248,8 @@ def lcs_matches(a: bytes, b: bytes, rows: list[int]
 
 @command("lcs", arity=-3, flags="readonly", keys=(1, 2, 1), group="string", since="7.0.0",
          complexity="O(N*M) where N and M are the lengths of s1 and s2, respectively",
-         summary="Find longest common substring")
+         summary="Find longest common substring",
+         key_specs=[ks("RO access", 1, 1)])
 def lcs(ctx: Ctx, argv: list[bytes]) -> object:
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
 

@@ -37,6 +37,7 @@ from ...resp.replies import OK
 from ...types import longdouble
 from ..args import INT64_MAX, INT64_MIN, ArgReader, parse_int
 from ..encoding import mark_string_encoding
+from ..key_specs import ks
 from ..lookup import key_arguments, lookup_read
 from ..table import command
 from .string_digest import CONDITIONS, condition_holds
@@ -61,7 +62,8 @@ def get(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("mget", arity=-2, flags="readonly fast", keys=(1, -1, 1), group="string",
          since="1.0.0", complexity="O(N) where N is the number of keys to retrieve.",
-         summary="Get the values of all the given keys")
+         summary="Get the values of all the given keys",
+         tips=("request_policy:multi_shard",))
 def mget(ctx: Ctx, argv: list[bytes]) -> object:
     """MGET key [key ...]"""
     values = []
@@ -133,7 +135,9 @@ _NO_OPTIONS: frozenset[bytes] = frozenset()
 
 @command("set", arity=-3, flags="write denyoom", keys=(1, 1, 1), group="string",
          since="1.0.0", complexity="O(1)",
-         summary="Set the string value of a key")
+         summary="Set the string value of a key",
+         key_specs=[ks("RW access update variable_flags", 1,
+                       notes="RW and ACCESS due to the optional `GET` argument")])
 def set_(ctx: Ctx, argv: list[bytes]) -> object:
     """SET key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
     # With a condition (8.4) the write goes out as the plain SET it amounts to
@@ -186,7 +190,8 @@ def set_(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("setnx", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="1.0.0", complexity="O(1)",
-         summary="Set the value of a key, only if the key does not exist")
+         summary="Set the value of a key, only if the key does not exist",
+         key_specs=[ks("OW insert", 1)])
 def setnx(ctx: Ctx, argv: list[bytes]) -> object:
     """SETNX key value"""
     key = argv[1]
@@ -207,7 +212,8 @@ def _setex(ctx: Ctx, argv: list[bytes], option: bytes) -> object:
 
 @command("setex", arity=4, flags="write denyoom", keys=(1, 1, 1), group="string",
          since="2.0.0", complexity="O(1)",
-         summary="Set the value and expiration of a key")
+         summary="Set the value and expiration of a key",
+         key_specs=[ks("OW update", 1)])
 def setex(ctx: Ctx, argv: list[bytes]) -> object:
     """SETEX key seconds value"""
     return _setex(ctx, argv, b"EX")
@@ -215,7 +221,8 @@ def setex(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("psetex", arity=4, flags="write denyoom", keys=(1, 1, 1), group="string",
          since="2.6.0", complexity="O(1)",
-         summary="Set the value and expiration in milliseconds of a key")
+         summary="Set the value and expiration in milliseconds of a key",
+         key_specs=[ks("OW update", 1)])
 def psetex(ctx: Ctx, argv: list[bytes]) -> object:
     """PSETEX key milliseconds value"""
     return _setex(ctx, argv, b"PX")
@@ -223,7 +230,8 @@ def psetex(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("getset", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="1.0.0", complexity="O(1)",
-         summary="Set the string value of a key and return its old value")
+         summary="Set the string value of a key and return its old value",
+         key_specs=[ks("RW access update", 1)])
 def getset(ctx: Ctx, argv: list[bytes]) -> object:
     """GETSET key value"""
     key, value = argv[1], argv[2]
@@ -234,7 +242,8 @@ def getset(ctx: Ctx, argv: list[bytes]) -> object:
 
 
 @command("getdel", arity=2, flags="write fast", keys=(1, 1, 1), group="string",
-         since="6.2.0", complexity="O(1)", summary="Get the value of a key and delete the key")
+         since="6.2.0", complexity="O(1)", summary="Get the value of a key and delete the key",
+         key_specs=[ks("RW access delete", 1)])
 def getdel(ctx: Ctx, argv: list[bytes]) -> object:
     """GETDEL key"""
     key = argv[1]
@@ -257,7 +266,8 @@ _GETEX_EXCLUDES = {
 
 @command("getex", arity=-2, flags="write fast", keys=(1, 1, 1), group="string",
          since="6.2.0", complexity="O(1)",
-         summary="Get the value of a key and optionally set its expiration")
+         summary="Get the value of a key and optionally set its expiration",
+         key_specs=[ks("RW access update", 1, notes="RW and UPDATE because it changes the TTL")])
 def getex(ctx: Ctx, argv: list[bytes]) -> object:
     """GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]"""  # noqa: E501 (the syntax line, whole)
     key = argv[1]
@@ -308,7 +318,9 @@ def _mset_pairs(argv: list[bytes]) -> list[bytes]:
 
 @command("mset", arity=-3, flags="write denyoom", keys=(1, -1, 2), group="string",
          since="1.0.1", complexity="O(N) where N is the number of keys to set.",
-         summary="Set multiple keys to multiple values")
+         summary="Set multiple keys to multiple values",
+         tips=("request_policy:multi_shard", "response_policy:all_succeeded"),
+         key_specs=[ks("OW update", 1, -1, 2)])
 def mset(ctx: Ctx, argv: list[bytes]) -> object:
     """MSET key value [key value ...]"""
     _mset_pairs(argv)
@@ -320,7 +332,9 @@ def mset(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("msetnx", arity=-3, flags="write denyoom", keys=(1, -1, 2), group="string",
          since="1.0.1", complexity="O(N) where N is the number of keys to set.",
-         summary="Set multiple keys to multiple values, only if none of the keys exist")
+         summary="Set multiple keys to multiple values, only if none of the keys exist",
+         tips=("request_policy:multi_shard", "response_policy:agg_min"),
+         key_specs=[ks("OW insert", 1, -1, 2)])
 def msetnx(ctx: Ctx, argv: list[bytes]) -> object:
     """MSETNX key value [key value ...]"""
     _mset_pairs(argv)
@@ -346,7 +360,8 @@ _INT32_MAX = 2**31 - 1
          complexity="O(N) where N is the number of keys to set.",
          summary="Atomically sets multiple string keys with a shared expiration in a single "
                  "operation. Supports flexible argument parsing where condition and expiration "
-                 "flags can appear in any order.")
+                 "flags can appear in any order.",
+         key_specs=[ks("OW update", 1, keynum=(0, 1, 2))])
 def msetex(ctx: Ctx, argv: list[bytes]) -> object:
     """MSETEX numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"""  # noqa: E501 (the syntax line, whole)
     # 1 when every key is set, 0 when NX or XX fails for one of them.  Goes out
@@ -408,14 +423,16 @@ def _incr(ctx: Ctx, key: bytes, by: int) -> int:
 
 
 @command("incr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), group="string",
-         since="1.0.0", complexity="O(1)", summary="Increment the integer value of a key by one")
+         since="1.0.0", complexity="O(1)", summary="Increment the integer value of a key by one",
+         key_specs=[ks("RW access update", 1)])
 def incr(ctx: Ctx, argv: list[bytes]) -> object:
     """INCR key"""
     return _incr(ctx, argv[1], 1)
 
 
 @command("decr", arity=2, flags="write denyoom fast", keys=(1, 1, 1), group="string",
-         since="1.0.0", complexity="O(1)", summary="Decrement the integer value of a key by one")
+         since="1.0.0", complexity="O(1)", summary="Decrement the integer value of a key by one",
+         key_specs=[ks("RW access update", 1)])
 def decr(ctx: Ctx, argv: list[bytes]) -> object:
     """DECR key"""
     return _incr(ctx, argv[1], -1)
@@ -423,7 +440,8 @@ def decr(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("incrby", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="1.0.0", complexity="O(1)",
-         summary="Increment the integer value of a key by the given amount")
+         summary="Increment the integer value of a key by the given amount",
+         key_specs=[ks("RW access update", 1)])
 def incrby(ctx: Ctx, argv: list[bytes]) -> object:
     """INCRBY key increment"""
     return _incr(ctx, argv[1], parse_int(argv[2]))
@@ -431,7 +449,8 @@ def incrby(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("decrby", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="1.0.0", complexity="O(1)",
-         summary="Decrement the integer value of a key by the given number")
+         summary="Decrement the integer value of a key by the given number",
+         key_specs=[ks("RW access update", 1)])
 def decrby(ctx: Ctx, argv: list[bytes]) -> object:
     """DECRBY key decrement"""
     by = parse_int(argv[2])
@@ -442,7 +461,8 @@ def decrby(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("incrbyfloat", arity=3, flags="write denyoom fast", keys=(1, 1, 1), group="string",
          since="2.6.0", complexity="O(1)",
-         summary="Increment the float value of a key by the given amount")
+         summary="Increment the float value of a key by the given amount",
+         key_specs=[ks("RW access update", 1)])
 def incrbyfloat(ctx: Ctx, argv: list[bytes]) -> object:
     """INCRBYFLOAT key increment
 

@@ -17,6 +17,7 @@ from ...errors import (
     CommandError,
 )
 from ...resp.replies import OK
+from ..key_specs import ks
 from ..lookup import key_arguments
 from ..table import command
 
@@ -60,7 +61,8 @@ def discard(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("watch", arity=-2, flags="noscript loading stale fast allow_busy", keys=(1, -1, 1),
          group="transactions", since="2.2.0", complexity="O(1) for every key.",
-         summary="Monitors changes to keys to determine the execution of a transaction.")
+         summary="Monitors changes to keys to determine the execution of a transaction.",
+         key_specs=[ks("RO", 1, -1)])
 def watch(ctx: Ctx, argv: list[bytes]) -> object:
     """WATCH key [key ...]"""
     if ctx.client.multi is not None:

@@ -49,7 +49,7 @@ from ...types import geohash
 from ...types.geohash import Shape
 from ...types.zset import ZSet
 from ..args import ArgReader
-from ..key_specs import COMMAND_EXTRAS, KeySpec
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 from .common import limits, parse_score
@@ -59,25 +59,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-def _ks(flags: str, begin: int | str, startfrom: int = 1) -> KeySpec:
-    return KeySpec(tuple(flags.split()), begin, 0, startfrom=startfrom)
-
-
-# COMMAND INFO's key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "geoadd": ((), [_ks("RW update", 1)]),
-    "geodist": ((), [_ks("RO access", 1)]),
-    "geohash": ((), [_ks("RO access", 1)]),
-    "geopos": ((), [_ks("RO access", 1)]),
-    "geosearch": ((), [_ks("RO access", 1)]),
-    "geosearchstore": ((), [_ks("OW update", 1), _ks("RO access", 2)]),
-    "georadius": ((), [_ks("RO access", 1), _ks("OW update", "STORE", 6),
-                       _ks("OW update", "STOREDIST", 6)]),
-    "georadiusbymember": ((), [_ks("RO access", 1), _ks("OW update", "STORE", 5),
-                               _ks("OW update", "STOREDIST", 5)]),
-    "georadius_ro": ((), [_ks("RO access", 1)]),
-    "georadiusbymember_ro": ((), [_ks("RO access", 1)]),
-})
 
 # What one unit is in metres.
 _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
@@ -141,7 +122,8 @@ def _member_position(z: ZSet, member: bytes) -> tuple[float, float]:
          complexity="O(log(N)) for each item added, where N is the number of elements in the "
                     "sorted set.",
          summary="Add one or more geospatial items in the geospatial index represented using a "
-                 "sorted set")
+                 "sorted set",
+         key_specs=[ks("RW update", 1)])
 def geoadd(ctx: Ctx, argv: list[bytes]) -> object:
     """GEOADD key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]
 
@@ -184,7 +166,8 @@ def geoadd(ctx: Ctx, argv: list[bytes]) -> object:
 # -- GEOPOS, GEOHASH, GEODIST ----------------------------------------------------------------
 @command("geopos", arity=-2, flags="readonly", keys=(1, 1, 1), group="geo", since="3.2.0",
          complexity="O(1) for each member requested.",
-         summary="Returns longitude and latitude of members of a geospatial index")
+         summary="Returns longitude and latitude of members of a geospatial index",
+         key_specs=[ks("RO access", 1)])
 def geopos(ctx: Ctx, argv: list[bytes]) -> object:
     """GEOPOS key [member [member ...]]
 
@@ -202,7 +185,8 @@ def geopos(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("geohash", arity=-2, flags="readonly", keys=(1, 1, 1), group="geo", since="3.2.0",
          complexity="O(1) for each member requested.",
-         summary="Returns members of a geospatial index as standard geohash strings")
+         summary="Returns members of a geospatial index as standard geohash strings",
+         key_specs=[ks("RO access", 1)])
 def geohash_command(ctx: Ctx, argv: list[bytes]) -> object:
     """GEOHASH key [member [member ...]]
 
@@ -217,7 +201,8 @@ def geohash_command(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("geodist", arity=-4, flags="readonly", keys=(1, 1, 1), group="geo", since="3.2.0",
          complexity="O(1)", summary="Returns the distance between two members of a geospatial "
-                                   "index")
+                                   "index",
+         key_specs=[ks("RO access", 1)])
 def geodist(ctx: Ctx, argv: list[bytes]) -> object:
     """GEODIST key member1 member2 [M | KM | FT | MI]
 
@@ -461,7 +446,8 @@ _RADIUS_COMPLEXITY = ("O(N+log(M)) where N is the number of elements inside the 
 @command("geosearch", arity=-7, flags="readonly", keys=(1, 1, 1), group="geo", since="6.2.0",
          complexity=_SEARCH_COMPLEXITY,
          summary="Query a sorted set representing a geospatial index to fetch members inside an "
-                 "area of a box or a circle.")
+                 "area of a box or a circle.",
+         key_specs=[ks("RO access", 1)])
 def geosearch(ctx: Ctx, argv: list[bytes]) -> object:
     """GEOSEARCH key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]
 
@@ -473,7 +459,8 @@ def geosearch(ctx: Ctx, argv: list[bytes]) -> object:
 @command("geosearchstore", arity=-8, flags="write denyoom", keys=(1, 2, 1), group="geo",
          since="6.2.0", complexity=_SEARCH_COMPLEXITY,
          summary="Query a sorted set representing a geospatial index to fetch members inside an "
-                 "area of a box or a circle, and store the result in another key.")
+                 "area of a box or a circle, and store the result in another key.",
+         key_specs=[ks("OW update", 1), ks("RO access", 2)])
 def geosearchstore(ctx: Ctx, argv: list[bytes]) -> object:
     """GEOSEARCHSTORE destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] [STOREDIST]
 
@@ -484,7 +471,10 @@ def geosearchstore(ctx: Ctx, argv: list[bytes]) -> object:
 @command("georadius", arity=-6, flags="write denyoom movablekeys", keys=(1, 1, 1), group="geo",
          since="3.2.0", complexity=_RADIUS_COMPLEXITY,
          summary="Query a sorted set representing a geospatial index to fetch members matching "
-                 "a given maximum distance from a point")
+                 "a given maximum distance from a point",
+         key_specs=[ks("RO access", 1),
+                    ks("OW update", "STORE", startfrom=6),
+                    ks("OW update", "STOREDIST", startfrom=6)])
 def georadius(ctx: Ctx, argv: list[bytes]) -> object:
     """GEORADIUS key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]
 
@@ -498,7 +488,10 @@ def georadius(ctx: Ctx, argv: list[bytes]) -> object:
                     "the circular area delimited by center and radius and M is the number of "
                     "items inside the index.",
          summary="Query a sorted set representing a geospatial index to fetch members matching "
-                 "a given maximum distance from a member")
+                 "a given maximum distance from a member",
+         key_specs=[ks("RO access", 1),
+                    ks("OW update", "STORE", startfrom=5),
+                    ks("OW update", "STOREDIST", startfrom=5)])
 def georadiusbymember(ctx: Ctx, argv: list[bytes]) -> object:
     """GEORADIUSBYMEMBER key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]
 
@@ -508,7 +501,8 @@ def georadiusbymember(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("georadius_ro", arity=-6, flags="readonly", keys=(1, 1, 1), group="geo",
          since="3.2.10", complexity=_RADIUS_COMPLEXITY,
-         summary="A read-only variant for GEORADIUS")
+         summary="A read-only variant for GEORADIUS",
+         key_specs=[ks("RO access", 1)])
 def georadius_ro(ctx: Ctx, argv: list[bytes]) -> object:
     """GEORADIUS_RO key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]
 
@@ -518,7 +512,8 @@ def georadius_ro(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("georadiusbymember_ro", arity=-5, flags="readonly", keys=(1, 1, 1), group="geo",
          since="3.2.10", complexity=_RADIUS_COMPLEXITY,
-         summary="A read-only variant for GEORADIUSBYMEMBER")
+         summary="A read-only variant for GEORADIUSBYMEMBER",
+         key_specs=[ks("RO access", 1)])
 def georadiusbymember_ro(ctx: Ctx, argv: list[bytes]) -> object:
     """GEORADIUSBYMEMBER_RO key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]
 

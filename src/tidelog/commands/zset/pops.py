@@ -26,7 +26,7 @@ from ...resp.replies import NULL_ARRAY
 from ...types.zset import ZSet
 from ..args import parse_int
 from ..contract import Wait
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..table import command
 from .common import emptied, parse_score, write_zset
 
@@ -34,15 +34,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "zpopmin": ((), [ks("RW access delete", 1)]),
-    "zpopmax": ((), [ks("RW access delete", 1)]),
-    "zmpop": ((), [ks("RW access delete", 1, keynum=(0, 1, 1))]),
-    "bzpopmin": ((), [ks("RW access delete", 1, -2)]),
-    "bzpopmax": ((), [ks("RW access delete", 1, -2)]),
-    "bzmpop": ((), [ks("RW access delete", 2, keynum=(0, 1, 1))]),
-})
 
 
 # -- ZPOPMIN, ZPOPMAX, ZMPOP --------------------------------------------------------------------
@@ -77,7 +68,8 @@ def _zpop(ctx: Ctx, argv: list[bytes], highest: bool) -> object:
          since="5.0.0",
          complexity="O(log(N)*M) with N being the number of elements in the sorted set, and M "
                     "being the number of elements popped.",
-         summary="Remove and return members with the lowest scores in a sorted set")
+         summary="Remove and return members with the lowest scores in a sorted set",
+         key_specs=[ks("RW access delete", 1)])
 def zpopmin(ctx: Ctx, argv: list[bytes]) -> object:
     """ZPOPMIN key [count]"""
     return _zpop(ctx, argv, False)
@@ -87,7 +79,8 @@ def zpopmin(ctx: Ctx, argv: list[bytes]) -> object:
          since="5.0.0",
          complexity="O(log(N)*M) with N being the number of elements in the sorted set, and M "
                     "being the number of elements popped.",
-         summary="Remove and return members with the highest scores in a sorted set")
+         summary="Remove and return members with the highest scores in a sorted set",
+         key_specs=[ks("RW access delete", 1)])
 def zpopmax(ctx: Ctx, argv: list[bytes]) -> object:
     """ZPOPMAX key [count]"""
     return _zpop(ctx, argv, True)
@@ -136,7 +129,8 @@ def _mpop_first(ctx: Ctx, keys: list[bytes], highest: bool, count: int) -> objec
          complexity="O(K) + O(M*log(N)) where K is the number of provided keys, N being the "
                     "number of elements in the sorted set, and M being the number of elements "
                     "popped.",
-         summary="Remove and return members with scores in a sorted set")
+         summary="Remove and return members with scores in a sorted set",
+         key_specs=[ks("RW access delete", 1, keynum=(0, 1, 1))])
 def zmpop(ctx: Ctx, argv: list[bytes]) -> object:
     """ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]"""
     keys, highest, count = _mpop_args(argv, 1)
@@ -191,7 +185,8 @@ def _bzpop(ctx: Ctx, argv: list[bytes], highest: bool) -> object:
          group="sorted_set", since="5.0.0",
          complexity="O(log(N)) with N being the number of elements in the sorted set.",
          summary="Remove and return the member with the lowest score from one or more sorted "
-                 "sets, or block until one is available")
+                 "sets, or block until one is available",
+         key_specs=[ks("RW access delete", 1, -2)])
 def bzpopmin(ctx: Ctx, argv: list[bytes]) -> object:
     """BZPOPMIN key [key ...] timeout"""
     return _bzpop(ctx, argv, False)
@@ -201,7 +196,8 @@ def bzpopmin(ctx: Ctx, argv: list[bytes]) -> object:
          group="sorted_set", since="5.0.0",
          complexity="O(log(N)) with N being the number of elements in the sorted set.",
          summary="Remove and return the member with the highest score from one or more sorted "
-                 "sets, or block until one is available")
+                 "sets, or block until one is available",
+         key_specs=[ks("RW access delete", 1, -2)])
 def bzpopmax(ctx: Ctx, argv: list[bytes]) -> object:
     """BZPOPMAX key [key ...] timeout"""
     return _bzpop(ctx, argv, True)
@@ -213,7 +209,8 @@ def bzpopmax(ctx: Ctx, argv: list[bytes]) -> object:
                     "number of elements in the sorted set, and M being the number of elements "
                     "popped.",
          summary="Remove and return members with scores in a sorted set or block until one "
-                 "is available")
+                 "is available",
+         key_specs=[ks("RW access delete", 2, keynum=(0, 1, 1))])
 def bzmpop(ctx: Ctx, argv: list[bytes]) -> object:
     """BZMPOP timeout numkeys key [key ...] MIN | MAX [COUNT count]"""
     timeout = _parse_timeout(argv[1])

@@ -10,7 +10,7 @@ from ...config import NOTIFY_ZSET
 from ...errors import LIMIT_RANK, SYNTAX, WITHSCORES_BYLEX, CommandError
 from ...types.zset import ZSet
 from ..args import parse_int
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..table import command
 from .common import (
     emptied,
@@ -29,19 +29,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "zrange": ((), [ks("RO access", 1)]),
-    "zrangestore": ((), [ks("OW update", 1), ks("RO access", 2)]),
-    "zrangebyscore": ((), [ks("RO access", 1)]),
-    "zrevrangebyscore": ((), [ks("RO access", 1)]),
-    "zrangebylex": ((), [ks("RO access", 1)]),
-    "zrevrangebylex": ((), [ks("RO access", 1)]),
-    "zrevrange": ((), [ks("RO access", 1)]),
-    "zremrangebyscore": ((), [ks("RW delete", 1)]),
-    "zremrangebyrank": ((), [ks("RW delete", 1)]),
-    "zremrangebylex": ((), [ks("RW delete", 1)]),
-})
 
 
 # -- the ZRANGE family ---------------------------------------------------------------------
@@ -128,7 +115,8 @@ _RANGE_COMPLEXITY = ("O(log(N)+M) with N being the number of elements in the sor
 
 @command("zrange", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="1.2.0", complexity=_RANGE_COMPLEXITY,
-         summary="Return a range of members in a sorted set")
+         summary="Return a range of members in a sorted set",
+         key_specs=[ks("RO access", 1)])
 def zrange(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANGE key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]"""
     return _zrange(ctx, argv, 1, None, None)
@@ -138,7 +126,8 @@ def zrange(ctx: Ctx, argv: list[bytes]) -> object:
          since="6.2.0",
          complexity="O(log(N)+M) with N being the number of elements in the sorted set and M "
                     "the number of elements stored into the destination key.",
-         summary="Store a range of members from sorted set into another key")
+         summary="Store a range of members from sorted set into another key",
+         key_specs=[ks("OW update", 1), ks("RO access", 2)])
 def zrangestore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]"""
     return _zrange(ctx, argv, 2, None, None, store=argv[1])
@@ -146,7 +135,8 @@ def zrangestore(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("zrangebyscore", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="1.0.5", complexity=_RANGE_COMPLEXITY,
-         summary="Return a range of members in a sorted set, by score")
+         summary="Return a range of members in a sorted set, by score",
+         key_specs=[ks("RO access", 1)])
 def zrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]"""
     return _zrange(ctx, argv, 1, _SCORE, False)
@@ -155,7 +145,8 @@ def zrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
 @command("zrevrangebyscore", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="2.2.0", complexity=_RANGE_COMPLEXITY,
          summary="Return a range of members in a sorted set, by score, with scores ordered "
-                 "from high to low")
+                 "from high to low",
+         key_specs=[ks("RO access", 1)])
 def zrevrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]"""
     return _zrange(ctx, argv, 1, _SCORE, True)
@@ -163,7 +154,8 @@ def zrevrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("zrangebylex", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="2.8.9", complexity=_RANGE_COMPLEXITY,
-         summary="Return a range of members in a sorted set, by lexicographical range")
+         summary="Return a range of members in a sorted set, by lexicographical range",
+         key_specs=[ks("RO access", 1)])
 def zrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANGEBYLEX key min max [LIMIT offset count]"""
     return _zrange(ctx, argv, 1, _LEX, False)
@@ -172,7 +164,8 @@ def zrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
 @command("zrevrangebylex", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="2.8.9", complexity=_RANGE_COMPLEXITY,
          summary="Return a range of members in a sorted set, by lexicographical range, ordered "
-                 "from higher to lower strings.")
+                 "from higher to lower strings.",
+         key_specs=[ks("RO access", 1)])
 def zrevrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREVRANGEBYLEX key max min [LIMIT offset count]"""
     return _zrange(ctx, argv, 1, _LEX, True)
@@ -181,7 +174,8 @@ def zrevrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
 @command("zrevrange", arity=-4, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="1.2.0", complexity=_RANGE_COMPLEXITY,
          summary="Return a range of members in a sorted set, by index, with scores ordered "
-                 "from high to low")
+                 "from high to low",
+         key_specs=[ks("RO access", 1)])
 def zrevrange(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREVRANGE key start stop [WITHSCORES]"""
     return _zrange(ctx, argv, 1, _RANK, True)
@@ -203,7 +197,8 @@ def _remove_range(ctx: Ctx, key: bytes, z: ZSet | None, lo: int, hi: int) -> int
          since="1.2.0",
          complexity="O(log(N)+M) with N being the number of elements in the sorted set and M "
                     "the number of elements removed by the operation.",
-         summary="Remove all members in a sorted set within the given scores")
+         summary="Remove all members in a sorted set within the given scores",
+         key_specs=[ks("RW delete", 1)])
 def zremrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREMRANGEBYSCORE key min max"""
     rng = score_range(argv[2], argv[3])
@@ -216,7 +211,8 @@ def zremrangebyscore(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.0.0",
          complexity="O(log(N)+M) with N being the number of elements in the sorted set and M "
                     "the number of elements removed by the operation.",
-         summary="Remove all members in a sorted set within the given indexes")
+         summary="Remove all members in a sorted set within the given indexes",
+         key_specs=[ks("RW delete", 1)])
 def zremrangebyrank(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREMRANGEBYRANK key start stop"""
     start, end = parse_int(argv[2]), parse_int(argv[3])
@@ -229,7 +225,8 @@ def zremrangebyrank(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.8.9",
          complexity="O(log(N)+M) with N being the number of elements in the sorted set and M "
                     "the number of elements removed by the operation.",
-         summary="Remove all members in a sorted set between the given lexicographical range")
+         summary="Remove all members in a sorted set between the given lexicographical range",
+         key_specs=[ks("RW delete", 1)])
 def zremrangebylex(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREMRANGEBYLEX key min max"""
     rng = lex_range(argv[2], argv[3])

@@ -9,7 +9,7 @@ from ...errors import LONG_OUT_OF_RANGE, SYNTAX, VALUE_OUT_OF_RANGE, CommandErro
 from ...glob import glob_match
 from ...resp.doubles import format_double
 from ..args import INT64_MAX, parse_int
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ND, ks
 from ..scan_args import parse_cursor, parse_scan_options
 from ..table import command
 from .common import pairs_reply, read_zset
@@ -18,20 +18,15 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-_ND = "nondeterministic_output"
-
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "zrandmember": ((_ND,), [ks("RO access", 1)]),
-    "zscan": ((_ND,), [ks("RO access", 1)]),
-})
 
 
 # -- ZRANDMEMBER ---------------------------------------------------------------------------------
 @command("zrandmember", arity=-2, flags="readonly", keys=(1, 1, 1), group="sorted_set",
          since="6.2.0",
          complexity="O(N) where N is the number of members returned",
-         summary="Get one or multiple random elements from a sorted set")
+         summary="Get one or multiple random elements from a sorted set",
+         tips=(ND,),
+         key_specs=[ks("RO access", 1)])
 def zrandmember(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANDMEMBER key [count [WITHSCORES]]"""
     if len(argv) == 2:
@@ -67,7 +62,9 @@ def zrandmember(ctx: Ctx, argv: list[bytes]) -> object:
          complexity="O(1) for every call. O(N) for a complete iteration, including enough "
                     "command calls for the cursor to return back to 0. N is the number of "
                     "elements inside the collection.",
-         summary="Incrementally iterate sorted sets elements and associated scores")
+         summary="Incrementally iterate sorted sets elements and associated scores",
+         tips=(ND,),
+         key_specs=[ks("RO access", 1)])
 def zscan(ctx: Ctx, argv: list[bytes]) -> object:
     """ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]"""
     cursor = parse_cursor(argv[2])

@@ -17,7 +17,7 @@ from ...errors import (
 from ...types.set import Set
 from ...types.zset import ZSet
 from ..args import parse_int
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
 from .common import pairs_reply, parse_score, store_result
@@ -26,16 +26,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "zunion": ((), [ks("RO access", 1, keynum=(0, 1, 1))]),
-    "zinter": ((), [ks("RO access", 1, keynum=(0, 1, 1))]),
-    "zdiff": ((), [ks("RO access", 1, keynum=(0, 1, 1))]),
-    "zunionstore": ((), [ks("OW update", 1), ks("RO access", 2, keynum=(0, 1, 1))]),
-    "zinterstore": ((), [ks("OW update", 1), ks("RO access", 2, keynum=(0, 1, 1))]),
-    "zdiffstore": ((), [ks("OW update", 1), ks("RO access", 2, keynum=(0, 1, 1))]),
-    "zintercard": ((), [ks("RO access", 1, keynum=(0, 1, 1))]),
-})
 
 
 # -- ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD ------------------------------------------
@@ -184,8 +174,11 @@ def _setop_command(name: str, op: bytes, store: bool, summary: str, syntax: str)
                  "the sets, N is the size of the first set, and K is the size of the result "
                  "set.",
     }[op]
+    # COMMAND INFO's key specs (facts read from redis-server 7.0.15).
+    specs = ([ks("OW update", 1), ks("RO access", 2, keynum=(0, 1, 1))] if store
+             else [ks("RO access", 1, keynum=(0, 1, 1))])
     command(name, arity=arity, flags=flags, keys=keys, group="sorted_set", since=since,
-            complexity=complexity, summary=summary)(handler)
+            complexity=complexity, summary=summary, key_specs=specs)(handler)
 
 
 _setop_command("zunion", b"union", False, "Add multiple sorted sets",
@@ -213,7 +206,8 @@ _setop_command("zdiffstore", b"diff", True,
          since="7.0.0",
          complexity="O(N*K) worst case with N being the smallest input sorted set, K being the "
                     "number of input sorted sets.",
-         summary="Intersect multiple sorted sets and return the cardinality of the result")
+         summary="Intersect multiple sorted sets and return the cardinality of the result",
+         key_specs=[ks("RO access", 1, keynum=(0, 1, 1))])
 def zintercard(ctx: Ctx, argv: list[bytes]) -> object:
     """ZINTERCARD numkeys key [key ...] [LIMIT limit]"""
     return _setop(ctx, argv, 1, b"inter", card=True)

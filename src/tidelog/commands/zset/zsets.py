@@ -17,7 +17,7 @@ from ...config import NOTIFY_ZSET
 from ...errors import SCORE_NAN, SYNTAX, ZADD_GT_LT_NX, ZADD_INCR_PAIRS, ZADD_XX_NX, CommandError
 from ...resp.replies import NULL_ARRAY
 from ...types.zset import ZSet
-from ..key_specs import COMMAND_EXTRAS, ks
+from ..key_specs import ks
 from ..table import command
 from .common import (
     emptied,
@@ -35,19 +35,6 @@ if TYPE_CHECKING:
     from ..contract import Ctx
 
 
-# COMMAND INFO's tips and key specs (facts read from redis-server 7.0.15).
-COMMAND_EXTRAS.update({
-    "zadd": ((), [ks("RW update", 1)]),
-    "zincrby": ((), [ks("RW access update", 1)]),
-    "zrem": ((), [ks("RW delete", 1)]),
-    "zscore": ((), [ks("RO access", 1)]),
-    "zmscore": ((), [ks("RO access", 1)]),
-    "zcard": ((), [ks("RO", 1)]),
-    "zcount": ((), [ks("RO access", 1)]),
-    "zlexcount": ((), [ks("RO access", 1)]),
-    "zrank": ((), [ks("RO access", 1)]),
-    "zrevrank": ((), [ks("RO access", 1)]),
-})
 
 
 # -- ZADD, ZINCRBY ------------------------------------------------------------------------
@@ -56,7 +43,8 @@ COMMAND_EXTRAS.update({
          complexity="O(log(N)) for each item added, where N is the number of elements in the "
                     "sorted set.",
          summary="Add one or more members to a sorted set, or update its score if it already "
-                 "exists")
+                 "exists",
+         key_specs=[ks("RW update", 1)])
 def zadd(ctx: Ctx, argv: list[bytes]) -> object:
     """ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]"""
     nx = xx = gt = lt = ch = incr = False
@@ -145,7 +133,8 @@ def add_pairs(ctx: Ctx, key: bytes, pairs: list[tuple[bytes, float]], nx: bool, 
 @command("zincrby", arity=4, flags="write denyoom fast", keys=(1, 1, 1), group="sorted_set",
          since="1.2.0",
          complexity="O(log(N)) where N is the number of elements in the sorted set.",
-         summary="Increment the score of a member in a sorted set")
+         summary="Increment the score of a member in a sorted set",
+         key_specs=[ks("RW access update", 1)])
 def zincrby(ctx: Ctx, argv: list[bytes]) -> object:
     """ZINCRBY key increment member"""
     increment = parse_score(argv[2])
@@ -156,7 +145,8 @@ def zincrby(ctx: Ctx, argv: list[bytes]) -> object:
          since="1.2.0",
          complexity="O(M*log(N)) with N being the number of elements in the sorted set and M "
                     "the number of elements to be removed.",
-         summary="Remove one or more members from a sorted set")
+         summary="Remove one or more members from a sorted set",
+         key_specs=[ks("RW delete", 1)])
 def zrem(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREM key member [member ...]"""
     key = argv[1]
@@ -180,7 +170,8 @@ def zrem(ctx: Ctx, argv: list[bytes]) -> object:
 # -- single reads ---------------------------------------------------------------------------
 @command("zscore", arity=3, flags="readonly fast", keys=(1, 1, 1), group="sorted_set",
          since="1.2.0", complexity="O(1)",
-         summary="Get the score associated with the given member in a sorted set")
+         summary="Get the score associated with the given member in a sorted set",
+         key_specs=[ks("RO access", 1)])
 def zscore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZSCORE key member"""
     z = read_zset(ctx, argv[1])
@@ -190,7 +181,8 @@ def zscore(ctx: Ctx, argv: list[bytes]) -> object:
 @command("zmscore", arity=-3, flags="readonly fast", keys=(1, 1, 1), group="sorted_set",
          since="6.2.0",
          complexity="O(N) where N is the number of members being requested.",
-         summary="Get the score associated with the given members in a sorted set")
+         summary="Get the score associated with the given members in a sorted set",
+         key_specs=[ks("RO access", 1)])
 def zmscore(ctx: Ctx, argv: list[bytes]) -> object:
     """ZMSCORE key member [member ...]"""
     z = read_zset(ctx, argv[1])
@@ -201,7 +193,8 @@ def zmscore(ctx: Ctx, argv: list[bytes]) -> object:
 
 @command("zcard", arity=2, flags="readonly fast", keys=(1, 1, 1), group="sorted_set",
          since="1.2.0", complexity="O(1)",
-         summary="Get the number of members in a sorted set")
+         summary="Get the number of members in a sorted set",
+         key_specs=[ks("RO", 1)])
 def zcard(ctx: Ctx, argv: list[bytes]) -> object:
     """ZCARD key"""
     z = read_zset(ctx, argv[1])
@@ -211,7 +204,8 @@ def zcard(ctx: Ctx, argv: list[bytes]) -> object:
 @command("zcount", arity=4, flags="readonly fast", keys=(1, 1, 1), group="sorted_set",
          since="2.0.0",
          complexity="O(log(N)) with N being the number of elements in the sorted set.",
-         summary="Count the members in a sorted set with scores within the given values")
+         summary="Count the members in a sorted set with scores within the given values",
+         key_specs=[ks("RO access", 1)])
 def zcount(ctx: Ctx, argv: list[bytes]) -> object:
     """ZCOUNT key min max"""
     rng = score_range(argv[2], argv[3])
@@ -226,7 +220,8 @@ def zcount(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.8.9",
          complexity="O(log(N)) with N being the number of elements in the sorted set.",
          summary="Count the number of members in a sorted set between a given lexicographical "
-                 "range")
+                 "range",
+         key_specs=[ks("RO access", 1)])
 def zlexcount(ctx: Ctx, argv: list[bytes]) -> object:
     """ZLEXCOUNT key min max"""
     rng = lex_range(argv[2], argv[3])
@@ -259,7 +254,8 @@ def _zrank(ctx: Ctx, argv: list[bytes], reverse: bool) -> object:
 @command("zrank", arity=-3, flags="readonly fast", keys=(1, 1, 1), group="sorted_set",
          since="2.0.0",
          complexity="O(log(N))",
-         summary="Determine the index of a member in a sorted set")
+         summary="Determine the index of a member in a sorted set",
+         key_specs=[ks("RO access", 1)])
 def zrank(ctx: Ctx, argv: list[bytes]) -> object:
     """ZRANK key member [WITHSCORE]"""
     # WITHSCORE: Redis 7.2 (https://redis.io/docs/latest/commands/zrank/).
@@ -270,7 +266,8 @@ def zrank(ctx: Ctx, argv: list[bytes]) -> object:
          since="2.0.0",
          complexity="O(log(N))",
          summary="Determine the index of a member in a sorted set, with scores ordered from "
-                 "high to low")
+                 "high to low",
+         key_specs=[ks("RO access", 1)])
 def zrevrank(ctx: Ctx, argv: list[bytes]) -> object:
     """ZREVRANK key member [WITHSCORE]"""
     return _zrank(ctx, argv, True)
