@@ -56,6 +56,9 @@ def _is_loopback(host: str) -> bool:
 
 
 class Connection(ConnectionOutput, asyncio.Protocol):
+    """One client: its transport and session, from accept to close (the
+    writes: :class:`~.output.ConnectionOutput`)."""
+
     def __init__(self, server: Host) -> None:
         self.server = server
         self.engine = server.engine
