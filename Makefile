@@ -3,7 +3,9 @@
 #   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground;
 #                 PORT=, DATA=, HOST= change those, ARGS="--appendonly yes" adds options)
 #   make test     ruff, the type checker (mypy), then the whole test suite (the
-#                 layer contracts included; installs Debian's redis-server when root)
+#                 layer contracts included; installs Debian's redis-server when root),
+#                 and at the same time the integration and differential suites
+#                 again on the pure-Python twins of the kernels (see below)
 #   make bench    the benchmarks (bench/run.py)
 #   make lint     ruff, mypy and the import-linter layer contracts only
 #   make compat   Redis's own Tcl test suite (Debian's redis 7.0.15 source,
@@ -45,6 +47,8 @@ ARGS ?=
 # Extra arguments: make test PYTEST_ARGS="-k xadd -x", make bench BENCH_ARGS=...
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
+# What make test runs a second time on the pure-Python twins (empty: nothing).
+PURE_PATHS  ?= tests/integration tests/differential
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
@@ -53,7 +57,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
-	@echo "make test   run the whole test suite"
+	@echo "make test   run the whole test suite (integration and differential on both twins)"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff, mypy and the layer contracts (import-linter)"
 	@echo "make compat Redis's own test suite against tidelog-server (SERVER=redis: redis-server)"
@@ -102,16 +106,25 @@ redis-server:
 # ruff first (seconds), then mypy ([tool.mypy] in pyproject.toml says what
 # and how strictly; its cache, .mypy_cache, makes a re-run take seconds);
 # the layer contracts run inside pytest (tests/unit/test_layers.py).
-# pytest's exit code 5 means it collected no test at all: that fails too.
+#
+# Then pytest, in two passes at once (scripts/test_twins.py): the whole
+# suite on the kernels as built (compiled when a compiler worked), and
+# PURE_PATHS with TIDELOG_PURE=1, which the servers those tests start
+# inherit, so the compiled and the pure twins both serve the integration
+# and differential suites.  Those suites mostly wait on sockets and
+# processes, so on two cores the second pass adds little wall time.  The
+# pure pass's output is printed after the main pass's, then a line per pass
+# says which twin passed or failed; either failing fails make test, and so
+# does pytest collecting no test at all (exit code 5).  PYTEST_ARGS go to
+# both; test paths in them narrow the pure pass to those in PURE_PATHS.
+# Without compiled kernels the main pass runs the pure twins: no second pass.
 RUFF_PATHS := src tests bench examples scripts setup.py
 MYPY := $(BIN)/python -m mypy
 
 test: $(KSTAMP) redis-server
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(MYPY)
-	@status=0; $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
-	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; fi; \
-	exit $$status
+	PURE_PATHS="$(PURE_PATHS)" $(BIN)/python scripts/test_twins.py $(PYTEST_ARGS)
 
 bench: $(KSTAMP)
 	@$(BYTECODE)

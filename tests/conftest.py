@@ -10,14 +10,19 @@ import redis
 from tests.support.processes import STARTED, ProcessGroup, RedisServer, stop
 from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
+from tidelog import kernels
 from tidelog.server.embed import EmbeddedServer
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    # Which twin of the kernels this run tests (make test runs two passes).
+    lines = [kernels.describe()]
     if REDIS_SERVER:
-        return f"differential tests: against {REDIS_SERVER}"
-    return ("differential tests: SKIPPED, redis-server is not installed "
-            "(run `make test` as root to install it)")
+        lines.append(f"differential tests: against {REDIS_SERVER}")
+    else:
+        lines.append("differential tests: SKIPPED, redis-server is not installed "
+                     "(run `make test` as root to install it)")
+    return lines
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

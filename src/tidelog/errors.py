@@ -557,7 +557,7 @@ def pubsub_context(name: str) -> CommandError:
         b"are allowed in this context" % name.encode("latin-1"))
 
 
-# -- the network layer (server/net.py) ------------------------------------------------------
+# -- the network layer (server/) -----------------------------------------------------------
 PROTECTED_MODE = (
     b"DENIED Redis is running in protected mode because protected mode is enabled and no "
     b"password is set for the default user. In this mode connections are only accepted from the "

@@ -1,11 +1,12 @@
 """A connection without a socket, for unit tests of the network layer:
-``connect(server)`` makes a :class:`~tidelog.server.net.Connection` whose
+``connect(server)`` makes a :class:`~tidelog.server.connection.Connection` whose
 transport keeps what is written (one entry per ``transport.write()``);
 ``cmd(...)`` is a request's bytes."""
 
 from __future__ import annotations
 
-from tidelog.server.net import Connection, Server
+from tidelog.server.connection import Connection
+from tidelog.server.net import Server
 
 
 class Transport:

@@ -15,7 +15,8 @@ import tidelog.commands  # noqa: F401  (registers the commands)
 from tidelog import errors
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.server.net import Connection, Server
+from tidelog.server.connection import Connection
+from tidelog.server.net import Server
 
 
 class FakeSocket:

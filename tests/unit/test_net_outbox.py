@@ -9,7 +9,8 @@ import tidelog.commands  # noqa: F401  (registers the commands)
 from tests.support.fake_transport import Transport, cmd, connect
 from tidelog.config import Config
 from tidelog.engine import Engine
-from tidelog.server.net import Connection, Server
+from tidelog.server.connection import Connection
+from tidelog.server.net import Server
 
 
 def message(channel: bytes, text: bytes) -> bytes:

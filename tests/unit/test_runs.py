@@ -4,7 +4,7 @@ handler in commands/streams.py).
 
 The rule is that nobody can tell: two engines get the same commands, one
 runs them one by one with ``execute``, the other groups them exactly as a
-connection does (``server/net.py``'s ``_gather``) and runs each group with
+session does (``server/session.py``'s ``_run_end``) and runs each group with
 ``execute_run``; replies, the data, the effects (batch by batch), the dirty
 count, the call and error counters and WATCH must come out equal.
 """

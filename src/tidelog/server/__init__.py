@@ -1,2 +1,3 @@
-"""The I/O layer: sockets (net), start-up and command line (main), and an
-embeddable server running in a background thread (embed)."""
+"""The I/O layer: the server (net: listeners, connections, their output, the
+busy-script loop, around each client's sans-IO session), start-up and command
+line (main, daemon), and an embeddable server running in a background thread (embed)."""

@@ -22,7 +22,8 @@ from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
 from ..replication.primary import follow_configured, stop_following
 from . import daemon
-from .net import ListenError, Server
+from .listeners import ListenError
+from .net import Server
 
 log = logging.getLogger("tidelog")
 

@@ -51,8 +51,10 @@ class Session:
         # this client meanwhile (a message it published to itself) goes, so it
         # keeps its place before the command's own reply.
         self.batch: list[Any] | None = None
-        # Set by the connection when it is closing (CLIENT KILL, output
-        # limits): nothing more runs.
+        # Nothing more is read or run: the one closing flag.  Set here
+        # (drain() after QUIT or a protocol error, a cross-protocol abort)
+        # and by the connection (CLIENT KILL, output limits, the peer gone),
+        # which reads it as Connection.closing.
         self.closing = False
         # A cross-protocol request (POST, Host:): close at once, send nothing.
         self.aborted = False

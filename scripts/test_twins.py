@@ -1,0 +1,143 @@
+"""make test's pytest passes, one per twin of the typed kernels.
+
+The kernels (src/tidelog/kernels.py) have two twins: the compiled one, which
+runs whenever the install could build it, and the pure-Python one, which
+runs without a C compiler or with TIDELOG_PURE=1.  Both must serve alike, so
+``make test`` runs:
+
+* the main pass: the whole suite (``tests/``), with the kernels as installed;
+* the pure pass: the integration and differential suites (``PURE_PATHS``,
+  default ``tests/integration tests/differential``) with TIDELOG_PURE=1,
+  which every server those tests start inherits.  The unit tests of the
+  kernels already run on both twins in the main pass (tests/support/twins.py).
+
+The two passes run at the same time: the integration and differential
+suites spend most of their time waiting for sockets and processes, so the
+pure pass adds little to the wall time on two cores.  The main pass prints
+as it goes; the pure pass's output is kept and printed after it, then one
+line per pass says which twin passed or failed.  Either failing fails
+(exit 1); pytest collecting no test at all fails too, unless pytest
+arguments narrowed the pure pass to nothing.  When the kernels are not
+compiled, the main pass already runs the pure twins and there is no second
+pass (this says so).
+
+Usage: .venv/bin/python scripts/test_twins.py [pytest arguments...]
+The arguments go to both passes, but test paths among them narrow the pure
+pass to those inside PURE_PATHS (none inside: no pure pass, said so);
+PURE_PATHS= with nothing runs no pure pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tidelog import kernels
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_PURE_PATHS = "tests/integration tests/differential"
+NO_TESTS = 5  # pytest's exit code when it collected nothing
+
+
+def verdict(code: int, narrowed: bool) -> tuple[bool, str]:
+    if code == 0:
+        return True, "passed"
+    if code == NO_TESTS:
+        if narrowed:
+            return True, "no test selected by the arguments"
+        return False, "FAILED: pytest collected no tests"
+    return False, f"FAILED (pytest exit {code})"
+
+
+def split_paths(args: list[str]) -> tuple[list[str], list[str]]:
+    """The test paths among pytest's arguments (``tests/unit/test_x.py``,
+    ``path::test``: those that exist), and the other arguments."""
+    paths = [a for a in args if not a.startswith("-") and (ROOT / a.split("::")[0]).exists()]
+    return paths, [a for a in args if a not in paths]
+
+
+def pure_selection(args: list[str], pure_paths: list[str]) -> tuple[list[str], list[str]]:
+    """What the pure pass runs: ``pure_paths``, or, when the arguments name
+    test paths, those of them inside ``pure_paths``; and its other arguments."""
+    named, others = split_paths(args)
+    if not named:
+        return pure_paths, others
+    roots = [(ROOT / p).resolve() for p in pure_paths]
+    inside = [a for a in named
+              if any((ROOT / a.split("::")[0]).resolve().is_relative_to(r) for r in roots)]
+    return inside, others
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """After Ctrl-C: let a pass end as pytest does on an interrupt (its
+    fixtures stop their servers); one that did not get the signal (it went
+    to this script only) gets it now; killed if still running after a minute."""
+    for signalled in (False, True):
+        try:
+            proc.wait(60 if signalled else 5)
+            return
+        except subprocess.TimeoutExpired:
+            if not signalled:
+                proc.send_signal(signal.SIGINT)
+    proc.kill()
+    proc.wait()
+
+
+def main(args: list[str]) -> int:
+    pytest = [sys.executable, "-m", "pytest"]
+    state = kernels.status()
+    pure_paths, pure_args = pure_selection(
+        args, shlex.split(os.environ.get("PURE_PATHS", DEFAULT_PURE_PATHS)))
+    pure_label = f"the pure twins' pass (TIDELOG_PURE=1: {' '.join(pure_paths)})"
+    with tempfile.TemporaryDirectory(prefix="tidelog-pure-pass-") as tmp:
+        log_path = Path(tmp) / "pure.log"
+        passes: list[subprocess.Popen[bytes]] = []
+        try:
+            pure = None
+            if state != "compiled":
+                print(f"make test: the kernels are {state} here, so the main pass runs the pure "
+                      "twins: no second pass", flush=True)
+            elif not pure_paths:
+                print("make test: no pass with the pure twins (PURE_PATHS is empty, or the "
+                      "arguments name no test inside it)", flush=True)
+            else:
+                with open(log_path, "wb") as log:
+                    pure = subprocess.Popen(
+                        pytest + ["-p", "no:cacheprovider", f"--basetemp={tmp}/basetemp",
+                                  *pure_paths, *pure_args],
+                        cwd=ROOT, env=dict(os.environ, TIDELOG_PURE="1"),
+                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                passes.append(pure)
+                print(f"make test: {pure_label} runs alongside the main pass; its output follows "
+                      "the main pass's", flush=True)
+            main_pass = subprocess.Popen(pytest + args, cwd=ROOT)
+            passes.append(main_pass)
+            main_code = main_pass.wait()
+            pure_code = None
+            if pure is not None:
+                if pure.poll() is None:
+                    print(f"\nmake test: waiting for {pure_label} ...", flush=True)
+                pure_code = pure.wait()
+        except KeyboardInterrupt:
+            for proc in passes:
+                stop(proc)
+            return 130
+        results = [(f"the main pass ({state} kernels)", *verdict(main_code, narrowed=False))]
+        if pure_code is not None:
+            print(f"\n===== {pure_label} =====", flush=True)
+            sys.stdout.buffer.write(log_path.read_bytes())
+            sys.stdout.flush()
+            results.append((pure_label, *verdict(pure_code, narrowed=bool(args))))
+    print()
+    for label, ok, text in results:
+        print(f"make test: {label}: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
+    return 0 if all(ok for _, ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
