@@ -1,13 +1,35 @@
 """Admission: whether a command may run now, decided before it runs.
 
-The ordered refusals Redis's ``processCommand`` makes before ``call``:
-authentication and ACL (-NOAUTH, -NOPERM, logged in ACL LOG), a replica's
-stale data (-MASTERDOWN), memory (-OOM), the write guards (-READONLY,
--NOREPLICAS), RESP2's subscribed mode, MONITOR, CLIENT PAUSE and the MULTI
-queue; and the helpers they need (a script's flags standing for its
-command's, a transaction's flags standing for EXEC's).
-"""
+:func:`admit` is the one place that decides it: the ordered refusals Redis's
+``processCommand`` makes before ``call`` (authentication and ACL, the
+cluster's slot check to come, a replica's stale data, memory, the write
+guards, RESP2's subscribed mode, MONITOR, CLIENT PAUSE, the MULTI queue),
+and the ones a script's command meets (``scriptCall``), an EXEC's queued
+command and a blocked command served again.  The helpers it needs (a
+script's flags standing for its command's, a transaction's for EXEC's) are
+here too.
 
+# When admission is settled (the fast path's one rule)
+
+A client's command may skip :func:`admit` only when admission is settled
+for it: :func:`admission_settled`, ``client.dispatch is engine._dispatch``.
+``refresh_access`` gives a client the engine's dispatch cache only when
+nothing about the client itself can refuse a command (authenticated or no
+password needed, a user without restrictions, no CLIENT TRACKING), and
+:func:`~tidelog.engine.dispatch._resolve` puts a command in the cache only
+when no guard in force could refuse it (no CLIENT PAUSE, MONITOR or
+recording HOTKEYS session; no stale guard; no write under a write guard;
+nothing that grows the data under maxmemory; no script runner under
+either).  Every change to those conditions empties the cache or moves the
+client off it.  So an entry found in ``client.dispatch`` (the fast path's
+one lookup) means admission is settled for that client and that command,
+but for the three per-call conditions the fast paths test themselves: no
+MULTI open, no subscriptions, the arity.  A client not settled holds
+``NO_DISPATCH``, an empty mapping: every one of its commands comes here.
+Monitors, HOTKEYS and tracking need the call's own work too
+(``call.CALL_NETWORK``); a settled client's command cannot have any of
+them, which is why the fast paths call with ``call.CALL_FAST``.
+"""
 from __future__ import annotations
 
 import logging
@@ -24,11 +46,11 @@ from ..commands.contract import (
     Reply,
 )
 from ..errors import CommandError
-from ..resp.replies import ErrorReply
+from ..resp.replies import QUEUED, ErrorReply
 from ..scripting.scripts import parse_shebang
 from .base import EngineCore
-from .entry import Entry
-from .outcomes import ABORTED, _Aborted
+from .entry import SCRIPT_RUNNERS, Entry
+from .outcomes import ABORTED, POSTPONED, _Aborted
 
 log = logging.getLogger("tidelog")
 
@@ -61,20 +83,146 @@ _SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscr
                               "punsubscribe", "sunsubscribe", "ping", "quit", "reset"})
 
 
-def _access(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply | None:
-    """-NOAUTH before authenticating (but for AUTH, HELLO and the other
-    ``no_auth`` commands), -NOPERM when the user may not run this command
-    on these keys and channels (logged in ACL LOG); None to go on."""
-    if not client.authenticated and not entry.no_auth and self.acl.auth_required():
-        return self._reject(client, entry, errors.NOAUTH)
-    denial = self._acl_refusal(client, entry.spec, argv)
-    if denial is None:
+# How a command comes to admit(): which of the refusals apply.
+FROM_NETWORK = 0  # a client's command: every refusal, in processCommand's order
+FROM_SCRIPT = 1   # redis.call() in a script: scriptCall's refusals, Redis's script errors
+FROM_EXEC = 2     # a command EXEC runs: the ACL again (the rules may have changed)
+FROM_RETRY = 3    # a blocked command served again (Redis 7.2+): the ACL again
+
+
+def admission_settled(self: EngineCore, client: ClientState) -> bool:
+    """Whether the client's commands may skip :func:`admit`: the rule in
+    this module's docstring.  O(1)."""
+    return client.dispatch is self._dispatch
+
+
+def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
+          how: int = FROM_NETWORK, read_only: bool = False) -> Reply | None:
+    """None when the resolved command may run now; else what the client
+    gets instead: a refusal (an error reply, counted as a rejected call),
+    :data:`POSTPONED` (CLIENT PAUSE holds it back) or QUEUED (MULTI).
+    ``how`` says where the command comes from (FROM_*); ``read_only``: a
+    script's command whose script may not write.  Cost: O(1) for a
+    settled client, plus what a refusal's check reads (the user's rules,
+    the heap's size under maxmemory, EXEC's queue under a guard)."""
+    ops = self.ops
+    if how == FROM_SCRIPT:
+        spec = entry.spec
+        if "noscript" in spec.flags and not self.disable_deny_scripts:
+            return self._refused_in_script(entry, errors.SCRIPT_NOT_ALLOWED)
+        denial = self._acl_refusal(client, spec, argv)
+        if denial is not None:
+            result, at = denial
+            job = self.scripts.current  # ACL LOG describes the client running the script
+            self.acl_denied(job.client if job is not None else client, result, spec, argv,
+                            at, b"lua")
+            return self._refused_in_script(entry, errors.ACL_SCRIPT_PREFIX + denial_message(
+                result, client.user, spec, argv[at], False))
+    elif not self.admission_settled(client):  # authentication and ACL
+        if how == FROM_EXEC:
+            # Refused, it is logged and answered in EXEC's array, and the
+            # other queued commands run.
+            denial = self._acl_refusal(client, entry.spec, argv)
+            if denial is None:
+                return None
+            result, at = denial
+            self.acl_denied(client, result, entry.spec, argv, at, b"multi")
+            return self._error(errors.ACL_EXEC_CHANGED % errors.ACL_EXEC_REASONS[result])
+        if not client.authenticated and not entry.no_auth and self.acl.auth_required():
+            return self._reject(client, entry, errors.NOAUTH)
+        denial = self._acl_refusal(client, entry.spec, argv)
+        if denial is not None:
+            result, at = denial
+            self.acl_denied(client, result, entry.spec, argv, at,
+                            b"multi" if client.multi is not None else b"toplevel")
+            return self._reject(client, entry, b"NOPERM " + denial_message(
+                result, client.user, entry.spec, argv[at], False))
+    if how == FROM_EXEC or how == FROM_RETRY:
         return None
-    result, at = denial
-    self.acl_denied(client, result, entry.spec, argv, at,
-                    b"multi" if client.multi is not None else b"toplevel")
-    return self._reject(client, entry, b"NOPERM " + denial_message(
-        result, client.user, entry.spec, argv[at], False))
+    # -- The cluster's slot check goes here: after the ACL and before
+    # -- memory, as Redis's processCommand orders them (-MOVED, -ASK,
+    # -- -CROSSSLOT, -CLUSTERDOWN; a script's commands: scriptCall's own).
+    if how == FROM_SCRIPT:
+        spec = entry.spec
+        if read_only and entry.may_write:
+            # what may replicate (PUBLISH, PFCOUNT) counts as a write, as in Redis
+            return self._refused_in_script(entry, errors.SCRIPT_READ_ONLY)
+        if spec.name in ("xread", "xreadgroup"):
+            for arg in argv[1:]:
+                word = arg.lower()
+                if word == b"streams":
+                    break
+                if word == b"block":
+                    return self._refused_in_script(
+                        entry, errors.SCRIPT_BLOCK_OPTION % spec.name.encode())
+        if entry.deny_oom and ops.maxmemory and not self._script_allows_oom() \
+                and not self.fits_in_memory():
+            return self._refused_in_script(entry, errors.OOM)
+        if entry.is_write and ops.write_guard is not None:  # a read-only replica ...
+            refusal = ops.write_guard(client)
+            if refusal is not None:
+                return self._refused_in_script(entry, refusal)
+        return None
+    allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
+    if client.multi and entry.name == "exec" and (
+            ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+        # EXEC is refused as its queued commands would be (Redis: the
+        # transaction's flags), as EXECABORT
+        allow_stale, deny_oom, is_write = self._queued_flags(client)
+    elif entry.name in SCRIPT_RUNNERS and (
+            ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
+        # A shebang's or a function's flags stand for the command's own
+        # (Redis's scriptFlagsToCmdFlags): no-writes makes it a read,
+        # which may run past maxmemory; otherwise allow-oom and
+        # allow-stale say.  A script without a shebang keeps EVAL's.
+        flags = self._script_flags(entry.name, argv)
+        if flags is not None:
+            is_write = b"no-writes" not in flags
+            deny_oom = is_write and b"allow-oom" not in flags
+            allow_stale = b"allow-stale" in flags
+    if ops.stale_guard is not None and not allow_stale:
+        refusal = ops.stale_guard(client)
+        if refusal is not None:
+            return self._reject(client, entry, refusal)
+    # As Redis, keys are evicted before any command that comes this way (a
+    # read too, so a tracking client gets the evicted keys' invalidations
+    # before its reply); only the commands that grow the data are refused
+    # when that is not enough.
+    if ops.maxmemory and client.kind == "normal" and not self.fits_in_memory() and \
+            deny_oom:
+        return self._reject(client, entry, errors.OOM)
+    if self.tracking.clients:
+        # tracking-table-max-keys lowered since the last check: as Redis,
+        # keys are given up before the next command (queued in MULTI
+        # too), their messages ahead of its reply.  (The fast dispatch
+        # skips this; the cron does it for those commands.)
+        self.tracking.enforce_limit()
+    if is_write and ops.write_guard is not None:
+        refusal = ops.write_guard(client)
+        if refusal is not None:
+            return self._reject(client, entry, refusal)
+    if client.pubsub is not None and client.protocol == 2 and \
+            entry.name.partition("|")[0] not in _SUBSCRIBED_MODE:
+        if client.multi is not None:
+            client.multi_error = True
+        entry.rejected += 1
+        return self._error(errors.pubsub_context(entry.name).message)
+    if client.monitor and entry.keyspace:
+        entry.rejected += 1
+        return self._error(errors.REPLICA_KEYSPACE)
+    if ops.pause_mode is not None and not client.monitor and self._held(client, entry, argv):
+        client.postponed = True
+        ops.postponed.append(client)
+        return POSTPONED
+    if client.multi is not None:
+        if entry.refused_in_multi:
+            client.multi_error = True
+            entry.rejected += 1
+            return self._error(errors.NOT_IN_MULTI)
+        if entry.queued_in_multi:
+            client.multi.append(argv)
+            return QUEUED
+    return None
 
 
 def _acl_refusal(client: ClientState, spec: table.CommandSpec,
@@ -86,18 +234,6 @@ def _acl_refusal(client: ClientState, spec: table.CommandSpec,
         return None
     result, at = user.check(spec, argv)
     return None if result == ACL_OK else (result, at)
-
-
-def _recheck(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply | None:
-    """EXEC: a queued command is checked again, as the user's rules may
-    have changed since it was queued; refused, it is logged and answered
-    in EXEC's array, and the others run."""
-    denial = self._acl_refusal(client, entry.spec, argv)
-    if denial is None:
-        return None
-    result, at = denial
-    self.acl_denied(client, result, entry.spec, argv, at, b"multi")
-    return self._error(errors.ACL_EXEC_CHANGED % errors.ACL_EXEC_REASONS[result])
 
 
 def _held(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> bool:
@@ -211,4 +347,12 @@ def _reject(self: EngineCore, client: ClientState, entry: Entry, message: bytes)
     if entry.name == "exec":  # with or without a MULTI, as Redis answers it
         client.multi = None
         return self._error(errors.exec_aborted(message))
+    return self._error(message)
+
+
+def _refused_in_script(self: EngineCore, entry: Entry, message: bytes) -> ErrorReply:
+    """A script's command refused before it ran: counted as a rejected
+    call of that command and in the error statistics, as Redis counts it
+    (the script passing the error on does not count it again)."""
+    entry.rejected += 1
     return self._error(message)

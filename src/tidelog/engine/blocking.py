@@ -9,7 +9,6 @@ the order they blocked.  Timeouts, CLIENT UNBLOCK and INFO's counts too.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import Any, cast
 
@@ -19,9 +18,9 @@ from ..commands.contract import (
     Reply,
     Wait,
 )
-from ..errors import CommandError
-from ..resp.replies import Replies
+from .admission import FROM_RETRY
 from .base import EngineCore
+from .call import CALL_SERVED
 from .entry import Entry, Waiter
 from .outcomes import BLOCKED
 
@@ -114,8 +113,10 @@ def wake_later(self: EngineCore, delay_s: float, db_index: int, keys: list[bytes
 
 def serve_ready(self: EngineCore) -> None:
     """Serve clients blocked on ready keys, FIFO per key, until none is
-    ready (serving one client may make other keys ready).  A client
-    that is checked (:meth:`refresh_access`) is checked again first."""
+    ready (serving one client may make other keys ready).  Each blocked
+    command runs again through admission (FROM_RETRY: a user whose rules
+    changed meanwhile is refused, and logged, as Redis 7.2+ does) and
+    :func:`~tidelog.engine.call.call` (CALL_SERVED)."""
     while self._ready:
         ready, self._ready = self._ready, {}
         for db_key in ready:
@@ -126,59 +127,15 @@ def serve_ready(self: EngineCore) -> None:
                 if request.client.blocked is not request:
                     continue
                 client = request.client
-                entry = request.entry
-                if client.dispatch is not self._dispatch:
-                    # Redis (7.2+) runs a blocked command again when its
-                    # key is ready, checks included: a user whose rules
-                    # changed meanwhile is refused (and logged).
-                    refusal = self._access(client, entry, request.argv)
-                    if refusal is not None:
-                        self._unblock(request)
-                        client.send(refusal)
-                        continue
-                saved_db, client.db = client.db, request.db
-                ctx = Ctx.new(self, client, request.argv, entry, False)
-                ctx.ready_key = db_key[1]
-                tracking = self.tracking if client.tracking is not None else None
-                if tracking is not None:  # as a command of its own (_call_tracking)
-                    outer, tracking.current = tracking.current, client
-                started = time.monotonic_ns()
-                try:
-                    reply = request.wait.retry(ctx)
-                except CommandError as exc:  # (its key went: -NOGROUP ...)
-                    entry.failed += 1  # a failed call, as Redis 7.2+ counts it
-                    reply = self._error(exc.message)
-                finally:
-                    client.db = saved_db
-                    if tracking is not None:
-                        tracking.current = outer
-                if reply is None:
+                refusal = self.admit(client, request.entry, request.argv, FROM_RETRY)
+                if refusal is not None:
+                    self._unblock(request)
+                    client.send(refusal)
                     continue
-                self._unblock(request)
-                self._finish(ctx)
-                elapsed_ns = time.monotonic_ns() - started
-                if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
-                    # served: into the slowlog now, as the command it was
-                    # (Redis logs a blocked command when it is served)
-                    self.slowlog_push(client, request.argv, elapsed_ns // 1000)
-                if tracking is not None:
-                    reply = self._tracked_retry(client, entry, request.argv, reply)
-                client.send(reply)
-
-
-def _tracked_retry(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
-                   reply: Reply) -> Reply:
-    """A blocked command of a tracking client was served: as Redis 7.2+
-    runs it again, its keys are remembered (a read) and the messages
-    for it follow its reply."""
-    tracking = self.tracking
-    outer, tracking.current = tracking.current, client
-    try:
-        tracking.remember(entry.spec, argv)
-        tail = tracking.finish(client, entry.name)
-    finally:
-        tracking.current = outer
-    return Replies([reply, *tail]) if tail else reply
+                request.ready_key = db_key[1]
+                reply = self.call(client, request.entry, request.argv, CALL_SERVED, request)
+                if reply is not None:
+                    client.send(reply)
 
 
 def blocking_keys(self: EngineCore) -> tuple[int, int]:

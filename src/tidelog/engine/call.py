@@ -1,23 +1,34 @@
-"""Calling: running a resolved command for a client.
+"""Calling: running a command for a client, once admitted.
 
-The handler's call, its statistics (INFO commandstats, latencystats), the
-slowlog and LATENCY samples, a failure turned into its error reply, a
+:func:`call` is the one way a command runs (Redis's ``call(c, flags)``): the
+handler's call, its statistics (INFO commandstats, latencystats), the slowlog
+and LATENCY samples, a failure turned into its error reply, a
 :class:`~tidelog.commands.contract.Wait` turned into blocking, the effects
-handed on, monitors, tracking and HOTKEYS; the entry points the network
-layer uses (``execute``, ``execute_many``, ``execute_run``) and the one
-scripts use (``script_command``).
+handed on; and, as its flags say, monitors, tracking, HOTKEYS and serving
+the clients whose keys became ready.  Every path comes here: a client's
+command (``execute``, ``_execute_checked``), a command a script runs
+(``script_command``), EXEC's queued commands, a blocked command served again
+(``serve_ready``) and the AOF loader (``load_command``).
+
+Two loops are :func:`call` written out, for speed, and live here beside it:
+``execute_many`` (the pipelined batch: ``call(..., CALL_FAST)`` per command,
+see its docstring for the benchmark) and ``execute_run`` (a run handler: one
+call for consecutive pipelined commands).  They may only do what
+``CALL_FAST`` says, for settled clients (:mod:`tidelog.engine.admission`);
+tests/unit/test_call_paths.py holds every path to the same replies and
+effects.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from sys import getrefcount
 from typing import Any
 
 from .. import errors
 from ..callstats import now_ns
 from ..commands import table
-from ..commands.acl_users import denial_message
 from ..commands.contract import (
     ClientState,
     Ctx,
@@ -25,42 +36,317 @@ from ..commands.contract import (
     Wait,
 )
 from ..errors import CommandError, CountedError
-from ..resp.replies import QUEUED, ErrorReply, Replies
-from .admission import _NETWORK_KINDS, _SUBSCRIBED_MODE, CROSS_PROTOCOL_NAMES
+from ..resp.replies import ErrorReply, Replies
+from .admission import _NETWORK_KINDS, CROSS_PROTOCOL_NAMES, FROM_SCRIPT
 from .base import EngineCore
-from .entry import MONITOR_AFTER, MONITOR_BEFORE, SCRIPT_RUNNERS, Entry
-from .outcomes import BLOCKED, NOT_RUN, POSTPONED
+from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, Entry, Waiter
+from .outcomes import BLOCKED, NOT_RUN
 
 log = logging.getLogger("tidelog")
 
+
+# What call() does besides running the command (its ``flags``).
+CALL_BLOCK = 1 << 0      # a Wait parks the client (else it answers what a timeout would)
+CALL_SERVE = 1 << 1      # then serve the clients waiting on keys made ready (not inside EXEC or a script)
+CALL_MONITOR = 1 << 2    # shown to monitors (before or after it ran: Entry.monitor)
+CALL_TRACK = 1 << 3      # a tracking client's own command: its reads remembered, its messages after its reply
+CALL_HOTKEYS = 1 << 4    # measured by a recording HOTKEYS session
+CALL_SCRIPT = 1 << 5     # run by a script: shown to monitors as "lua", its reads the script caller's
+CALL_QUEUED = 1 << 6     # queued by MULTI, run by EXEC: a tracking client's reads remembered
+CALL_RETRY = 1 << 7      # a blocked command served again: Wait.retry, not the handler
+
+# Every call is counted (commandstats, latencystats) and timed (slowlog,
+# LATENCY) but a blocked command's retry: Redis counted it when it ran.
+#
+# The fast paths: a settled client's command (admission.py) can meet no
+# monitor, HOTKEYS session nor tracking, so these are all it needs.
+CALL_FAST = CALL_BLOCK | CALL_SERVE
+# A command of a client that is not settled, or that the fast dispatch
+# does not hold.
+CALL_NETWORK = CALL_FAST | CALL_MONITOR | CALL_TRACK | CALL_HOTKEYS
+# EXEC's queued commands: each on its own, none blocks, waiters wait for
+# the whole transaction.
+CALL_EXEC = CALL_MONITOR | CALL_HOTKEYS | CALL_QUEUED
+# redis.call(): as EXEC's, but monitors see it as the script's.
+CALL_FROM_SCRIPT = CALL_SCRIPT
+# A blocked command served again: no new call in commandstats (Redis
+# counts the call when it first ran), only the slowlog, when served.
+CALL_SERVED = CALL_RETRY | CALL_TRACK
+# (The AOF loader's commands: load_command.)
 
 # How many different error codes INFO errorstats tracks (as Redis: a client
 # cannot grow the table without bound; later codes are not added).
 ERRORSTATS_MAX = 128
 
 
-# -- executing ------------------------------------------------------------------
+# -- the entry points -------------------------------------------------------------
 def execute(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
     """Run one command for a client: a reply, or BLOCKED.
 
     The common case costs one dict lookup on the raw name bytes and an
-    arity check; unknown names, subcommands and MULTI take
-    :meth:`_execute_checked`, and so does every command of a client
-    that must be checked first (not authenticated, or a user with
-    restrictions): its ``dispatch`` is empty (:meth:`refresh_access`)."""
+    arity check: an entry found in the client's dispatch means admission
+    is settled for it (the rule: :mod:`tidelog.engine.admission`), so
+    :func:`call` runs it with CALL_FAST.  Unknown names, subcommands, MULTI,
+    subscriptions and every command of a client that is not settled take
+    :meth:`_execute_checked`."""
     entry = client.dispatch.get(argv[0])
     if entry is not None and client.multi is None and client.pubsub is None:
         arity = entry.arity
         argc = len(argv)
         if argc == arity or (arity < 0 and argc >= -arity):
             client.last_command = entry.name
-            reply = self._call(client, entry, argv, True)
-            if self._ready and not self._executing:
-                self.serve_ready()
-            return reply
+            return self.call(client, entry, argv, CALL_FAST)
     return self._execute_checked(client, argv)
 
 
+def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
+    """:meth:`execute` for what the fast dispatch does not settle: the
+    command is resolved (Redis's errors for unknown names and arity), then
+    admitted (:func:`~tidelog.engine.admission.admit`), then called."""
+    try:
+        entry = self._resolve(argv)
+    except CommandError as exc:
+        # POST and Host: are no commands, so this costs nothing on the
+        # way of any real one.
+        if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind in _NETWORK_KINDS:
+            return self.cross_protocol()
+        if client.multi is not None:
+            client.multi_error = True
+        elif client.tracking is not None:
+            # CLIENT CACHING covered this command, unless it is a CLIENT
+            # subcommand (with the wrong argument count), as in Redis.
+            spec = table.lookup(argv)
+            if spec is None or not spec.name.startswith("client|"):
+                client.tracking.caching = False
+        return self._error(exc.message)
+    client.last_command = entry.name
+    refusal = self.admit(client, entry, argv)
+    if refusal is not None:
+        return refusal
+    return self.call(client, entry, argv, CALL_NETWORK)
+
+
+def script_command(self: EngineCore, client: ClientState, argv: list[bytes],
+                   read_only: bool) -> tuple[Reply, bool]:
+    """A command a script runs (redis.call): resolved and admitted with
+    the errors Redis gives inside scripts, then called.  Returns the reply
+    (an ErrorReply for errors) and whether the command was a write."""
+    spec = table.lookup(argv)
+    if spec is None or (spec.subcommands and spec.handler is None):
+        return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
+    entry = self._entry(spec)
+    argc = len(argv)
+    if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
+        return self._refused_in_script(entry, errors.SCRIPT_WRONG_ARITY), False
+    refusal = self.admit(client, entry, argv, FROM_SCRIPT, read_only)
+    if refusal is not None:
+        return refusal, False
+    return self.call(client, entry, argv, CALL_FROM_SCRIPT), entry.is_write
+
+
+def load_command(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
+    """A command read from the AOF, run for the loader's client: as a
+    client's (:meth:`execute`): the loader's client has no user and is not
+    held to maxmemory, so admission is settled for it but for MULTI, which
+    queues as a client's.  Its effects and ``dirty`` count as any command's."""
+    return self.execute(client, argv)
+
+
+def count_loaded(self: EngineCore, name: str, calls: int) -> None:
+    """The AOF loader applied ``calls`` commands ``name`` itself (its batched
+    XADDs): counted as :func:`call` would count them (``dirty`` and the
+    command's calls), nothing else of a call applying to them (no effects
+    while loading, no waiters, no monitors).  O(1)."""
+    self.dirty += calls
+    self._entry(table.COMMANDS[name]).calls += calls
+
+
+# -- call -------------------------------------------------------------------------
+def call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes], flags: int,
+         waiter: Waiter | None = None) -> Reply:
+    """Run an admitted command for a client; ``flags`` (CALL_*) say what
+    else is done.  Returns its reply (an error reply when it failed),
+    BLOCKED when it now waits, or with CALL_RETRY (``waiter``: the blocked
+    request served again) None when it still waits.
+
+    In order: HOTKEYS starts measuring; a tracking client becomes the
+    tracking's current one; monitors are shown a script before it runs;
+    the handler runs (CALL_RETRY: ``Wait.retry``), its failure becomes an
+    error reply, the call is counted and timed (slowlog, LATENCY), a Wait
+    blocks the client, its effects go out and ``dirty`` grows; monitors are
+    shown the command; a tracking client's reads are remembered and its
+    messages follow the reply; HOTKEYS records it; waiters of ready keys
+    are served.  Cost: O(1) beside the handler's; each flag's work only
+    while its listener exists."""
+    if flags == CALL_FAST:  # the command, counted, and what follows it: nothing else to ask
+        started = now_ns()
+        ctx = Ctx.new(self, client, argv, entry, True)
+        no_touch = client.no_touch
+        if no_touch:
+            ctx.db.no_touch = True
+        try:
+            reply = entry.handler(ctx, argv)  # type: ignore[misc]
+        except Exception as exc:
+            reply = self._failed(entry, argv, exc)
+        finally:
+            if no_touch:
+                ctx.db.no_touch = False
+            # Counted once it ran, as Redis does: INFO does not count itself,
+            # and CONFIG RESETSTAT's own call survives the reset.  (The call,
+            # its time and its histogram bucket, in C when compiled.)
+            elapsed = entry.stop(started)
+        if elapsed >= self._watch_ns:
+            self._slow_call(client, entry, argv, elapsed, reply)
+        if reply.__class__ is Wait:
+            reply = self._block(ctx, reply)
+        if ctx.changes or ctx.effects:
+            self._finish(ctx)
+        if self._ready and not self._executing:
+            self.serve_ready()
+        return reply
+    ops = self.ops
+    hotkeys = ops.hotkeys if flags & CALL_HOTKEYS else None
+    if hotkeys is not None:
+        hot_started = now_ns()
+    tracking = self.tracking if flags & CALL_TRACK and client.tracking is not None else None
+    if tracking is not None:
+        # (Another client's command may run inside this one's, while a
+        # script of that client is busy: its state is put back after.)
+        outer, tracking.current = tracking.current, client
+        if not flags & CALL_RETRY:
+            outer_pending, tracking.pending = tracking.pending, []
+    tail: list[Any] = []
+    try:
+        monitor = entry.monitor if flags & CALL_MONITOR and ops.monitors else MONITOR_SKIP
+        if monitor == MONITOR_BEFORE:
+            self.feed_monitors(client, client.db, argv)
+        if flags & CALL_SCRIPT and ops.monitors:
+            self.feed_monitors(client, client.db, argv, from_script=True)
+        if flags & CALL_RETRY:
+            # The blocked command again, on the key made ready (Redis 7.2+
+            # runs it again): None while it must still wait.
+            assert waiter is not None
+            saved_db, client.db = client.db, waiter.db
+            ctx = Ctx.new(self, client, argv, entry, False)
+            ctx.ready_key = waiter.ready_key
+            started = time.monotonic_ns()
+            try:
+                reply = waiter.wait.retry(ctx)
+            except CommandError as exc:  # (its key went: -NOGROUP ...)
+                entry.failed += 1  # a failed call, as Redis 7.2+ counts it
+                reply = self._error(exc.message)
+            finally:
+                client.db = saved_db
+                if tracking is not None:
+                    tracking.current = outer
+            if reply is None:
+                return None
+            self._unblock(waiter)
+            self._finish(ctx)
+            elapsed_ns = time.monotonic_ns() - started
+            if elapsed_ns >= ops.slowlog_ns and not entry.skip_slowlog:
+                # served: into the slowlog now, as the command it was
+                # (Redis logs a blocked command when it is served)
+                self.slowlog_push(client, argv, elapsed_ns // 1000)
+            if tracking is not None:
+                # its keys are remembered (a read) and the messages for it
+                # follow its reply
+                outer, tracking.current = tracking.current, client
+                tracking.remember(entry.spec, argv)
+                tail = tracking.finish(client, entry.name)
+                return Replies([reply, *tail]) if tail else reply
+            return reply
+        started = now_ns()
+        ctx = Ctx.new(self, client, argv, entry, bool(flags & CALL_BLOCK))
+        no_touch = client.no_touch
+        if no_touch:
+            ctx.db.no_touch = True
+        try:
+            reply = entry.handler(ctx, argv)  # type: ignore[misc]
+        except Exception as exc:
+            reply = self._failed(entry, argv, exc)
+        finally:
+            if no_touch:
+                ctx.db.no_touch = False
+            elapsed = entry.stop(started)
+        if elapsed >= self._watch_ns:
+            self._slow_call(client, entry, argv, elapsed, reply)
+        if reply.__class__ is Wait:
+            reply = self._block(ctx, reply)
+        if ctx.changes or ctx.effects:
+            self._finish(ctx)
+        if monitor == MONITOR_AFTER:
+            if client.monitor and not self._executing:
+                # A monitor sees its own command after that command's reply
+                # (none when the reply is its last: QUIT).
+                line = self._monitor_line(client, client.db, argv, False)
+                for other in list(ops.monitors):
+                    if other is not client:
+                        other.send(line)
+                if not client.close_after_reply:
+                    items = reply.items if reply.__class__ is Replies else [reply]
+                    reply = Replies([*items, line])
+            else:
+                self.feed_monitors(client, client.db, argv)
+        if tracking is not None:
+            tracking.remember(entry.spec, argv)
+            tail = tracking.finish(client, entry.name)
+    finally:
+        if tracking is not None:
+            if flags & CALL_RETRY:
+                tracking.current = outer
+            else:
+                tracking.current, tracking.pending = outer, outer_pending
+    if tail:
+        if reply is BLOCKED:
+            for message in tail:
+                client.send(message)
+        else:
+            items = reply.items if reply.__class__ is Replies else [reply]
+            reply = Replies([*items, *tail])
+    if flags & CALL_SCRIPT and self.tracking.current is not None:
+        self.tracking.remember(entry.spec, argv)  # the script's caller tracks keys
+    if flags & CALL_QUEUED and client.tracking is not None:  # (perhaps turned on by this EXEC)
+        self.tracking.remember(entry.spec, argv, client)
+    if hotkeys is not None and hotkeys.active:
+        self._hotkeys_record(hotkeys, client, entry, argv, reply, hot_started)
+    if flags & CALL_SERVE and self._ready and not self._executing:
+        self.serve_ready()
+    return reply
+
+
+def _failed(self: EngineCore, entry: Entry, argv: list[bytes], exc: Exception) -> ErrorReply:
+    """A handler raised: a CommandError is its error reply; anything else
+    is a bug, logged and answered ``-ERR internal error``.  Either way the
+    call counts as failed."""
+    entry.failed += 1
+    if isinstance(exc, CountedError):  # counted where it arose
+        return ErrorReply(exc.message)
+    if isinstance(exc, CommandError):
+        return self._error(exc.message)
+    log.error("internal error running %r", argv[:8], exc_info=exc)
+    self.internal_errors += 1
+    self.stats["unexpected_error_replies"] += 1
+    return self._error(errors.INTERNAL)
+
+
+def _slow_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
+               elapsed_ns: int, reply: Reply) -> None:
+    """A call at least as slow as a threshold: into the slowlog, and a
+    LATENCY sample ("command" or "fast-command").  Not a command that
+    now blocks (Redis records it when it is served)."""
+    if reply.__class__ is Wait:
+        return
+    if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
+        self.slowlog_push(client, argv, elapsed_ns // 1000)
+    threshold = self.ops.latency_threshold_ms
+    if threshold and elapsed_ns >= threshold * 1_000_000:
+        self.latency_sample("fast-command" if entry.fast else "command",
+                            elapsed_ns // 1_000_000)
+
+
+
+# -- the written-out loops (see the module's docstring) ------------------------
 def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]], i: int,
                  replies: list[Reply]) -> tuple[int, Reply]:
     """Run ``batch[i:]`` in order, each as :meth:`execute` would, while
@@ -77,11 +363,14 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
     (``Replies``).  A connection closes during a command only that way,
     through ``close_after_reply``.
 
-    Why not execute() per command: the loop is the per-command floor
-    (PING), and two Python calls per command (execute, _call) were a
-    sixth of it; so the body of :meth:`_call` is written out here.  The
-    two must stay alike (the exceptions go through :meth:`_failed`).
-    Cost: O(1) per command, with the handler's."""
+    This is :func:`call` with CALL_FAST written out, one loop for the
+    batch, and the fast dispatch's rule of :meth:`execute` (admission
+    settled: :mod:`tidelog.engine.admission`) for each command.  Why not
+    execute() per command: the loop is the per-command floor (bench/run.py's
+    ``ping-p128-c1``), and two Python calls per command (execute, call) were
+    a sixth of it.  The two must stay alike (the exceptions go through
+    :meth:`_failed`); tests/unit/test_call_paths.py runs every command of
+    the table both ways.  Cost: O(1) per command, with the handler's."""
     n = len(batch)
     proto = client.protocol
     spare: Ctx | None = None  # the context the loop's commands share (below)
@@ -97,7 +386,7 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
             return i, NOT_RUN
         i += 1
         client.last_command = entry.name
-        # _call, written out (see above).
+        # call(client, entry, argv, CALL_FAST), written out (see above).
         started = now_ns()
         # One Ctx serves the loop's commands in turn, as long as nothing
         # kept it: a reference count of 3 (spare, ctx, getrefcount's
@@ -147,7 +436,7 @@ def execute_run(self: EngineCore, client: ClientState, run: list[list[bytes]]) -
     run instead of one per call."""
     if len(run) == 1 or client.multi is not None or self.waiters or \
             client.pubsub is not None or self.ops.monitors or client.monitor or \
-            client.dispatch is not self._dispatch:
+            not self.admission_settled(client):
         return [self.execute(client, argv) for argv in run]
     entry = self._dispatch[run[0][0]]
     client.last_command = entry.name
@@ -189,271 +478,6 @@ def execute_run(self: EngineCore, client: ClientState, run: list[list[bytes]]) -
     if self._ready and not self._executing:
         self.serve_ready()
     return replies
-
-
-def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
-    try:
-        entry = self._resolve(argv)
-    except CommandError as exc:
-        # POST and Host: are no commands, so this costs nothing on the
-        # way of any real one.
-        if argv[0].lower() in CROSS_PROTOCOL_NAMES and client.kind in _NETWORK_KINDS:
-            return self.cross_protocol()
-        if client.multi is not None:
-            client.multi_error = True
-        elif client.tracking is not None:
-            # CLIENT CACHING covered this command, unless it is a CLIENT
-            # subcommand (with the wrong argument count), as in Redis.
-            spec = table.lookup(argv)
-            if spec is None or not spec.name.startswith("client|"):
-                client.tracking.caching = False
-        return self._error(exc.message)
-    client.last_command = entry.name
-    if client.dispatch is not self._dispatch:  # not authenticated, or restricted
-        refusal = self._access(client, entry, argv)
-        if refusal is not None:
-            return refusal
-    ops = self.ops
-    allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
-    if client.multi and entry.name == "exec" and (
-            ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
-        # EXEC is refused as its queued commands would be (Redis: the
-        # transaction's flags), as EXECABORT
-        allow_stale, deny_oom, is_write = self._queued_flags(client)
-    elif entry.name in SCRIPT_RUNNERS and (
-            ops.stale_guard is not None or ops.maxmemory or ops.write_guard is not None):
-        # A shebang's or a function's flags stand for the command's own
-        # (Redis's scriptFlagsToCmdFlags): no-writes makes it a read,
-        # which may run past maxmemory; otherwise allow-oom and
-        # allow-stale say.  A script without a shebang keeps EVAL's.
-        flags = self._script_flags(entry.name, argv)
-        if flags is not None:
-            is_write = b"no-writes" not in flags
-            deny_oom = is_write and b"allow-oom" not in flags
-            allow_stale = b"allow-stale" in flags
-    if ops.stale_guard is not None and not allow_stale:
-        refusal = ops.stale_guard(client)
-        if refusal is not None:
-            return self._reject(client, entry, refusal)
-    # As Redis, keys are evicted before any command that comes this way (a
-    # read too, so a tracking client gets the evicted keys' invalidations
-    # before its reply); only the commands that grow the data are refused
-    # when that is not enough.
-    if ops.maxmemory and client.kind == "normal" and not self.fits_in_memory() and \
-            deny_oom:
-        return self._reject(client, entry, errors.OOM)
-    if self.tracking.clients:
-        # tracking-table-max-keys lowered since the last check: as Redis,
-        # keys are given up before the next command (queued in MULTI
-        # too), their messages ahead of its reply.  (The fast dispatch
-        # skips this; the cron does it for those commands.)
-        self.tracking.enforce_limit()
-    if is_write and ops.write_guard is not None:
-        refusal = ops.write_guard(client)
-        if refusal is not None:
-            return self._reject(client, entry, refusal)
-    if client.pubsub is not None and client.protocol == 2 and \
-            entry.name.partition("|")[0] not in _SUBSCRIBED_MODE:
-        if client.multi is not None:
-            client.multi_error = True
-        entry.rejected += 1
-        return self._error(errors.pubsub_context(entry.name).message)
-    if client.monitor and entry.keyspace:
-        entry.rejected += 1
-        return self._error(errors.REPLICA_KEYSPACE)
-    if self.ops.pause_mode is not None and not client.monitor and self._held(client, entry, argv):
-        client.postponed = True
-        self.ops.postponed.append(client)
-        return POSTPONED
-    if client.multi is not None:
-        if entry.refused_in_multi:
-            client.multi_error = True
-            entry.rejected += 1
-            return self._error(errors.NOT_IN_MULTI)
-        if entry.queued_in_multi:
-            client.multi.append(argv)
-            return QUEUED
-    hotkeys = ops.hotkeys
-    if hotkeys is not None:
-        started = now_ns()
-    if client.tracking is not None:
-        reply = self._call_tracking(client, entry, argv)
-    elif self.ops.monitors and entry.monitor:
-        reply = self._call_monitored(client, entry, argv, True)
-    else:
-        reply = self._call(client, entry, argv, True)
-    if hotkeys is not None and hotkeys.active:
-        self._hotkeys_record(hotkeys, client, entry, argv, reply, started)
-    if self._ready and not self._executing:
-        self.serve_ready()
-    return reply
-
-
-def _call_tracking(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply:
-    """A command of a client that tracks keys (CLIENT TRACKING): while it
-    runs, the tracking knows it as the current client (NOLOOP, and its
-    own invalidations wait); afterwards the keys it read are remembered
-    and the messages for it follow its reply, as Redis orders them."""
-    tracking = self.tracking
-    # (Another client's command may run inside this one's, while a
-    # script of that client is busy: its state is put back after.)
-    outer, tracking.current = tracking.current, client
-    outer_pending, tracking.pending = tracking.pending, []
-    try:
-        if self.ops.monitors and entry.monitor:
-            reply = self._call_monitored(client, entry, argv, True)
-        else:
-            reply = self._call(client, entry, argv, True)
-        tracking.remember(entry.spec, argv)
-        tail = tracking.finish(client, entry.name)
-    finally:
-        tracking.current, tracking.pending = outer, outer_pending
-    if tail:
-        if reply is BLOCKED or reply is POSTPONED:
-            for message in tail:
-                client.send(message)
-        else:
-            items = reply.items if reply.__class__ is Replies else [reply]
-            reply = Replies([*items, *tail])
-    return reply
-
-
-def _call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
-          may_block: bool) -> Reply:
-    """Run a resolved command; errors become error replies.  (Monitors
-    are shown it by the callers: :meth:`_call_monitored`.)"""
-    started = now_ns()
-    ctx = Ctx.new(self, client, argv, entry, may_block)
-    no_touch = client.no_touch
-    if no_touch:
-        ctx.db.no_touch = True
-    try:
-        reply = entry.handler(ctx, argv)  # type: ignore[misc]
-    except Exception as exc:
-        reply = self._failed(entry, argv, exc)
-    finally:
-        if no_touch:
-            ctx.db.no_touch = False
-        # Counted once it ran, as Redis does: INFO does not count itself,
-        # and CONFIG RESETSTAT's own call survives the reset.  (The call,
-        # its time and its histogram bucket, in C when compiled.)
-        elapsed = entry.stop(started)
-    if elapsed >= self._watch_ns:
-        self._slow_call(client, entry, argv, elapsed, reply)
-    if reply.__class__ is Wait:
-        reply = self._block(ctx, reply)
-    if ctx.changes or ctx.effects:
-        self._finish(ctx)
-    return reply
-
-
-def _failed(self: EngineCore, entry: Entry, argv: list[bytes], exc: Exception) -> ErrorReply:
-    """A handler raised: a CommandError is its error reply; anything else
-    is a bug, logged and answered ``-ERR internal error``.  Either way the
-    call counts as failed."""
-    entry.failed += 1
-    if isinstance(exc, CountedError):  # counted where it arose
-        return ErrorReply(exc.message)
-    if isinstance(exc, CommandError):
-        return self._error(exc.message)
-    log.error("internal error running %r", argv[:8], exc_info=exc)
-    self.internal_errors += 1
-    self.stats["unexpected_error_replies"] += 1
-    return self._error(errors.INTERNAL)
-
-
-def _call_monitored(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
-                    may_block: bool) -> Reply:
-    """:meth:`_call` while monitors exist: the command is shown to them
-    after it ran (scripts: before, so their commands follow them)."""
-    if entry.monitor == MONITOR_BEFORE:
-        self.feed_monitors(client, client.db, argv)
-    reply = self._call(client, entry, argv, may_block)
-    if entry.monitor == MONITOR_AFTER:
-        if client.monitor and not self._executing:
-            # A monitor sees its own command after that command's reply
-            # (none when the reply is its last: QUIT).
-            line = self._monitor_line(client, client.db, argv, False)
-            for monitor in list(self.ops.monitors):
-                if monitor is not client:
-                    monitor.send(line)
-            if not client.close_after_reply:
-                items = reply.items if reply.__class__ is Replies else [reply]
-                reply = Replies([*items, line])
-        else:
-            self.feed_monitors(client, client.db, argv)
-    return reply
-
-
-def _slow_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
-               elapsed_ns: int, reply: Reply) -> None:
-    """A call at least as slow as a threshold: into the slowlog, and a
-    LATENCY sample ("command" or "fast-command").  Not a command that
-    now blocks (Redis records it when it is served)."""
-    if reply.__class__ is Wait:
-        return
-    if elapsed_ns >= self.ops.slowlog_ns and not entry.skip_slowlog:
-        self.slowlog_push(client, argv, elapsed_ns // 1000)
-    threshold = self.ops.latency_threshold_ms
-    if threshold and elapsed_ns >= threshold * 1_000_000:
-        self.latency_sample("fast-command" if entry.fast else "command",
-                            elapsed_ns // 1_000_000)
-
-
-def script_command(self: EngineCore, client: ClientState, argv: list[bytes],
-                   read_only: bool) -> tuple[Reply, bool]:
-    """A command a script runs (redis.call): the normal path, with the
-    refusals Redis makes inside scripts.  Returns the reply (an
-    ErrorReply for errors) and whether the command was a write."""
-    spec = table.lookup(argv)
-    if spec is None or (spec.subcommands and spec.handler is None):
-        return self._error(errors.SCRIPT_UNKNOWN_COMMAND), False
-    argc = len(argv)
-    if (spec.arity > 0 and argc != spec.arity) or argc < -spec.arity:
-        return self._refused_in_script(spec, errors.SCRIPT_WRONG_ARITY), False
-    if "noscript" in spec.flags and not self.disable_deny_scripts:
-        return self._refused_in_script(spec, errors.SCRIPT_NOT_ALLOWED), False
-    denial = self._acl_refusal(client, spec, argv)
-    if denial is not None:
-        result, at = denial
-        job = self.scripts.current  # ACL LOG describes the client running the script
-        self.acl_denied(job.client if job is not None else client, result, spec, argv,
-                        at, b"lua")
-        return self._refused_in_script(spec, errors.ACL_SCRIPT_PREFIX + denial_message(
-            result, client.user, spec, argv[at], False)), False
-    if read_only and self._entry(spec).may_write:
-        # what may replicate (PUBLISH, PFCOUNT) counts as a write, as in Redis
-        return self._refused_in_script(spec, errors.SCRIPT_READ_ONLY), False
-    if spec.name in ("xread", "xreadgroup"):
-        for arg in argv[1:]:
-            word = arg.lower()
-            if word == b"streams":
-                break
-            if word == b"block":
-                return self._refused_in_script(
-                    spec, errors.SCRIPT_BLOCK_OPTION % spec.name.encode()), False
-    if "denyoom" in spec.flags and self.ops.maxmemory and not self._script_allows_oom() \
-            and not self.fits_in_memory():
-        return self._refused_in_script(spec, errors.OOM), False
-    if spec.is_write and self.ops.write_guard is not None:  # a read-only replica ...
-        refusal = self.ops.write_guard(client)
-        if refusal is not None:
-            return self._refused_in_script(spec, refusal), False
-    entry = self._entry(spec)
-    if self.ops.monitors:
-        self.feed_monitors(client, client.db, argv, from_script=True)
-    reply = self._call(client, entry, argv, may_block=False)
-    if self.tracking.current is not None:  # the script's caller tracks keys
-        self.tracking.remember(spec, argv)
-    return reply, entry.is_write
-
-
-def _refused_in_script(self: EngineCore, spec: Any, message: bytes) -> ErrorReply:
-    """A script's command refused before it ran: counted as a rejected
-    call of that command and in the error statistics, as Redis counts it
-    (the script passing the error on does not count it again)."""
-    self._entry(spec).rejected += 1
-    return self._error(message)
 
 
 def _error(self: EngineCore, message: bytes) -> ErrorReply:

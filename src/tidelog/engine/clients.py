@@ -77,10 +77,11 @@ def new_client(self: EngineCore, **attrs: Any) -> ClientState:
 def refresh_access(self: EngineCore, client: ClientState) -> None:
     """Which dispatch a client uses: the engine's cache when it may run
     anything (authenticated, or no password needed, and a user without
-    restrictions), else an empty one, so that each of its commands is
-    checked by :meth:`_access`; so is each command of a client that
-    tracks keys (CLIENT TRACKING: :meth:`_call_tracking`).  Called
-    whenever the client's user, the users or its tracking change."""
+    restrictions), else an empty one (``NO_DISPATCH``), so that each of its
+    commands is admitted by :func:`~tidelog.engine.admission.admit`; so is
+    each command of a client that tracks keys (CLIENT TRACKING: its calls
+    take CALL_TRACK).  This is half of the settled rule (admission.py).
+    Called whenever the client's user, the users or its tracking change."""
     user = client.user
     free = (client.authenticated or not self.acl.auth_required()) and \
         (user is None or user.unrestricted) and client.tracking is None

@@ -221,9 +221,9 @@ class Engine(_Core):
     _resolve = dispatch._resolve
 
     # admission.py
-    _access = admission._access
+    admission_settled = admission.admission_settled
+    admit = admission.admit
     _acl_refusal = staticmethod(admission._acl_refusal)
-    _recheck = admission._recheck
     _held = admission._held
     _script_allows_oom = admission._script_allows_oom
     _script_reads_only = admission._script_reads_only
@@ -233,24 +233,26 @@ class Engine(_Core):
     cross_protocol = admission.cross_protocol
     _queued_flags = admission._queued_flags
     _reject = admission._reject
+    _refused_in_script = admission._refused_in_script
 
     # call.py
     execute = call.execute
+    _execute_checked = call._execute_checked
+    script_command = call.script_command
+    load_command = call.load_command
+    count_loaded = call.count_loaded
+    _failed = call._failed
+    _slow_call = call._slow_call
     execute_many = call.execute_many
     execute_run = call.execute_run
-    _execute_checked = call._execute_checked
-    _call_tracking = call._call_tracking
-    _call = call._call
-    _failed = call._failed
-    _call_monitored = call._call_monitored
-    _slow_call = call._slow_call
-    script_command = call.script_command
-    _refused_in_script = call._refused_in_script
     _error = call._error
 
     # effects.py
     _finish = effects._finish
     emit = effects.emit
+    begin_unit = effects.begin_unit
+    end_unit = effects.end_unit
+    emit_unit = effects.emit_unit
 
     # transactions.py
     busy_reply = transactions.busy_reply
@@ -270,7 +272,6 @@ class Engine(_Core):
     signal_all_waited = blocking.signal_all_waited
     wake_later = blocking.wake_later
     serve_ready = blocking.serve_ready
-    _tracked_retry = blocking._tracked_retry
     blocking_keys = blocking.blocking_keys
     blocked_with_timeout = blocking.blocked_with_timeout
 
@@ -304,7 +305,6 @@ class Engine(_Core):
     latency_sample = operator.latency_sample
     command_stats = operator.command_stats
     latency_histograms = operator.latency_histograms
-    count_calls = operator.count_calls
     reset_stats = operator.reset_stats
 
     # notify.py
@@ -326,3 +326,6 @@ class Engine(_Core):
     cron = housekeeping.cron
     track_idmp = housekeeping.track_idmp
     expire_idmp = housekeeping.expire_idmp
+
+    # Last: until here ``call`` names the module.
+    call = call.call

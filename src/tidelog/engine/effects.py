@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import logging
 
-from ..commands.contract import (
-    Ctx,
-    Effect,
-)
+from ..commands.contract import ClientState, Ctx, Effect
 from .base import EngineCore
 
 log = logging.getLogger("tidelog")
 
 
+def as_unit(effects: list[tuple[int, Effect]]) -> list[tuple[int, Effect]]:
+    """Several effects that must apply together, wrapped in MULTI ... EXEC
+    as Redis propagates them (MULTI in the first one's database, EXEC in
+    the last one's); one effect, or none, as it is.  O(N)."""
+    if len(effects) > 1:
+        return [(effects[0][0], [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+    return effects
+
+
 def _finish(self: EngineCore, ctx: Ctx) -> None:
+    """After a call: its changes counted in ``dirty``, its effects handed
+    on (a write that changed data and declared none is a bug, counted)."""
     if ctx.changes:
         self.dirty += ctx.changes
     effects = ctx.effects
@@ -32,10 +40,10 @@ def _finish(self: EngineCore, ctx: Ctx) -> None:
             effects = [ctx.argv]
     if effects and (self.effect_listeners or self._tx_effects is not None):
         batch = [(ctx.db.index, effect) for effect in effects]
-        if len(batch) > 1 and self._tx_effects is None:
+        if self._tx_effects is None:
             # One command, several effects (XREADGROUP's XCLAIMs): Redis
             # wraps them in MULTI/EXEC so they apply atomically.
-            batch = [(ctx.db.index, [b"MULTI"]), *batch, (ctx.db.index, [b"EXEC"])]
+            batch = as_unit(batch)
         self.emit(batch)
         ctx.client.woff = self.replication.offset
 
@@ -48,3 +56,37 @@ def emit(self: EngineCore, effects: list[tuple[int, Effect]]) -> None:
         return
     for listener in self.effect_listeners:
         listener(effects)
+
+
+def begin_unit(self: EngineCore) -> tuple[bool, bool]:
+    """An EXEC or a script starts: the effects of the commands it runs are
+    gathered, to go out as one unit (unless an enclosing one gathers them
+    already: a script run by EXEC), and no blocked client is served until
+    it ends (:meth:`in_transaction`).  Returns what :func:`end_unit` needs."""
+    owned = self._tx_effects is None
+    if owned:
+        self._tx_effects = []
+    executing, self._executing = self._executing, True
+    return owned, executing
+
+
+def end_unit(self: EngineCore, began: tuple[bool, bool]) -> list[tuple[int, Effect]] | None:
+    """The EXEC or script :func:`begin_unit` began has ended: the effects
+    it gathered (None when an enclosing unit gathers them), for
+    :func:`emit_unit`."""
+    owned, self._executing = began
+    if not owned:
+        return None
+    effects, self._tx_effects = self._tx_effects, None
+    return effects
+
+
+def emit_unit(self: EngineCore, effects: list[tuple[int, Effect]],
+              client: ClientState | None = None) -> None:
+    """Hand a unit's effects on, several wrapped in MULTI ... EXEC; the
+    client that ran it (EXEC's) then waits for the replicas up to here
+    (WAIT's offset)."""
+    if effects:
+        self.emit(as_unit(effects))
+        if client is not None:
+            client.woff = self.replication.offset

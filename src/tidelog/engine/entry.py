@@ -97,3 +97,4 @@ class Waiter:
     entry: Entry  # the command, as resolved when it blocked
     deadline: float = 0.0  # monotonic seconds; 0 = no timeout
     timer: Any = None  # the scheduler's handle, cancelled when served
+    ready_key: bytes = b""  # serve_ready: the key whose readiness it is served on

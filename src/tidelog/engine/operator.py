@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 from ..callstats import HIST_BUCKETS, now_ns
-from ..commands import table
 from ..commands.contract import (
     ClientState,
     Reply,
@@ -257,11 +256,6 @@ def latency_histograms(self: EngineCore) -> list[tuple[str, int, list[int]]]:
     if not self.ops.tracking:
         return []
     return [(name, sum(e.hist), e.hist) for name, e in self._entries.items() if any(e.hist)]
-
-
-def count_calls(self: EngineCore, name: str, calls: int = 1) -> None:
-    """Count calls made without the dispatcher (the AOF loader's fast path)."""
-    self._entry(table.COMMANDS[name]).calls += calls
 
 
 def reset_stats(self: EngineCore) -> None:

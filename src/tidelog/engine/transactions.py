@@ -5,7 +5,6 @@ it fail when a watched key changed; -BUSY while a script runs.
 from __future__ import annotations
 
 from .. import errors
-from ..callstats import now_ns
 from ..commands.contract import (
     ClientState,
     Ctx,
@@ -14,7 +13,9 @@ from ..commands.contract import (
 from ..errors import CommandError
 from ..resp import encode
 from ..resp.replies import NULL_ARRAY, ErrorReply, RawReply, Replies
+from .admission import FROM_EXEC
 from .base import EngineCore
+from .call import CALL_EXEC
 
 
 def busy_reply(self: EngineCore, client: ClientState, name: bytes) -> ErrorReply:
@@ -51,8 +52,7 @@ def exec_transaction(self: EngineCore, ctx: Ctx) -> Reply:
     if dirty:
         return NULL_ARRAY
     replies = []
-    self._executing = True
-    self._tx_effects = []
+    began = self.begin_unit()
     # What the client is sent meanwhile (a message it publishes to
     # itself) goes inside EXEC's array, before the reply of the command
     # that sent it, as Redis writes it.
@@ -61,22 +61,11 @@ def exec_transaction(self: EngineCore, ctx: Ctx) -> Reply:
     try:
         for argv in queued:
             entry = self._resolve(argv)
-            if client.dispatch is not self._dispatch:
-                refusal = self._recheck(client, entry, argv)
-                if refusal is not None:
-                    replies.append(refusal)
-                    continue
-            hotkeys = self.ops.hotkeys
-            if hotkeys is not None:
-                started = now_ns()
-            if self.ops.monitors and entry.monitor:
-                reply = self._call_monitored(client, entry, argv, False)
-            else:
-                reply = self._call(client, entry, argv, False)
-            if hotkeys is not None and hotkeys.active:  # each queued command on its own
-                self._hotkeys_record(hotkeys, client, entry, argv, reply, started)
-            if client.tracking is not None:  # (perhaps turned on by this EXEC)
-                self.tracking.remember(entry.spec, argv, client)
+            refusal = self.admit(client, entry, argv, FROM_EXEC)
+            if refusal is not None:
+                replies.append(refusal)
+                continue
+            reply = self.call(client, entry, argv, CALL_EXEC)
             if inbox or reply.__class__ is Replies:
                 # Several replies for one command (SUBSCRIBE a b, or a
                 # message and PUBLISH's count): Redis writes them all
@@ -88,15 +77,10 @@ def exec_transaction(self: EngineCore, ctx: Ctx) -> Reply:
             replies.append(reply)
     finally:
         client.send = send
-        self._executing = False
-        effects, self._tx_effects = self._tx_effects, None
-    ctx.no_propagation()  # the queued commands' effects go out below
-    if len(effects) > 1:
-        first_db = effects[0][0]
-        effects = [(first_db, [b"MULTI"]), *effects, (effects[-1][0], [b"EXEC"])]
+        effects = self.end_unit(began)
+    ctx.no_propagation()  # the queued commands' effects go out below, as one unit
     if effects:
-        self.emit(effects)
-        client.woff = self.replication.offset
+        self.emit_unit(effects, client)
     return replies
 
 
