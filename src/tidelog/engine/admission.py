@@ -118,7 +118,7 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
                             at, b"lua")
             return self._refused_in_script(entry, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False))
-    elif not self.admission_settled(client):  # authentication and ACL
+    elif client.dispatch is not self._dispatch:  # not settled (admission_settled): ACL
         if how == FROM_EXEC:
             # Refused, it is logged and answered in EXEC's array, and the
             # other queued commands run.

@@ -123,7 +123,10 @@ def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -
     refusal = self.admit(client, entry, argv)
     if refusal is not None:
         return refusal
-    return self.call(client, entry, argv, CALL_NETWORK)
+    ops = self.ops
+    if ops.monitors or ops.hotkeys is not None or client.tracking is not None:
+        return self.call(client, entry, argv, CALL_NETWORK)
+    return self.call(client, entry, argv, CALL_FAST)  # nobody to tell: CALL_NETWORK's work is none
 
 
 def script_command(self: EngineCore, client: ClientState, argv: list[bytes],
