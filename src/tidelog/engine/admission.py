@@ -37,14 +37,8 @@ from collections.abc import Callable
 
 from .. import errors
 from ..commands import table
-from ..commands.acl_users import (
-    ACL_OK,
-    denial_message,
-)
-from ..commands.contract import (
-    ClientState,
-    Reply,
-)
+from ..commands.acl_users import ACL_OK, denial_message
+from ..commands.contract import ClientState, Reply
 from ..errors import CommandError
 from ..resp.replies import QUEUED, ErrorReply
 from ..scripting.scripts import parse_shebang

@@ -18,24 +18,10 @@ from typing import Any, Protocol
 
 from ..clock import Clock
 from ..commands import table
-from ..commands.acl_users import (
-    Acl,
-    User,
-)
-from ..commands.contract import (
-    ClientState,
-    Ctx,
-    Effect,
-    EngineAPI,
-    Persistence,
-    Replication,
-    Reply,
-    Wait,
-)
+from ..commands.acl_users import Acl, User
+from ..commands.contract import ClientState, Ctx, Effect, EngineAPI, Persistence, Replication, Reply, Wait
 from ..commands.tracking import Tracker
-from ..config import (
-    Config,
-)
+from ..config import Config
 from ..keyspace import Database
 from ..lfu import Lfu
 from ..resp.replies import ErrorReply, RawReply

@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, cast
 
-from ..commands.contract import (
-    ClientState,
-    Ctx,
-    Reply,
-    Wait,
-)
+from ..commands.contract import ClientState, Ctx, Reply, Wait
 from .admission import FROM_RETRY
 from .base import EngineCore
 from .call import CALL_SERVED

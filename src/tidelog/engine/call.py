@@ -29,12 +29,7 @@ from typing import Any
 from .. import errors
 from ..callstats import now_ns
 from ..commands import table
-from ..commands.contract import (
-    ClientState,
-    Ctx,
-    Reply,
-    Wait,
-)
+from ..commands.contract import ClientState, Ctx, Reply, Wait
 from ..errors import CommandError, CountedError
 from ..resp.replies import ErrorReply, Replies
 from .admission import _NETWORK_KINDS, CROSS_PROTOCOL_NAMES, FROM_SCRIPT

@@ -10,18 +10,9 @@ from typing import Any
 
 from .. import errors
 from ..commands import table
-from ..commands.acl_users import (
-    DENIED_AUTH,
-    DENIED_CHANNEL,
-    DENIED_CMD,
-    DENIED_KEY,
-    User,
-)
+from ..commands.acl_users import DENIED_AUTH, DENIED_CHANNEL, DENIED_CMD, DENIED_KEY, User
 from ..commands.connection import client_info_line
-from ..commands.contract import (
-    NO_DISPATCH,
-    ClientState,
-)
+from ..commands.contract import NO_DISPATCH, ClientState
 from ..errors import CommandError
 from .base import EngineCore
 

@@ -14,12 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
 from ..clock import Clock
 from ..commands.acl_users import Acl
-from ..commands.contract import (
-    ClientState,
-    Effect,
-    Persistence,
-    Replication,
-)
+from ..commands.contract import ClientState, Effect, Persistence, Replication
 from ..commands.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database

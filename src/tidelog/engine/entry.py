@@ -10,10 +10,7 @@ from typing import Any
 
 from ..callstats import CallStats
 from ..commands import table
-from ..commands.contract import (
-    ClientState,
-    Wait,
-)
+from ..commands.contract import ClientState, Wait
 
 # The commands that run a script or function: under maxmemory or a write
 # guard their scripts' flags decide (Engine._execute_checked), so they leave

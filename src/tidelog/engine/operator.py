@@ -8,10 +8,7 @@ import time
 from typing import Any
 
 from ..callstats import HIST_BUCKETS, now_ns
-from ..commands.contract import (
-    ClientState,
-    Reply,
-)
+from ..commands.contract import ClientState, Reply
 from ..commands.replies import repr_arg
 from ..resp.replies import RawReply
 from ..types.latency import LatencyEvent, SlowlogEntry, slowlog_args

@@ -7,10 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..commands.contract import (
-    AOF_OFF_INFO,
-    ClientState,
-)
+from ..commands.contract import AOF_OFF_INFO, ClientState
 from .base import EngineCore
 
 

@@ -5,11 +5,7 @@ it fail when a watched key changed; -BUSY while a script runs.
 from __future__ import annotations
 
 from .. import errors
-from ..commands.contract import (
-    ClientState,
-    Ctx,
-    Reply,
-)
+from ..commands.contract import ClientState, Ctx, Reply
 from ..errors import CommandError
 from ..resp import encode
 from ..resp.replies import NULL_ARRAY, ErrorReply, RawReply, Replies
