@@ -10,13 +10,14 @@ command (``execute``, ``_execute_checked``), a command a script runs
 (``script_command``), EXEC's queued commands, a blocked command served again
 (``serve_ready``) and the AOF loader (``load_command``).
 
-Two loops are :func:`call` written out, for speed, and live here beside it:
-``execute_many`` (the pipelined batch: ``call(..., CALL_FAST)`` per command,
-see its docstring for the benchmark) and ``execute_run`` (a run handler: one
-call for consecutive pipelined commands).  They may only do what
-``CALL_FAST`` says, for settled clients (:mod:`tidelog.engine.admission`);
-tests/unit/test_call_paths.py holds every path to the same replies and
-effects.
+A run (consecutive pipelined calls a run handler takes together:
+``execute_run``) is one :func:`call` with CALL_RUNS.  One loop is
+:func:`call` written out, for speed, and lives here beside it:
+``execute_many`` (the pipelined batch: ``call(..., CALL_FAST)`` per command;
+its docstring names the benchmark).  It may only do what CALL_FAST says,
+for settled clients (:mod:`tidelog.engine.admission`);
+tests/unit/test_call_paths.py holds every path to the same replies,
+effects and statistics.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ CALL_HOTKEYS = 1 << 4    # measured by a recording HOTKEYS session
 CALL_SCRIPT = 1 << 5     # run by a script: shown to monitors as "lua", its reads the script caller's
 CALL_QUEUED = 1 << 6     # queued by MULTI, run by EXEC: a tracking client's reads remembered
 CALL_RETRY = 1 << 7      # a blocked command served again: Wait.retry, not the handler
+CALL_RUN = 1 << 8        # a run of calls, one run handler for them all (execute_run)
 
 # Every call is counted (commandstats, latencystats) and timed (slowlog,
 # LATENCY) but a blocked command's retry: Redis counted it when it ran.
@@ -67,6 +69,9 @@ CALL_FROM_SCRIPT = CALL_SCRIPT
 # A blocked command served again: no new call in commandstats (Redis
 # counts the call when it first ran), only the slowlog, when served.
 CALL_SERVED = CALL_RETRY | CALL_TRACK
+# A run: a settled client's pipelined calls with a run handler (execute_run
+# falls back to one by one when anything else would have to happen).
+CALL_RUNS = CALL_RUN | CALL_SERVE
 # (The AOF loader's commands: load_command.)
 
 # How many different error codes INFO errorstats tracks (as Redis: a client
@@ -92,6 +97,26 @@ def execute(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
             client.last_command = entry.name
             return self.call(client, entry, argv, CALL_FAST)
     return self._execute_checked(client, argv)
+
+
+def execute_run(self: EngineCore, client: ClientState, run: list[list[bytes]]) -> list[Reply]:
+    """Run consecutive pipelined calls that :meth:`run_key` gave one value
+    for, answering a reply each, exactly as :meth:`execute` one by one
+    would: the same data, replies, effects (one unit per call) and
+    statistics.  One by one it is, when the client is in MULTI or has
+    subscriptions (RESP2's subscribed mode refuses each), or anyone
+    waits on a key (Redis serves blocked clients between two commands,
+    so each call must be seen alone), or the client is not settled
+    (admission.py).  Otherwise one :func:`call` with CALL_RUNS runs them
+    all.  Cost: one handler call for the run instead of one per call."""
+    if len(run) == 1 or client.multi is not None or self.waiters or \
+            client.pubsub is not None or self.ops.monitors or client.monitor or \
+            not self.admission_settled(client):
+        return [self.execute(client, argv) for argv in run]
+    entry = self._dispatch[run[0][0]]
+    client.last_command = entry.name
+    replies: list[Reply] = self.call(client, entry, run[0], CALL_RUNS, run=run)
+    return replies
 
 
 def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
@@ -161,11 +186,12 @@ def count_loaded(self: EngineCore, name: str, calls: int) -> None:
 
 # -- call -------------------------------------------------------------------------
 def call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes], flags: int,
-         waiter: Waiter | None = None) -> Reply:
+         waiter: Waiter | None = None, run: list[list[bytes]] | None = None) -> Reply:
     """Run an admitted command for a client; ``flags`` (CALL_*) say what
     else is done.  Returns its reply (an error reply when it failed),
     BLOCKED when it now waits, or with CALL_RETRY (``waiter``: the blocked
-    request served again) None when it still waits.
+    request served again) None when it still waits; with CALL_RUN (``run``:
+    the calls a run handler takes together) a list, a reply per call.
 
     In order: HOTKEYS starts measuring; a tracking client becomes the
     tracking's current one; monitors are shown a script before it runs;
@@ -202,6 +228,49 @@ def call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
         if self._ready and not self._executing:
             self.serve_ready()
         return reply
+    if flags & CALL_RUN:
+        # A run (``run``: consecutive pipelined calls one run handler takes
+        # together, run[0] being ``argv``): answers a reply each, and counts
+        # and propagates each call as if it ran alone.
+        assert run is not None and entry.run is not None
+        entry.calls += len(run)
+        started = now_ns()
+        ctx = Ctx.new(self, client, run[0], entry, False)
+        no_touch = client.no_touch
+        if no_touch:
+            ctx.db.no_touch = True
+        try:
+            results = entry.run.handler(ctx, run)
+        except Exception:
+            log.exception("internal error running a run of %d %r", len(run), run[0][:8])
+            self.internal_errors += 1
+            self.stats["unexpected_error_replies"] += len(run)
+            results = [CommandError(errors.INTERNAL)] * len(run)
+        finally:
+            if no_touch:
+                ctx.db.no_touch = False
+        replies: list[Reply] = []
+        for r in results:
+            if isinstance(r, CommandError):
+                entry.failed += 1
+                r = self._error(r.message)
+            replies.append(r)
+        elapsed = now_ns() - started
+        entry.ns += elapsed
+        each = elapsed // len(run)  # what one call took, on average
+        entry.hist[each.bit_length()] += len(run)
+        if each >= self._watch_ns:
+            for one in run:
+                self._slow_call(client, entry, one, each, None)
+        if ctx.changes:
+            self.dirty += ctx.changes
+        if ctx.effects and self.effect_listeners:
+            index = ctx.db.index
+            for effect in ctx.effects:  # one unit per call, as one by one
+                self.emit([(index, effect)])
+        if flags & CALL_SERVE and self._ready and not self._executing:
+            self.serve_ready()
+        return replies
     ops = self.ops
     hotkeys = ops.hotkeys if flags & CALL_HOTKEYS else None
     if hotkeys is not None:
@@ -344,7 +413,7 @@ def _slow_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[b
 
 
 
-# -- the written-out loops (see the module's docstring) ------------------------
+# -- the written-out loop (see the module's docstring) -------------------------
 def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]], i: int,
                  replies: list[Reply]) -> tuple[int, Reply]:
     """Run ``batch[i:]`` in order, each as :meth:`execute` would, while
@@ -420,62 +489,6 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
             return i, reply
         replies.append(reply)
     return i, NOT_RUN
-
-
-def execute_run(self: EngineCore, client: ClientState, run: list[list[bytes]]) -> list[Reply]:
-    """Run consecutive pipelined calls that :meth:`run_key` gave one value
-    for, answering a reply each, exactly as :meth:`execute` one by one
-    would: the same data, replies, effects (one unit per call) and
-    statistics.  One by one it is, when the client is in MULTI or has
-    subscriptions (RESP2's subscribed mode refuses each), or anyone
-    waits on a key (Redis serves blocked clients between two commands,
-    so each call must be seen alone), or the client must be checked.
-    Cost: one handler call for the
-    run instead of one per call."""
-    if len(run) == 1 or client.multi is not None or self.waiters or \
-            client.pubsub is not None or self.ops.monitors or client.monitor or \
-            not self.admission_settled(client):
-        return [self.execute(client, argv) for argv in run]
-    entry = self._dispatch[run[0][0]]
-    client.last_command = entry.name
-    entry.calls += len(run)
-    started = now_ns()
-    ctx = Ctx.new(self, client, run[0], entry, False)
-    no_touch = client.no_touch
-    if no_touch:
-        ctx.db.no_touch = True
-    try:
-        results = entry.run.handler(ctx, run)  # type: ignore[union-attr]
-    except Exception:
-        log.exception("internal error running a run of %d %r", len(run), run[0][:8])
-        self.internal_errors += 1
-        self.stats["unexpected_error_replies"] += len(run)
-        results = [CommandError(errors.INTERNAL)] * len(run)
-    finally:
-        if no_touch:
-            ctx.db.no_touch = False
-    replies = []
-    for r in results:
-        if isinstance(r, CommandError):
-            entry.failed += 1
-            r = self._error(r.message)
-        replies.append(r)
-    elapsed = now_ns() - started
-    entry.ns += elapsed
-    each = elapsed // len(run)  # what one call took, on average
-    entry.hist[each.bit_length()] += len(run)
-    if each >= self._watch_ns:
-        for argv in run:
-            self._slow_call(client, entry, argv, each, None)
-    if ctx.changes:
-        self.dirty += ctx.changes
-    if ctx.effects and self.effect_listeners:
-        index = ctx.db.index
-        for effect in ctx.effects:  # one unit per call, as one by one
-            self.emit([(index, effect)])
-    if self._ready and not self._executing:
-        self.serve_ready()
-    return replies
 
 
 def _error(self: EngineCore, message: bytes) -> ErrorReply:

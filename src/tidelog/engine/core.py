@@ -232,6 +232,7 @@ class Engine(_Core):
 
     # call.py
     execute = call.execute
+    execute_run = call.execute_run
     _execute_checked = call._execute_checked
     script_command = call.script_command
     load_command = call.load_command
@@ -239,7 +240,6 @@ class Engine(_Core):
     _failed = call._failed
     _slow_call = call._slow_call
     execute_many = call.execute_many
-    execute_run = call.execute_run
     _error = call._error
 
     # effects.py
