@@ -13,6 +13,7 @@ import time
 from tidelog import engine as engine_module
 from tidelog.clock import Clock
 from tidelog.engine import Engine
+from tidelog.engine import dispatch as dispatch_module
 from tidelog.resp.replies import OK, PONG, QUEUED, ErrorReply
 
 
@@ -67,7 +68,7 @@ def case_variants(name: bytes) -> list[bytes]:
 
 
 def test_the_cache_of_raw_names_is_bounded(monkeypatch):
-    monkeypatch.setattr(engine_module, "DISPATCH_CACHE_MAX", 20)
+    monkeypatch.setattr(dispatch_module, "DISPATCH_CACHE_MAX", 20)
     engine = Engine()
     client = engine.new_client()
     for i in range(50):

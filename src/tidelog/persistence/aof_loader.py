@@ -172,8 +172,7 @@ class _Loader:
             # the engine would expire it.
             self.last_stream = None if key in db.expires else (index, key, stream)
         self.batch_last = new_id
-        engine.dirty += 1
-        engine.count_calls("xadd")
+        engine.count_loaded("xadd", 1)
         self.fast += 1
         return True
 
@@ -190,7 +189,7 @@ class _Loader:
                 return
         self.flush()
         self.last_stream = None
-        reply = engine.execute(client, argv)
+        reply = engine.load_command(client, argv)
         if isinstance(reply, ErrorReply):
             if reply.message.startswith(UNKNOWN_COMMAND_PREFIX):
                 raise AofLoadError(
@@ -259,8 +258,7 @@ class _Loader:
         self.last_stream[2].extend(  # type: ignore[index]
             ids, self.batch_fvs, self.node_entries, self.node_bytes)
         engine = self.engine
-        engine.dirty += len(ids)
-        engine.count_calls("xadd", len(ids))
+        engine.count_loaded("xadd", len(ids))
         self.fast += len(ids)
         ids.clear()  # the same lists: _batch_run holds them while it queues
         self.batch_fvs.clear()

@@ -27,7 +27,6 @@ from .. import errors
 from ..acl.selectors import ACL_OK
 from ..commands import table
 from ..commands.contract import ClientState
-from ..commands.effects import as_unit
 from ..errors import CommandError, CountedError
 from ..resp.parser import split_inline
 from ..resp.replies import ErrorReply, RawReply
@@ -104,7 +103,6 @@ class Job:
     wrote: bool = False
     kill: bool = False
     abandon: bool = False
-    own_effects: bool = True
     argv: list[bytes] = field(default_factory=list)
     started: float = 0.0
 
@@ -286,11 +284,9 @@ class Scripts:
         job = Job(script, client, keys, args, read_only or b"no-writes" in script.flags)
         job.argv = argv or []
         job.started = time.monotonic()
-        job.own_effects = engine._tx_effects is None
-        if job.own_effects:
-            engine._tx_effects = []
-        saved_executing = engine._executing
-        engine._executing = True
+        # Its commands' effects go out as one unit, after it (or with the
+        # EXEC that runs it), and no blocked client is served meanwhile.
+        began = engine.begin_unit()
         self.current = job
         try:
             reply = self._execute(job)
@@ -301,18 +297,13 @@ class Scripts:
         finally:
             self.current = None
             self.client.himport = None
-            engine._executing = saved_executing
+            effects = engine.end_unit(began)
             if self.busy is not None:
                 self.busy = None
                 if self.busy_end is not None:
                     self.busy_end()
-        if job.own_effects:
-            effects, engine._tx_effects = engine._tx_effects, None
-            if job.abandon:
-                effects = []  # SHUTDOWN NOSAVE stopped it: nothing of it goes out
-            effects = as_unit(effects)
-            if effects:
-                engine.emit(effects)
+        if effects and not job.abandon:  # (SHUTDOWN NOSAVE stopped it: nothing of it goes out)
+            engine.emit_unit(effects)
         if job.abandon:  # the server stops: the client is closed unanswered, as Redis does
             client.close_after_reply = True
             return RawReply(b"")

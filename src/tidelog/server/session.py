@@ -26,7 +26,6 @@ import logging
 from typing import Any
 
 from .. import errors
-from ..commands.contract import NO_DISPATCH
 from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
 from ..resp import ProtocolError, QueryBufferLimit, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, Replies
@@ -68,7 +67,7 @@ class Session:
         """Bytes read from the client (run() runs the complete commands)."""
         if self.closing or self.failed:
             return
-        if self.client.dispatch is NO_DISPATCH:
+        if not self.engine.admission_settled(self.client):
             self.auth_limits()
         try:
             self.parser.feed(data)
