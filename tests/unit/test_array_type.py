@@ -10,7 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tidelog.persistence import rdb
+from tidelog.rdb import values as rdb
 from tidelog.rdb.array import read_array, write_array
 from tidelog.rdb.format import Reader
 from tidelog.types.array import (

@@ -13,7 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.support.engine_harness import NOW, Harness
 from tidelog.commands.keys.sort import strtod_whole
-from tidelog.persistence import rdb
+from tidelog.rdb import values as rdb
 from tidelog.types.hash import Hash
 from tidelog.types.set import Set
 

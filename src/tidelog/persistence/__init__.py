@@ -4,7 +4,7 @@
   fsync, rename; ``aof_base=True`` for an AOF's RDB preamble), ``load_file(engine,
   path=None)`` (replaces every database; raises ``RdbError`` naming the byte offset),
   and the in-memory ``dumps`` / ``loads`` they are made of.  Value types beyond
-  strings and streams plug in through ``VALUE_WRITERS`` / ``VALUE_READERS``.
+  strings and streams plug in through :mod:`tidelog.rdb.values`' ``VALUE_WRITERS`` / ``VALUE_READERS``.
 - :mod:`tidelog.rdb` (below the command layer) -- RDB's encoding of one value
   (DUMP/RESTORE's too) and its low-level pieces: lengths, strings, LZF, the
   CRC-64 and ``Reader``.

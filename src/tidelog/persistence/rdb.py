@@ -90,7 +90,7 @@ from ..rdb.format import (  # noqa: F401 (crc64, lzf_* and RdbError are this mod
     lzf_decompress_py,
     string_bytes,
 )
-from ..rdb.values import (  # noqa: F401 (DUMP's payload functions are this module's API too)
+from ..rdb.values import (
     _STREAM_TYPES,
     _TYPE_NAMES,
     DEFAULT_VERSION,
@@ -101,15 +101,10 @@ from ..rdb.values import (  # noqa: F401 (DUMP's payload functions are this modu
     TYPE_STREAM_LISTPACKS_3,
     TYPE_STRING,
     VALUE_READERS,
-    VALUE_WRITERS,
     WRITABLE_VERSIONS,
-    PayloadError,
     SaveStats,
     _read_stream,
     _write_value,
-    payload_version,
-    value_from_payload,
-    value_payload,
 )
 from ..types.array import Array
 from ..types.hash import Hash
