@@ -17,7 +17,7 @@ def check(t: Topology) -> None:
         assert node.numslots == len(owned)
         for r in node.replicas:
             assert r.master is node and r.is_replica
-    for s, owner in enumerate(t.owners):
+    for owner in t.owners:
         assert owner is None or owner.name in t.nodes
 
 
