@@ -2,7 +2,9 @@
 type, the exact length Redis 7.0.15 expects of each type, the frames it drops,
 framing of a byte stream fed in any pieces, and decode on arbitrary bytes."""
 
+import json
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from tidelog.cluster import messages as m
 from tidelog.cluster.bus import DEFAULT_MAX_FRAME, BusError, FrameReader, decode, encode, expected_length
-from tidelog.cluster.messages import Extension, Gossip, Message, bitmap_of
+from tidelog.cluster.messages import Extension, Gossip, Message, bitmap_of, slots_of
 
 A = b"a" * 40
 B = b"b" * 40
@@ -284,3 +286,112 @@ def test_decode_mutated_frames(which, edits, cut):
     except BusError:
         return
     assert encode(msg)[:4] == b"RCmb"
+
+
+# ---------------------------------------------------------------------------
+# Real frames recorded from redis-server 7.0.15 and valkey-server 9.1
+# (scripts/capture_cluster_bus.py; tests/data/cluster/README.md)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "cluster"
+MANIFEST = json.loads((DATA / "manifest.json").read_text())
+RECORDED = [(e, (DATA / e["file"]).read_bytes()) for e in MANIFEST]
+
+
+def test_recordings_present():
+    impls = {e["impl"] for e in MANIFEST}
+    assert impls == {"redis", "valkey"}
+    for impl in impls:
+        types = {e["type"] for e in MANIFEST if e["impl"] == impl}
+        assert {m.MEET, m.PING, m.PUBLISH, m.UPDATE, m.FAIL} <= types
+    assert sorted(p.name for p in DATA.glob("*.bin")) == sorted(e["file"] for e in MANIFEST)
+
+
+@pytest.mark.parametrize(("entry", "frame"), RECORDED, ids=[e["file"] for e in MANIFEST])
+def test_recorded_frame(entry, frame):
+    msg = decode(frame)
+    assert encode(msg) == frame                   # byte for byte, unused bytes included
+    assert msg.type == entry["type"]
+    assert msg.sender.decode() == entry["myid"]
+    assert msg.port == entry["port"] and msg.cport == entry["cport"] == entry["port"] + 10000
+    assert msg.flags & (m.MYSELF | m.MASTER) == m.MYSELF | m.MASTER
+    assert not msg.flags & (m.SLAVE | m.PFAIL | m.FAIL_FLAG | m.HANDSHAKE)
+    assert msg.slaveof is None and msg.myip == b""
+    assert msg.state in (m.STATE_OK, m.STATE_FAIL)  # FAIL in a node's first frames
+    lo_hi = entry["slots"]
+    assert slots_of(msg.myslots) == (list(range(lo_hi[0], lo_hi[1] + 1)) if lo_hi else [])
+    assert {"a": [0, 8191], "b": [8192, 16383], "c": []}[entry["node"]] == lo_hi
+    if entry["node"] == "a":
+        assert msg.config_epoch == 5                # CLUSTER SET-CONFIG-EPOCH 5 before meeting
+    assert msg.current_epoch >= msg.config_epoch
+    peers = {entry["peers"][k]: entry["peer_ports"][k] for k in entry["peers"]}
+    peers[entry["probe"]] = entry["probe_port"]
+    for g in msg.gossip:
+        name = g.name.decode()
+        assert name in peers and name != entry["myid"]
+        assert g.port == peers[name] and g.cport == g.port + 10000 and g.ip == b"127.0.0.1"
+        assert g.flags & m.MASTER
+    ext_types = [e.type for e in msg.extensions]
+    assert len(set(ext_types)) == len(ext_types)
+    for ext in msg.extensions:
+        if ext.type == m.EXT_HOSTNAME:
+            assert ext.value == entry["hostname"].encode() != b""
+        elif ext.type == m.EXT_HUMAN_NODENAME:
+            assert ext.value == b"alpha"
+        elif ext.type == m.EXT_SHARDID:
+            assert len(ext.value) == 40 and all(c in b"0123456789abcdef" for c in ext.value)
+        elif ext.type == m.EXT_FORGOTTEN_NODE:
+            assert ext.value.decode() == entry["peers"]["c"] and 0 < ext.ttl <= 60
+        else:
+            raise AssertionError(f"extension type {ext.type}")
+    if entry["impl"] == "redis":
+        # 7.0 sends the hostname extension, and EXT_DATA, exactly when it has a hostname.
+        has_ext = msg.type in (m.PING, m.PONG, m.MEET) and entry["node"] == "a"
+        assert ext_types == ([m.EXT_HOSTNAME] if has_ext else [])
+        assert bool(msg.mflags & m.MF_EXT_DATA) == has_ext
+        assert not msg.flags & ~(m.MYSELF | m.MASTER)
+    else:
+        # Valkey 9.1 advertises extensions and light headers in its flags, header and gossip.
+        valkey_bits = m.EXTENSIONS_SUPPORTED | m.LIGHT_HDR_SUPPORTED | m.LIGHT_HDR_MODULE_SUPPORTED
+        assert msg.flags == m.MYSELF | m.MASTER | valkey_bits
+        assert all(g.flags == m.MASTER | valkey_bits for g in msg.gossip)
+        if msg.type in (m.PING, m.PONG, m.MEET):
+            assert msg.mflags & m.MF_EXT_DATA        # Valkey always sets it
+    if msg.type == m.PUBLISH:
+        assert (msg.channel, msg.payload) == (b"ch", b"hello") and len(frame) == 2271
+    if msg.type == m.FAIL:
+        assert msg.about.decode() == entry["peers"]["c"]
+    if msg.type == m.UPDATE:
+        # The probe claimed slot 0 with config epoch 0; A holds it at epoch 5.
+        assert msg.about.decode() == entry["peers"]["a"] and msg.update_epoch == 5
+        assert slots_of(msg.update_slots) == list(range(0, 8192))
+
+
+def test_recorded_stream_byte_at_a_time():
+    data = b"".join(frame for _, frame in RECORDED)
+    r = FrameReader()
+    out = []
+    for i in range(len(data)):
+        out += r.feed(data[i:i + 1])
+    assert out == [frame for _, frame in RECORDED]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(range(len(RECORDED))),
+       st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 255)), min_size=1, max_size=8),
+       st.integers(-64, 64))
+def test_decode_mutated_recordings(which, edits, cut):
+    frame = bytearray(RECORDED[which][1])
+    for at, value in edits:
+        frame[at % len(frame)] = value
+    if cut < 0:
+        del frame[cut:]
+    else:
+        frame += bytes(cut)
+    try:
+        decode(bytes(frame))
+    except BusError:
+        pass
+    try:
+        FrameReader().feed(bytes(frame))
+    except BusError:
+        pass
