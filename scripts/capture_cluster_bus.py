@@ -2,17 +2,20 @@
 
 Usage: python scripts/capture_cluster_bus.py [--out tests/data/cluster] [--only redis|valkey]
 
-For each implementation this starts three real nodes in cluster mode (A owns
+For each implementation this starts four real nodes in cluster mode (A owns
 slots 0-8191 with config epoch 5 and announces a hostname, B owns 8192-16383,
-C owns none), meets them, then plays a fourth node itself: a socket listening
+C owns none, D is A's replica), meets them, then plays a fourth node itself: a socket listening
 on the bus port of a client port nothing uses, met from A with CLUSTER MEET.
 The real nodes connect to it and send MEET and PINGs; the probe answers each
 with a PONG written by tidelog.cluster.bus (a master without slots, announcing
 a hostname extension with EXT_DATA, as a 7.0 node with a hostname does).  It
 then provokes the rarer messages: PUBLISH and SPUBLISH on A, an UPDATE (the
 probe claims slot 0 with config epoch 0, A holds it at 5), a FAIL (C is
-killed, A and B agree), and on Valkey a FORGOTTEN_NODE extension (CLUSTER
-FORGET of C on A).
+killed, A and B agree), on Valkey a FORGOTTEN_NODE extension (CLUSTER
+FORGET of C on A); then the probe plays a replica of A, so that A sends it
+PUBLISHSHARD (SPUBLISH on A) and B answers its FAILOVER_AUTH_REQUEST (a
+manual one, FORCEACK) with FAILOVER_AUTH_ACK; last, CLUSTER FAILOVER FORCE
+on D makes D broadcast its FAILOVER_AUTH_REQUEST (recording stops there).
 
 Every frame a real node sent is written as received to ``<impl>-<nn>-<type>-<node>.bin``;
 ``manifest.json`` lists them with what the real node said of itself (CLUSTER
@@ -44,8 +47,11 @@ sys.path.insert(0, str(ROOT / "src"))
 from tidelog.cluster import messages as m  # noqa: E402
 from tidelog.cluster.bus import FrameReader, decode, encode  # noqa: E402
 from tidelog.cluster.messages import Extension, Message, bitmap_of, slots_of  # noqa: E402
+from tidelog.keyslot import key_slot  # noqa: E402
 
 NODE_TIMEOUT_MS = 2000
+SHARD_CHANNEL = next(f"shard-{i}" for i in range(100) if key_slot(f"shard-{i}".encode()) < 8192)
+"""A channel in A's slots, for SPUBLISH on A."""
 KEEP_PER_KIND = 2
 """Frames kept per (node, type, extension types, has-gossip): enough variety, small files."""
 
@@ -121,6 +127,13 @@ class Probe:
         self.name = bytes(random.choice(b"0123456789abcdef") for _ in range(40))
         self.hostname = hostname
         self.claim: bytes = bytes(m.SLOT_BITMAP_LEN)
+        self.master: bytes | None = None
+        """Set to play a replica of that node (its slots and epoch in ``claim`` and ``epoch``)."""
+        self.epoch = 0
+        self.current_epoch = 0
+        """The highest current epoch seen, sent back as ours."""
+        self.links: dict[bytes, socket.socket] = {}
+        """The link each real node opened to us, by its name."""
         self.sel = selectors.DefaultSelector()
         self.listener = socket.create_server(("127.0.0.1", self.port + 10000))
         self.listener.setblocking(False)
@@ -129,8 +142,10 @@ class Probe:
         """(frame, message, local port of the link) in arrival order."""
 
     def pong(self) -> bytes:
+        role = m.MASTER if self.master is None else m.SLAVE
         return encode(Message(m.PONG, self.name, port=self.port, cport=self.port + 10000,
-                              flags=m.MYSELF | m.MASTER, myslots=self.claim,
+                              flags=m.MYSELF | role, myslots=self.claim, slaveof=self.master,
+                              config_epoch=self.epoch, current_epoch=self.current_epoch,
                               mflags=m.MF_EXT_DATA,
                               extensions=[Extension(m.EXT_HOSTNAME, self.hostname)]))
 
@@ -158,10 +173,20 @@ class Probe:
                 for frame in key.data.feed(data):
                     msg = decode(frame)
                     self.received.append((frame, msg, conn.getpeername()[1]))
+                    self.links[msg.sender] = conn
+                    self.current_epoch = max(self.current_epoch, msg.current_epoch)
                     if msg.type in (m.PING, m.MEET):
                         conn.sendall(self.pong())
         if until is not None and not until():
             raise TimeoutError("probe did not see what it waited for")
+
+    def request_vote(self, voter: bytes) -> None:
+        """A FAILOVER_AUTH_REQUEST of a manual failover (FORCEACK) to ``voter``, as a replica."""
+        self.current_epoch += 1
+        self.links[voter].sendall(encode(Message(
+            m.FAILOVER_AUTH_REQUEST, self.name, port=self.port, cport=self.port + 10000,
+            flags=m.MYSELF | m.SLAVE, myslots=self.claim, slaveof=self.master,
+            config_epoch=self.epoch, current_epoch=self.current_epoch, mflags=m.MF_FORCEACK)))
 
     def has(self, t: int, sender: str | None = None) -> bool:
         return any(msg.type == t and (sender is None or msg.sender.decode() == sender)
@@ -173,6 +198,14 @@ class Probe:
             assert isinstance(obj, socket.socket)
             obj.close()
         self.sel.close()
+
+
+def line_of(node: RealNode, name: str) -> str:
+    """``name``'s line in ``node``'s CLUSTER NODES, or ""."""
+    for line in str(node.cmd("CLUSTER", "NODES")).splitlines():
+        if line.startswith(name):
+            return line
+    return ""
 
 
 def connected(node: RealNode, other_id: str) -> bool:
@@ -195,13 +228,19 @@ def capture(impl: str, binary: str, out: Path, manifest: list[dict[str, object]]
         nodes.append(b)
         c = RealNode(binary, "c", workdir)
         nodes.append(c)
+        d = RealNode(binary, "d", workdir)
+        nodes.append(d)
         a.cmd("CLUSTER", "SET-CONFIG-EPOCH", 5)
         a.cmd("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
         b.cmd("CLUSTER", "ADDSLOTSRANGE", 8192, 16383)
         a.cmd("CLUSTER", "MEET", "127.0.0.1", b.port)
         a.cmd("CLUSTER", "MEET", "127.0.0.1", c.port)
+        a.cmd("CLUSTER", "MEET", "127.0.0.1", d.port)
         wait(lambda: all(connected(x, y.myid) for x in nodes for y in nodes if x is not y), 20,
-             "the three real nodes to meet")
+             "the real nodes to meet")
+        d.cmd("CLUSTER", "REPLICATE", a.myid)
+        wait(lambda: all(f"slave {a.myid}" in line_of(x, d.myid) for x in nodes), 20,
+             "D to be known as A's replica")
         version = str(a.client.info("server").get("valkey_version")
                       or a.client.info("server")["redis_version"])
 
@@ -222,7 +261,24 @@ def capture(impl: str, binary: str, out: Path, manifest: list[dict[str, object]]
             probe.pump(5, lambda: any(e.type == m.EXT_FORGOTTEN_NODE
                                       for _, msg, _ in probe.received[before:]
                                       for e in msg.extensions))
-        save(impl, version, [a, b, c], probe, out, manifest)
+        # The probe turns replica of A: A sends it shard messages, B votes for it.
+        probe.master = a.myid.encode()
+        probe.claim = bitmap_of(range(8192))
+        probe.epoch = 5
+        name = probe.name.decode()
+        probe.pump(10, lambda: all(f"slave {a.myid}" in line_of(x, name) for x in (a, b)))
+        a.cmd("SPUBLISH", SHARD_CHANNEL, "hello")
+        probe.pump(5, lambda: probe.has(m.PUBLISHSHARD, a.myid))
+        probe.request_vote(b.myid.encode())
+        probe.pump(5, lambda: probe.has(m.FAILOVER_AUTH_ACK, b.myid))
+        # D, a real replica of A, forces a manual failover: its vote request goes to every node.
+        d.cmd("CLUSTER", "FAILOVER", "FORCE")
+        probe.pump(10, lambda: probe.has(m.FAILOVER_AUTH_REQUEST, d.myid))
+        # Nothing after it: D is about to become a master and A its replica.
+        cut = next(i for i, (_, msg, _) in enumerate(probe.received)
+                   if msg.type == m.FAILOVER_AUTH_REQUEST) + 1
+        del probe.received[cut:]
+        save(impl, version, nodes, probe, out, manifest)
     finally:
         if probe is not None:
             probe.close()
@@ -253,6 +309,7 @@ def save(impl: str, version: str, nodes: list[RealNode], probe: Probe, out: Path
             "node": node.label, "myid": node.myid, "port": node.port,
             "cport": node.port + 10000,
             "hostname": "node-a.example" if node.label == "a" else "",
+            "shard_channel": SHARD_CHANNEL,
             "slots": [slots[0], slots[-1]] if slots else [],
             "probe": probe.name.decode(), "probe_port": probe.port,
             "peers": {x.label: x.myid for x in nodes},

@@ -302,7 +302,8 @@ def test_recordings_present():
     assert impls == {"redis", "valkey"}
     for impl in impls:
         types = {e["type"] for e in MANIFEST if e["impl"] == impl}
-        assert {m.MEET, m.PING, m.PUBLISH, m.UPDATE, m.FAIL} <= types
+        assert {m.MEET, m.PING, m.PUBLISH, m.UPDATE, m.FAIL, m.PUBLISHSHARD,
+                m.FAILOVER_AUTH_REQUEST, m.FAILOVER_AUTH_ACK} <= types
     assert sorted(p.name for p in DATA.glob("*.bin")) == sorted(e["file"] for e in MANIFEST)
 
 
@@ -313,15 +314,19 @@ def test_recorded_frame(entry, frame):
     assert msg.type == entry["type"]
     assert msg.sender.decode() == entry["myid"]
     assert msg.port == entry["port"] and msg.cport == entry["cport"] == entry["port"] + 10000
-    assert msg.flags & (m.MYSELF | m.MASTER) == m.MYSELF | m.MASTER
-    assert not msg.flags & (m.SLAVE | m.PFAIL | m.FAIL_FLAG | m.HANDSHAKE)
-    assert msg.slaveof is None and msg.myip == b""
+    replica = entry["node"] == "d"                # D is A's replica
+    role = m.SLAVE if replica else m.MASTER
+    assert msg.flags & (m.MYSELF | m.MASTER | m.SLAVE) == m.MYSELF | role
+    assert not msg.flags & (m.PFAIL | m.FAIL_FLAG | m.HANDSHAKE)
+    assert msg.slaveof == (entry["peers"]["a"].encode() if replica else None)
+    assert msg.myip == b""
     assert msg.state in (m.STATE_OK, m.STATE_FAIL)  # FAIL in a node's first frames
     lo_hi = entry["slots"]
     assert slots_of(msg.myslots) == (list(range(lo_hi[0], lo_hi[1] + 1)) if lo_hi else [])
-    assert {"a": [0, 8191], "b": [8192, 16383], "c": []}[entry["node"]] == lo_hi
-    if entry["node"] == "a":
-        assert msg.config_epoch == 5                # CLUSTER SET-CONFIG-EPOCH 5 before meeting
+    # A replica sends its master's slots and config epoch.
+    assert {"a": [0, 8191], "b": [8192, 16383], "c": [], "d": [0, 8191]}[entry["node"]] == lo_hi
+    if entry["node"] in ("a", "d"):
+        assert msg.config_epoch == 5                # CLUSTER SET-CONFIG-EPOCH 5 on A before meeting
     assert msg.current_epoch >= msg.config_epoch
     peers = {entry["peers"][k]: entry["peer_ports"][k] for k in entry["peers"]}
     peers[entry["probe"]] = entry["probe_port"]
@@ -329,7 +334,11 @@ def test_recorded_frame(entry, frame):
         name = g.name.decode()
         assert name in peers and name != entry["myid"]
         assert g.port == peers[name] and g.cport == g.port + 10000 and g.ip == b"127.0.0.1"
-        assert g.flags & m.MASTER
+        assert g.flags & (m.MASTER | m.SLAVE)
+        if name != entry["peers"]["c"]:             # C is killed: PFAIL and FAIL reports about it
+            assert not g.flags & (m.PFAIL | m.FAIL_FLAG)
+    # A master that has had a replica carries MIGRATE_TO (a target for replica migration).
+    migrate_to = m.MIGRATE_TO if entry["node"] == "a" else 0
     ext_types = [e.type for e in msg.extensions]
     assert len(set(ext_types)) == len(ext_types)
     for ext in msg.extensions:
@@ -348,16 +357,25 @@ def test_recorded_frame(entry, frame):
         has_ext = msg.type in (m.PING, m.PONG, m.MEET) and entry["node"] == "a"
         assert ext_types == ([m.EXT_HOSTNAME] if has_ext else [])
         assert bool(msg.mflags & m.MF_EXT_DATA) == has_ext
-        assert not msg.flags & ~(m.MYSELF | m.MASTER)
+        assert msg.flags & ~migrate_to == m.MYSELF | role
     else:
         # Valkey 9.1 advertises extensions and light headers in its flags, header and gossip.
         valkey_bits = m.EXTENSIONS_SUPPORTED | m.LIGHT_HDR_SUPPORTED | m.LIGHT_HDR_MODULE_SUPPORTED
-        assert msg.flags == m.MYSELF | m.MASTER | valkey_bits
-        assert all(g.flags == m.MASTER | valkey_bits for g in msg.gossip)
+        assert msg.flags & ~migrate_to == m.MYSELF | role | valkey_bits
+        assert all(g.flags & valkey_bits == valkey_bits for g in msg.gossip)
         if msg.type in (m.PING, m.PONG, m.MEET):
             assert msg.mflags & m.MF_EXT_DATA        # Valkey always sets it
     if msg.type == m.PUBLISH:
         assert (msg.channel, msg.payload) == (b"ch", b"hello") and len(frame) == 2271
+    if msg.type == m.PUBLISHSHARD:              # to A's shard: the probe played A's replica
+        assert (msg.channel, msg.payload) == (entry["shard_channel"].encode(), b"hello")
+        assert entry["node"] == "a"
+    if msg.type in (m.FAILOVER_AUTH_REQUEST, m.FAILOVER_AUTH_ACK, m.MFSTART):
+        assert len(frame) == 2256
+    if msg.type == m.FAILOVER_AUTH_REQUEST:     # CLUSTER FAILOVER FORCE on D
+        assert entry["node"] == "d" and msg.mflags & m.MF_FORCEACK
+    if msg.type == m.FAILOVER_AUTH_ACK:         # B's vote for the probe's request
+        assert entry["node"] == "b"
     if msg.type == m.FAIL:
         assert msg.about.decode() == entry["peers"]["c"]
     if msg.type == m.UPDATE:
