@@ -82,6 +82,7 @@ _MODULE_HEAD = struct.Struct("<Q")
 little-endian on every host we meet."""
 _MODULE_REST = struct.Struct(">IB")
 _FORGOTTEN_BODY = struct.Struct(">40sQ")
+_NAME = struct.Struct("40s")
 assert _HEADER.size == HEADER_LEN and _GOSSIP.size == GOSSIP_LEN
 
 _GOSSIP_TYPES = frozenset((PING, PONG, MEET))
@@ -113,7 +114,7 @@ def _ext_bytes(ext: Extension) -> bytes:
     elif t == EXT_FORGOTTEN_NODE:
         data = _FORGOTTEN_BODY.pack(ext.value, ext.ttl)
     elif t == EXT_SHARDID:
-        data = ext.value.ljust(NAME_LEN, b"\0")[:NAME_LEN]
+        data = _NAME.pack(ext.value)
     else:
         data = ext.value
     size = _pad8(len(data))
@@ -149,7 +150,7 @@ def encode(msg: Message) -> bytes:
             for ext in msg.extensions:
                 body += _ext_bytes(ext)
     elif t == FAIL:
-        body = msg.about
+        body = _NAME.pack(msg.about)
     elif t in _PUBLISH_TYPES:
         body = _PUBLISH_HEAD.pack(len(msg.channel), len(msg.payload)) + msg.channel + msg.payload
     elif t == UPDATE:
