@@ -204,7 +204,12 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
     type (PING/PONG/MEET: header + gossip + the extensions, walked only when
     ``mflags[0]`` has EXT_DATA, each a multiple of 8 long, at least 8, inside
     the frame).  An unknown type decodes with its header only; its body is
-    kept in ``payload``.  Cost: O(length of the frame).
+    kept in ``payload``.  Stricter than Redis 7.0.15 in one corner no sender
+    reaches: Redis reads an extension's length into 16 bits and lets a length
+    of 0 through; here all 32 bits count and 0 is dropped.  A FORGOTTEN_NODE
+    or SHARDID extension too short for its data is dropped too (7.0.15 does not
+    know those types).  The header's gossip and extension counts of other types
+    are ignored, as by Redis.  Cost: O(length of the frame).
     """
     frame = bytes(frame)
     size = len(frame)
