@@ -649,6 +649,11 @@ def _bool_nx(name: str, default: str, mutable: bool = True) -> Option:
     return _nx(name, _parse_bool, default, mutable, show=_show_bool)
 
 
+def _bool_on(name: str, default: str, mutable: bool = True) -> Option:
+    """A yes/no option Tidelog acts on."""
+    return Option(name, _parse_bool, default, mutable=mutable, show=_show_bool)
+
+
 _INT_MAX_RANGE = _parse_int(0, INT32_MAX)
 
 OPTIONS.update({o.name: o for o in [
@@ -756,27 +761,27 @@ OPTIONS.update({o.name: o for o in [
     _bool_nx("key-memory-histograms", "no"),
     _nx("slowlog-entry-max-argc", _parse_int(2, INT32_MAX), "32"),
     _nx("slowlog-entry-max-string-len", _parse_int(1, LONG_MAX), "128"),
-    # Redis Cluster.
-    _bool_nx("cluster-enabled", "no", mutable=False),
-    _nx("cluster-config-file", _parse_string, "nodes.conf", mutable=False),
-    _nx("cluster-port", _parse_int(0, 65535), "0", mutable=False),
-    _nx("cluster-node-timeout", _parse_int(0, LONG_MAX), "15000"),
-    _nx("cluster-replica-validity-factor", _INT_MAX_RANGE, "10"),
-    _nx("cluster-migration-barrier", _INT_MAX_RANGE, "1"),
-    _bool_nx("cluster-require-full-coverage", "yes"),
-    _bool_nx("cluster-replica-no-failover", "no"),
-    _bool_nx("cluster-allow-reads-when-down", "no"),
-    _bool_nx("cluster-allow-pubsubshard-when-down", "yes"),
-    _bool_nx("cluster-allow-replica-migration", "yes"),
-    _nx("cluster-announce-ip", _parse_string, ""),
-    _nx("cluster-announce-hostname", _parse_hostname, ""),
-    _nx("cluster-announce-human-nodename", _parse_nodename, ""),
-    _nx("cluster-announce-port", _parse_int(0, 65535), "0"),
-    _nx("cluster-announce-bus-port", _parse_int(0, 65535), "0"),
-    _nx("cluster-announce-tls-port", _parse_int(0, 65535), "0"),
-    _nx("cluster-preferred-endpoint-type", _parse_enum("ip", "hostname", "unknown-endpoint"),
-        "ip"),
-    _nx("cluster-link-sendbuf-limit", _parse_memory_bounded(0, LONG_MAX), "0"),
+    # Redis Cluster (server/cluster_bus.py reads them; the mutable ones each tick).
+    _bool_on("cluster-enabled", "no", mutable=False),
+    Option("cluster-config-file", _parse_string, "nodes.conf", mutable=False),
+    Option("cluster-port", _parse_int(0, 65535), "0", mutable=False),
+    Option("cluster-node-timeout", _parse_int(0, LONG_MAX), "15000"),
+    Option("cluster-replica-validity-factor", _INT_MAX_RANGE, "10"),
+    Option("cluster-migration-barrier", _INT_MAX_RANGE, "1"),
+    _bool_on("cluster-require-full-coverage", "yes"),
+    _bool_on("cluster-replica-no-failover", "no"),
+    _bool_on("cluster-allow-reads-when-down", "no"),
+    _bool_on("cluster-allow-pubsubshard-when-down", "yes"),
+    _bool_on("cluster-allow-replica-migration", "yes"),
+    Option("cluster-announce-ip", _parse_string, ""),
+    Option("cluster-announce-hostname", _parse_hostname, ""),
+    Option("cluster-announce-human-nodename", _parse_nodename, ""),
+    Option("cluster-announce-port", _parse_int(0, 65535), "0"),
+    Option("cluster-announce-bus-port", _parse_int(0, 65535), "0"),
+    Option("cluster-announce-tls-port", _parse_int(0, 65535), "0"),
+    Option("cluster-preferred-endpoint-type",
+           _parse_enum("ip", "hostname", "unknown-endpoint"), "ip"),
+    Option("cluster-link-sendbuf-limit", _parse_memory_bounded(0, LONG_MAX), "0"),
     _nx("cluster-compatibility-sample-ratio", _parse_int(0, 100), "0"),
     _bool_nx("cluster-slot-stats-enabled", "no"),
     _nx("cluster-slot-migration-write-pause-timeout", _parse_int(0, LONG_MAX), "10000"),

@@ -162,6 +162,14 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     server = Server(engine)
     await server.start()   # first: a busy port stops the start before anything is on disk
     os.makedirs(config["dir"], exist_ok=True)
+    cluster = None
+    if config["cluster-enabled"]:  # before the data: the per-slot index sees every key
+        from . import cluster_bus
+        try:
+            cluster = cluster_bus.prepare(engine, config)
+        except cluster_bus.ClusterStartError as exc:
+            log.warning("%s", exc)
+            raise SystemExit(1) from None
     aux = None
     if config["appendonly"]:
         from ..persistence.aof_format import AofLoadError
@@ -173,6 +181,9 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     else:
         aux = load_rdb(engine)
     follow_configured(engine, aux)  # `replicaof host port`: start the link
+    if cluster is not None:
+        await cluster.start(config["bind"].split(), cluster_bus.bus_port(config),
+                            config["tcp-backlog"])
     loop = asyncio.get_running_loop()
     snapshots = snapshotter(engine)
     snapshots.start_cron(loop, autosave=True)  # save points, BGSAVE children
@@ -190,6 +201,8 @@ async def serve(config: Config, supervisor: str | None = None) -> None:
     log.info("Ready to accept connections")
     daemon.tell_ready(supervisor, engine.replication.is_replica)
     await server.serve_until_stopped()
+    if cluster is not None:
+        await cluster.stop()
     await stop_following(engine)  # a replica: nothing reconnects once we stop listening
     daemon.tell_stopping(supervisor)
     if not snapshots.shutdown_handled:  # SIGTERM/SIGINT: save as SHUTDOWN would

@@ -1,0 +1,560 @@
+"""The cluster bus's shell: sockets, the timer and nodes.conf around the
+state machine.
+
+:class:`tidelog.cluster.state.ClusterState` decides everything and does no
+I/O; this module gives it its inputs and carries out its actions:
+
+- the bus listener on ``cluster-port`` (``port`` + 10000 when 0), on the
+  client port's bind addresses; an inbound connection becomes a
+  :class:`~tidelog.cluster.actions.Link` (``inbound``);
+- an outbound connection per :class:`~tidelog.cluster.actions.Connect`,
+  made without blocking, given up after ``cluster-node-timeout``;
+- per link a :class:`~tidelog.cluster.bus.FrameReader`; each whole frame
+  is decoded and handed to ``on_message``; a frame that does not decode
+  closes that link only;
+- the actions, in the order the state machine gave them: Send, Close,
+  SaveConfig (nodes.conf written to a temporary file, fsynced when asked,
+  renamed over the old one, and locked again), Replicate (the replica code
+  REPLICAOF drives), DeleteSlotKeys, Deliver (a bus PUBLISH to this node's
+  subscribers), PauseWrites, Log;
+- every 100 ms: the mutable ``cluster-*`` options into the settings, the
+  replication offset, ``on_tick``, and the redirection of blocked clients
+  whose slot moved.
+
+nodes.conf is locked (``flock``) for the life of the process, as Redis
+locks it: a second server started on the same file refuses to start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..cluster import bus
+from ..cluster.actions import (
+    Close,
+    Connect,
+    DeleteSlotKeys,
+    Deliver,
+    Link,
+    Log,
+    PauseWrites,
+    Replicate,
+    SaveConfig,
+    Send,
+)
+from ..cluster.messages import MASTER, MYSELF
+from ..cluster.nodes import Node, Topology, random_name
+from ..keyslot import key_slot
+from ..resp.replies import Push
+
+log = logging.getLogger("tidelog")
+
+TICK_S = 0.1
+"""The state machine's timer (Redis's clusterCron runs every 100 ms)."""
+
+LOG_LEVELS = {"debug": logging.DEBUG, "verbose": 15, "notice": logging.INFO,
+              "warning": logging.WARNING}
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, the bus's time base (ping and pong times)."""
+    return int(time.time() * 1000)
+
+
+def bus_port(config: Any) -> int:
+    """``cluster-port``, or the client port + 10000 when it is 0."""
+    return int(config["cluster-port"]) or int(config["port"]) + 10000
+
+
+# -- nodes.conf --------------------------------------------------------------------------
+class ConfigLockError(Exception):
+    """nodes.conf is locked by another process (or cannot be opened)."""
+
+
+def lock_config(path: str) -> int:
+    """Open (create) ``path`` and take an exclusive ``flock`` without
+    waiting; the descriptor, kept open while the lock is held.  Raises
+    ConfigLockError when another process holds it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ConfigLockError(f"Can't open {path} in order to acquire a lock: "
+                              f"{exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ConfigLockError(
+            f"Sorry, the cluster configuration file {path} is already used by a different "
+            "Redis Cluster node. Please make sure that different nodes use different cluster "
+            "configuration files.") from None
+    return fd
+
+
+def write_config(path: str, text: str, fsync: bool, lock_fd: int | None) -> int | None:
+    """Write ``text`` as the new ``path``: a temporary file beside it,
+    fsynced when ``fsync``, renamed over ``path`` (the directory fsynced
+    too); the lock moves to the new file.  Returns the new lock descriptor
+    (``lock_fd`` closed), or ``lock_fd`` when not locked.  Raises OSError."""
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f"temp-{os.getpid()}-{os.path.basename(path)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        data = text.encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if lock_fd is None:
+        os.replace(tmp, path)
+        return None
+    new_fd = os.open(tmp, os.O_RDWR)
+    fcntl.flock(new_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else knows the temp file
+    os.replace(tmp, path)
+    if fsync:
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    os.close(lock_fd)
+    return new_fd
+
+
+# -- the settings the state machine reads -------------------------------------------------
+SETTINGS_FROM_CONFIG: dict[str, str] = {
+    "node_timeout": "cluster-node-timeout",
+    "announce_ip": "cluster-announce-ip",
+    "announce_port": "cluster-announce-port",
+    "announce_cport": "cluster-announce-bus-port",
+    "announce_pport": "cluster-announce-tls-port",
+    "announce_hostname": "cluster-announce-hostname",
+    "announce_human_nodename": "cluster-announce-human-nodename",
+    "require_full_coverage": "cluster-require-full-coverage",
+    "allow_reads_when_down": "cluster-allow-reads-when-down",
+    "allow_pubsubshard_when_down": "cluster-allow-pubsubshard-when-down",
+    "replica_validity_factor": "cluster-replica-validity-factor",
+    "migration_barrier": "cluster-migration-barrier",
+    "allow_replica_migration": "cluster-allow-replica-migration",
+    "replica_no_failover": "cluster-replica-no-failover",
+    "repl_ping_period_s": "repl-ping-replica-period",
+    "preferred_endpoint_type": "cluster-preferred-endpoint-type",
+    "link_sendbuf_limit": "cluster-link-sendbuf-limit",
+}
+"""ClusterSettings field -> the option it follows (CONFIG SET reaches the
+settings at the next tick)."""
+
+
+def _setting_value(field: str, value: Any) -> Any:
+    if isinstance(value, str) and field.startswith("announce_") and field not in (
+            "announce_port", "announce_cport", "announce_pport"):
+        return value.encode()
+    return value
+
+
+def settings_values(config: Any) -> dict[str, Any]:
+    """The settings' values as the configuration has them now."""
+    return {field: _setting_value(field, config[name]) for field, name in SETTINGS_FROM_CONFIG.items()}
+
+
+def refresh_settings(settings: Any, config: Any) -> None:
+    """Copy the options into the fields ``settings`` has."""
+    for field, value in settings_values(config).items():
+        if hasattr(settings, field) and getattr(settings, field) != value:
+            setattr(settings, field, value)
+
+
+# -- one link ----------------------------------------------------------------------------
+class _LinkProtocol(asyncio.Protocol):
+    """The asyncio side of one bus link: bytes in, frames out."""
+
+    def __init__(self, shell: ClusterShell, link: Link | None) -> None:
+        self.shell = shell
+        self.link = link
+        self.transport: asyncio.Transport | None = None
+        self.reader = bus.FrameReader()
+        self.closed_by_us = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if self.link is None:  # inbound: the listener made us
+            peer = transport.get_extra_info("peername")
+            ip = peer[0].encode() if peer else b""
+            if ip.startswith(b"::ffff:"):
+                ip = ip[7:]
+            self.link = Link(inbound=True, ctime=now_ms(), peer_ip=ip)
+            self.shell.opened(self)
+
+    def data_received(self, data: bytes) -> None:
+        link = self.link
+        if link is None or self.closed_by_us:
+            return
+        try:
+            frames = self.reader.feed(data)
+        except bus.BusError as exc:
+            self.shell.drop(self, f"bad frame: {exc}")
+            return
+        link.receive_buffer_bytes = self.reader.pending
+        for frame in frames:
+            if self.closed_by_us:
+                return
+            try:
+                msg = bus.decode(frame)
+            except bus.BusError as exc:
+                self.shell.drop(self, f"bad message: {exc}")
+                return
+            self.shell.received(self, msg)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed_by_us:
+            self.closed_by_us = True
+            self.shell.lost(self)
+
+    def write(self, data: bytes) -> None:
+        transport = self.transport
+        if transport is None or self.closed_by_us or transport.is_closing():
+            return
+        transport.write(data)
+        assert self.link is not None
+        self.link.send_buffer_bytes = transport.get_write_buffer_size()
+        self.link.events = "rw" if self.link.send_buffer_bytes else "r"
+
+    def close(self) -> None:
+        self.closed_by_us = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+# -- the shell ---------------------------------------------------------------------------
+class ClusterShell:
+    """The bus around one :class:`ClusterState`.
+
+    ``render_config()`` gives nodes.conf's text (the topology as it is);
+    ``engine`` is the server's engine (replication, pub/sub, pause, the
+    key space).  ``start()`` listens and starts the timer; ``stop()``
+    closes everything."""
+
+    def __init__(self, engine: Any, state: Any, config_path: str, lock_fd: int | None,
+                 render_config: Callable[[], str]) -> None:
+        self.engine = engine
+        self.state = state
+        self.config_path = config_path
+        self.lock_fd = lock_fd
+        self.render_config = render_config
+        self.links: dict[Link, _LinkProtocol] = {}
+        self.connecting: dict[int, asyncio.Task[None]] = {}
+        self.servers: list[asyncio.AbstractServer] = []
+        self.timer: asyncio.Task[None] | None = None
+        self.stopping = False
+        self.in_actions = False
+
+    # -- start and stop
+    async def start(self, hosts: list[str], port: int, backlog: int = 511) -> None:
+        """Listen on ``port`` at each of ``hosts`` (``-`` prefixes dropped,
+        as ``bind`` allows), then start the 100 ms timer.  Raises OSError."""
+        loop = asyncio.get_running_loop()
+        for host in hosts:
+            host = host.lstrip("-")
+            try:
+                server = await loop.create_server(lambda: _LinkProtocol(self, None), host, port,
+                                                  backlog=backlog, reuse_address=True)
+            except OSError:
+                if host.startswith("::") or host == "*":
+                    continue  # no IPv6 here: as the client port does
+                raise
+            self.servers.append(server)
+        self.timer = asyncio.create_task(self._tick_loop())
+        self.run_actions()  # whatever start-up queued (a first SaveConfig)
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self.timer is not None:
+            self.timer.cancel()
+        for task in list(self.connecting.values()):
+            task.cancel()
+        for server in self.servers:
+            server.close()
+        for proto in list(self.links.values()):
+            proto.close()
+        self.links.clear()
+        for server in self.servers:
+            try:
+                await asyncio.wait_for(server.wait_closed(), 1.0)
+            except (TimeoutError, OSError):
+                pass
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)
+            self.lock_fd = None
+
+    # -- events from the links
+    def opened(self, proto: _LinkProtocol) -> None:
+        assert proto.link is not None
+        self.links[proto.link] = proto
+        self.state.on_link_connected(proto.link, now_ms())
+        self.run_actions()
+
+    def received(self, proto: _LinkProtocol, msg: Any) -> None:
+        self.state.on_message(proto.link, msg, now_ms())
+        self.run_actions()
+
+    def lost(self, proto: _LinkProtocol) -> None:
+        link = proto.link
+        if link is None or self.links.pop(link, None) is None:
+            return
+        if not self.stopping:
+            self.state.on_link_closed(link, now_ms())
+            self.run_actions()
+
+    def drop(self, proto: _LinkProtocol, why: str) -> None:
+        """Close one link whose peer sent what the bus cannot take."""
+        link = proto.link
+        log.debug("Cluster bus: closing a link (%s)", why)
+        proto.close()
+        if link is not None and self.links.pop(link, None) is not None:
+            self.state.on_link_closed(link, now_ms())
+            self.run_actions()
+
+    # -- outbound links
+    def _connect(self, node: Node) -> None:
+        key = id(node)
+        if key in self.connecting or self.stopping:
+            return
+        self.connecting[key] = asyncio.create_task(self._connect_task(node))
+
+    async def _connect_task(self, node: Node) -> None:
+        loop = asyncio.get_running_loop()
+        timeout = max(int(self.engine.config["cluster-node-timeout"]), 1000) / 1000
+        link = Link(inbound=False, ctime=now_ms(), node=node)
+        try:
+            try:
+                _, proto = await asyncio.wait_for(
+                    loop.create_connection(lambda: _LinkProtocol(self, link),
+                                           node.ip.decode(errors="replace"), node.cport),
+                    timeout)
+            except (TimeoutError, OSError, UnicodeError, ValueError) as exc:
+                if not self.stopping:
+                    log.debug("Cluster bus: connecting to %s:%d failed: %s",
+                              node.ip.decode(errors="replace"), node.cport, exc)
+                    self.state.on_link_failed(node, now_ms())
+                    self.run_actions()
+                return
+            if self.stopping:
+                proto.close()
+                return
+            self.links[link] = proto
+            self.state.on_link_connected(link, now_ms())
+            self.run_actions()
+        finally:
+            self.connecting.pop(id(node), None)
+
+    # -- the actions
+    def run_actions(self) -> None:
+        """Carry out what the state machine asked, in order, until its
+        outbox stays empty."""
+        if self.in_actions:
+            return  # an action's own events come back here: the outer loop takes them
+        self.in_actions = True
+        try:
+            while True:
+                actions = self.state.drain()
+                if not actions:
+                    return
+                for action in actions:
+                    try:
+                        self.carry_out(action)
+                    except Exception:  # one failed action must not stop the bus
+                        log.exception("Cluster bus: %s failed", type(action).__name__)
+        finally:
+            self.in_actions = False
+
+    def carry_out(self, action: Any) -> None:
+        if isinstance(action, Send):
+            proto = self.links.get(action.link)
+            if proto is not None:
+                proto.write(bus.encode(action.message))
+                limit = int(self.engine.config["cluster-link-sendbuf-limit"])
+                if limit and action.link.send_buffer_bytes > limit:
+                    self.drop(proto, "send buffer over cluster-link-sendbuf-limit")
+        elif isinstance(action, Connect):
+            self._connect(action.node)
+        elif isinstance(action, Close):
+            proto = self.links.pop(action.link, None)
+            if proto is not None:
+                proto.close()
+        elif isinstance(action, SaveConfig):
+            self.save_config(action.fsync)
+        elif isinstance(action, Replicate):
+            self.replicate(action.master)
+        elif isinstance(action, DeleteSlotKeys):
+            self.delete_slot_keys(action.slots)
+        elif isinstance(action, Deliver):
+            self.deliver(action.channel, action.message, action.shard)
+        elif isinstance(action, PauseWrites):
+            self.pause_writes(action.until)
+        elif isinstance(action, Log):
+            log.log(LOG_LEVELS.get(action.level, logging.INFO), "%s", action.text)
+
+    def save_config(self, fsync: bool) -> None:
+        try:
+            self.lock_fd = write_config(self.config_path, self.render_config(), fsync,
+                                        self.lock_fd)
+        except OSError as exc:
+            log.warning("Could not save the cluster configuration %s: %s", self.config_path,
+                        exc.strerror or exc)
+
+    def replicate(self, master: Node | None) -> None:
+        """As REPLICAOF host port / NO ONE, without its cluster-mode refusal."""
+        from ..replication.primary import attach
+        primary = attach(self.engine)
+        if master is None:
+            primary.replicaof(None, 0, "cluster")
+        else:
+            primary.replicaof(master.ip.decode(errors="replace"), master.port, "cluster")
+
+    def delete_slot_keys(self, slots: list[int]) -> None:
+        """Delete the keys of ``slots`` (cluster mode has one database)."""
+        wanted = set(slots)
+        db = self.engine.dbs[0]
+        doomed = [key for key in db.keys() if key_slot(key) in wanted]
+        for key in doomed:
+            db.delete(key)
+        if doomed:
+            log.info("Deleted %d keys of slots this node no longer serves", len(doomed))
+
+    def deliver(self, channel: bytes, message: bytes, shard: bool) -> None:
+        """A PUBLISH (SPUBLISH when ``shard``) from the bus, to this node's
+        subscribers, as PUBLISH delivers locally."""
+        pubsub = self.engine.pubsub
+        if shard:
+            receivers = pubsub.shard_receivers(channel)
+            if receivers:
+                push = Push([b"smessage", channel, message])
+                for client in receivers:
+                    client.send(push)
+            return
+        direct, by_pattern = pubsub.receivers(channel)
+        if direct:
+            push = Push([b"message", channel, message])
+            for client in direct:
+                client.send(push)
+        for pattern, client in by_pattern:
+            client.send(Push([b"pmessage", pattern, channel, message]))
+
+    def pause_writes(self, until: int) -> None:
+        if until == 0:
+            self.engine.unpause()
+            return
+        ms = until - now_ms()
+        if ms > 0:
+            self.engine.pause(ms, "write")
+
+    # -- the timer
+    async def _tick_loop(self) -> None:
+        while not self.stopping:
+            await asyncio.sleep(TICK_S)
+            try:
+                self.tick()
+            except Exception:
+                log.exception("Cluster bus: the timer failed")
+
+    def tick(self) -> None:
+        settings = getattr(self.state, "settings", None)
+        if settings is not None:
+            refresh_settings(settings, self.engine.config)
+        offset = getattr(self.engine.replication, "offset", None)
+        if isinstance(offset, int):
+            self.state.set_repl_offset(offset)
+        self.state.on_tick(now_ms())
+        redirect = getattr(self.engine, "redirect_blocked", None)
+        if redirect is not None:
+            redirect()
+        self.run_actions()
+
+
+# -- start-up ----------------------------------------------------------------------------
+class ClusterStartError(Exception):
+    """The node cannot start in cluster mode (its text is the log line)."""
+
+
+def config_path(config: Any) -> str:
+    """``cluster-config-file``, relative to ``dir`` as Redis has it."""
+    return os.path.join(config["dir"], config["cluster-config-file"])
+
+
+def _settings(state_module: Any, config: Any) -> Any:
+    """ClusterSettings from the options (the fields it has)."""
+    cls: Any = state_module.ClusterSettings
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if fields:
+        values = settings_values(config)
+        return cls(**{k: v for k, v in values.items() if k in fields})
+    settings = cls()
+    refresh_settings(settings, config)
+    return settings
+
+
+def prepare(engine: Any, config: Any) -> ClusterShell:
+    """``cluster-enabled yes``, before the data is loaded: lock and load
+    nodes.conf (or make a new node and save it), build the state machine,
+    the CLUSTER commands' control and the router, and attach them to the
+    engine.  The shell is returned unstarted.  Raises ClusterStartError."""
+    path = config_path(config)
+    try:
+        lock_fd = lock_config(path)
+    except ConfigLockError as exc:
+        raise ClusterStartError(str(exc)) from None
+    try:
+        from ..cluster import control, routing, texts
+        from ..cluster import state as state_module
+    except ImportError as exc:  # a part of cluster mode this build lacks
+        os.close(lock_fd)
+        raise ClusterStartError(f"Cluster mode is not available: {exc}") from None
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read()
+    except OSError as exc:
+        os.close(lock_fd)
+        raise ClusterStartError(f"Could not read {path}: {exc.strerror}") from None
+    created = not text.strip()
+    if created:
+        myself = Node(name=random_name(), flags=MYSELF | MASTER, ctime=now_ms())
+        myself.shard_id = random_name()
+        topology = Topology(myself=myself)
+        log.info("No cluster configuration found, I'm %s", myself.name.decode())
+    else:
+        try:
+            topology = texts.load_nodes_conf(text)
+        except ValueError as exc:
+            os.close(lock_fd)
+            raise ClusterStartError(
+                f"Unrecoverable error: corrupted cluster config file \"{path}\": {exc}") from None
+        log.info("Node configuration loaded, I'm %.40s", topology.myself.name.decode())
+    myself = topology.myself
+    myself.port = int(config["cluster-announce-port"]) or int(config["port"])
+    myself.cport = int(config["cluster-announce-bus-port"]) or bus_port(config)
+    myself.pport = int(config["cluster-announce-tls-port"])
+    settings = _settings(state_module, config)
+    state = state_module.ClusterState(topology, settings, now_ms())
+
+    def render() -> str:
+        return str(texts.nodes_conf(topology))
+
+    shell = ClusterShell(engine, state, path, lock_fd, render)
+    engine.cluster = control.Control(topology, state)
+    engine.slot_router = routing.Router(topology)
+    enable = getattr(engine, "enable_slot_index", None)
+    if enable is not None:
+        enable()
+    if created:
+        shell.save_config(True)
+    return shell

@@ -1,0 +1,116 @@
+"""The cluster shell's file and option handling, without sockets: nodes.conf's
+lock and its atomic rewrite, the bus port, the settings the options give."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+import pytest
+
+from tidelog.config import Config
+from tidelog.server.cluster_bus import (
+    ConfigLockError,
+    bus_port,
+    config_path,
+    lock_config,
+    refresh_settings,
+    settings_values,
+    write_config,
+)
+
+
+def locked_elsewhere(path) -> bool:
+    """Whether another open file description can not take the lock."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_lock_creates_and_holds(tmp_path):
+    path = tmp_path / "nodes.conf"
+    fd = lock_config(str(path))
+    try:
+        assert path.exists()
+        assert locked_elsewhere(path)
+        with pytest.raises(ConfigLockError, match="already used by a different Redis Cluster node"):
+            lock_config(str(path))
+    finally:
+        os.close(fd)
+    assert not locked_elsewhere(path)
+
+
+def test_lock_of_a_missing_directory(tmp_path):
+    with pytest.raises(ConfigLockError, match="Can't open"):
+        lock_config(str(tmp_path / "nowhere" / "nodes.conf"))
+
+
+@pytest.mark.parametrize("fsync", [False, True])
+def test_write_replaces_and_keeps_the_lock(tmp_path, fsync):
+    path = tmp_path / "nodes.conf"
+    path.write_text("old\n")
+    fd = lock_config(str(path))
+    new_fd = write_config(str(path), "new text\nvars currentEpoch 0 lastVoteEpoch 0\n", fsync, fd)
+    try:
+        assert new_fd is not None and new_fd != -1
+        assert path.read_text() == "new text\nvars currentEpoch 0 lastVoteEpoch 0\n"
+        assert locked_elsewhere(path)  # the lock moved to the new file
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["nodes.conf"]  # no temp file left
+    finally:
+        os.close(new_fd)
+    assert not locked_elsewhere(path)
+
+
+def test_write_without_a_lock(tmp_path):
+    path = tmp_path / "nodes.conf"
+    assert write_config(str(path), "x\n", False, None) is None
+    assert path.read_text() == "x\n"
+
+
+def test_bus_port_and_config_path():
+    config = Config()
+    config.set("port", "7000", at_startup=True)
+    assert bus_port(config) == 17000
+    config.set("cluster-port", "18000", at_startup=True)
+    assert bus_port(config) == 18000
+    config.set("dir", "/var/lib/x", at_startup=True)
+    assert config_path(config) == "/var/lib/x/nodes.conf"
+    config.set("cluster-config-file", "/etc/n.conf", at_startup=True)
+    assert config_path(config) == "/etc/n.conf"
+
+
+def test_cluster_options_take_effect():
+    config = Config()
+    config.load_text("cluster-enabled yes\ncluster-node-timeout 2000\n"
+                     "cluster-slot-stats-enabled yes\n")
+    assert config["cluster-enabled"] is True
+    assert config.no_effect_read == ["cluster-slot-stats-enabled"]
+
+
+class Settings:
+    """The settings' fields the shell copies (a plain record)."""
+
+    def __init__(self) -> None:
+        self.node_timeout = 15000
+        self.announce_ip = b""
+        self.require_full_coverage = True
+
+
+def test_settings_follow_config_set():
+    config = Config()
+    values = settings_values(config)
+    assert values["node_timeout"] == 15000
+    assert values["announce_ip"] == b""
+    assert values["repl_ping_period_s"] == 10
+    settings = Settings()
+    config.set("cluster-node-timeout", "3000")
+    config.set("cluster-announce-ip", "10.0.0.7")
+    config.set("cluster-require-full-coverage", "no")
+    refresh_settings(settings, config)
+    assert (settings.node_timeout, settings.announce_ip, settings.require_full_coverage) == (
+        3000, b"10.0.0.7", False)
