@@ -257,6 +257,8 @@ class ClusterShell:
         self.timer: asyncio.Task[None] | None = None
         self.stopping = False
         self.in_actions = False
+        self.router: Any = None
+        """The slot router; its options follow CONFIG SET at each tick."""
 
     # -- start and stop
     async def start(self, hosts: list[str], port: int, backlog: int = 511) -> None:
@@ -471,6 +473,12 @@ class ClusterShell:
         settings = getattr(self.state, "settings", None)
         if settings is not None:
             refresh_settings(settings, self.engine.config)
+        router = self.router
+        if router is not None:
+            config = self.engine.config
+            router.allow_reads_when_down = config["cluster-allow-reads-when-down"]
+            router.allow_pubsubshard_when_down = config["cluster-allow-pubsubshard-when-down"]
+            router.endpoint_type = config["cluster-preferred-endpoint-type"]
         offset = getattr(self.engine.replication, "offset", None)
         if isinstance(offset, int):
             self.state.set_repl_offset(offset)
@@ -551,7 +559,11 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
 
     shell = ClusterShell(engine, state, path, lock_fd, render)
     engine.cluster = control.Control(topology, state)
-    engine.slot_router = routing.Router(topology)
+    router = routing.Router(topology, allow_reads_when_down=config["cluster-allow-reads-when-down"],
+                            allow_pubsubshard_when_down=config["cluster-allow-pubsubshard-when-down"],
+                            endpoint_type=config["cluster-preferred-endpoint-type"])
+    engine.set_slot_router(router)
+    shell.router = router
     enable = getattr(engine, "enable_slot_index", None)
     if enable is not None:
         enable()
