@@ -818,3 +818,6 @@ class CountedError(CommandError):
 SCRIPT_SET_REPL_ARGS = b"ERR redis.set_repl() requires one argument."
 SCRIPT_SET_REPL_FLAGS = b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
 SCRIPT_LOG_LEVEL = b"ERR Invalid log level."
+
+# -- cluster mode: REPLICAOF / SLAVEOF (the bus picks the master) ----------------------------
+REPLICAOF_CLUSTER = b"ERR REPLICAOF not allowed in cluster mode."

@@ -114,3 +114,15 @@ def test_settings_follow_config_set():
     refresh_settings(settings, config)
     assert (settings.node_timeout, settings.announce_ip, settings.require_full_coverage) == (
         3000, b"10.0.0.7", False)
+
+
+@pytest.mark.parametrize("argv", [[b"REPLICAOF", b"127.0.0.1", b"6379"], [b"REPLICAOF", b"NO", b"ONE"],
+                                  [b"SLAVEOF", b"127.0.0.1", b"bad-port"]])
+def test_replicaof_refused_in_cluster_mode(argv):
+    """redis-server 7.0.15 with cluster-enabled yes answers each of these so."""
+    from tests.support.engine_harness import Harness
+
+    h = Harness()
+    h.engine.config.set("cluster-enabled", "yes", at_startup=True)
+    assert h.err(*argv) == b"ERR REPLICAOF not allowed in cluster mode."
+    assert not h.engine.replication.is_replica

@@ -103,6 +103,8 @@ def wait(ctx: Ctx, argv: list[bytes]) -> Any:
 
 
 def _replicaof(ctx: Ctx, argv: list[bytes]) -> Any:
+    if ctx.config["cluster-enabled"]:  # the cluster bus picks the master (Redis checks this first)
+        raise CommandError(errors.REPLICAOF_CLUSTER)
     if ctx.client.kind == "replica":
         raise CommandError(errors.REPLICAOF_FROM_REPLICA)
     replication = ctx.engine.replication
