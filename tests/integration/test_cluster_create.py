@@ -140,3 +140,24 @@ def test_broken_nodes_conf_refuses_to_start(processes, tmp_path):
     assert proc.wait(30) != 0
     with pytest.raises(redis.ConnectionError):
         redis.Redis(port=port, socket_connect_timeout=1).ping()
+
+
+def test_started_from_a_config_file(cluster, processes, tmp_path):
+    """`tidelog-server node.conf` with cluster-enabled yes in the file: a new
+    node, its nodes.conf written and naming it."""
+    from tests.support.cluster import free_pair
+
+    workdir = tmp_path / "from-file"
+    workdir.mkdir()
+    port = free_pair()
+    conf = workdir / "node.conf"
+    conf.write_text(f"port {port}\nbind 127.0.0.1\nsave \"\"\ndir {workdir}\n"
+                    "cluster-enabled yes\ncluster-config-file nodes-a.conf\n"
+                    "cluster-node-timeout 5000\n")
+    processes.tidelog([str(conf)], port=port)
+    client = redis.Redis(port=port, decode_responses=True)
+    my_id = client.execute_command("CLUSTER", "MYID")
+    assert len(my_id) == 40
+    assert my_id in (workdir / "nodes-a.conf").read_text()
+    assert client.config_get("cluster-enabled") == {"cluster-enabled": "yes"}
+    assert client.info("cluster")["cluster_enabled"] == 1
