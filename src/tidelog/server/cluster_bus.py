@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import importlib
 import logging
 import os
 import time
@@ -521,9 +522,10 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
         lock_fd = lock_config(path)
     except ConfigLockError as exc:
         raise ClusterStartError(str(exc)) from None
-    try:
-        from ..cluster import control, routing, texts
-        from ..cluster import state as state_module
+    try:  # by name: the modules of cluster mode this shell drives
+        control, routing, texts, state_module = (
+            importlib.import_module(f"tidelog.cluster.{name}")
+            for name in ("control", "routing", "texts", "state"))
     except ImportError as exc:  # a part of cluster mode this build lacks
         os.close(lock_fd)
         raise ClusterStartError(f"Cluster mode is not available: {exc}") from None
