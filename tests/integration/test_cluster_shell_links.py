@@ -39,6 +39,7 @@ class ScriptedState:
         self.outbox: list = []
         self.events: list[tuple] = []
         self.received: list[tuple[bool, int, bytes]] = []
+        self.local_ips: list[bytes] = []
 
     def drain(self) -> list:
         out, self.outbox = self.outbox, []
@@ -51,6 +52,7 @@ class ScriptedState:
 
     def on_link_connected(self, link, now: int) -> None:
         self.events.append(("connected", link.inbound))
+        self.local_ips.append(link.local_ip)
         if not link.inbound:
             self.outbox.append(Send(link, self.header(m.MEET)))
 
@@ -120,6 +122,7 @@ def test_links_with_a_real_node(processes, tmp_path):
             assert state.events[0] == ("connected", False)
             assert ("connected", True) in state.events
             assert (False, m.PONG, real_id.encode()) in state.received
+            assert set(state.local_ips) == {b"127.0.0.1"}
             await until(lambda: (True, m.PING, real_id.encode()) in state.received,
                         "a PING from redis-server on its inbound link")
 

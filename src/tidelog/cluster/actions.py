@@ -38,6 +38,9 @@ class Link:
     receive_buffer_bytes: int = 0
     events: str = "r"
     """``r``, ``w`` or ``rw``, for CLUSTER LINKS."""
+    local_ip: bytes = b""
+    """This end's address on the socket (set by the shell): what a node
+    without ``cluster-announce-ip`` learns as its own IP from a MEET."""
 
 
 @dataclass(slots=True)

@@ -175,6 +175,14 @@ def refresh_settings(settings: Any, config: Any) -> None:
 
 
 # -- one link ----------------------------------------------------------------------------
+def _address(name: Any) -> bytes:
+    """The IP of a socket name (an IPv4 address mapped in IPv6 as IPv4)."""
+    if not name:
+        return b""
+    ip = str(name[0]).encode()
+    return ip[7:] if ip.startswith(b"::ffff:") else ip
+
+
 class _LinkProtocol(asyncio.Protocol):
     """The asyncio side of one bus link: bytes in, frames out."""
 
@@ -188,13 +196,14 @@ class _LinkProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        local_ip = _address(transport.get_extra_info("sockname"))
         if self.link is None:  # inbound: the listener made us
-            peer = transport.get_extra_info("peername")
-            ip = peer[0].encode() if peer else b""
-            if ip.startswith(b"::ffff:"):
-                ip = ip[7:]
-            self.link = Link(inbound=True, ctime=now_ms(), peer_ip=ip)
+            self.link = Link(inbound=True, ctime=now_ms(),
+                             peer_ip=_address(transport.get_extra_info("peername")),
+                             local_ip=local_ip)
             self.shell.opened(self)
+        else:
+            self.link.local_ip = local_ip
 
     def data_received(self, data: bytes) -> None:
         link = self.link
