@@ -126,3 +126,58 @@ def test_replicaof_refused_in_cluster_mode(argv):
     h.engine.config.set("cluster-enabled", "yes", at_startup=True)
     assert h.err(*argv) == b"ERR REPLICAOF not allowed in cluster mode."
     assert not h.engine.replication.is_replica
+
+
+# -- the actions the shell carries out on a real engine ----------------------------------
+def shell_on(engine):
+    from tidelog.server.cluster_bus import ClusterShell
+    return ClusterShell(engine, None, "unused-nodes.conf", None, lambda: "")
+
+
+def test_delete_slot_keys_deletes_and_propagates():
+    from tests.support.engine_harness import Harness
+    from tidelog.cluster.actions import DeleteSlotKeys
+    from tidelog.keyslot import key_slot
+
+    h = Harness()
+    h.ok("SET", "{a}1", "x")
+    h.ok("SET", "{a}2", "y")
+    h.ok("SET", "b", "z")
+    h.ok("CONFIG", "SET", "notify-keyspace-events", "Kg")
+    watcher = h.new_client()
+    h("SUBSCRIBE", "__keyspace@0__:{a}1", client=watcher)
+    h.take_effects()
+    shell_on(h.engine).carry_out(DeleteSlotKeys([key_slot(b"{a}")]))
+    assert h("EXISTS", "{a}1", "{a}2", "b") == 1
+    assert sorted(h.take_effects()) == [[b"DEL", b"{a}1"], [b"DEL", b"{a}2"]]
+    assert [p.items for p in watcher.inbox] == [[b"message", b"__keyspace@0__:{a}1", b"del"]]
+
+
+@pytest.mark.parametrize("shard", [False, True])
+def test_deliver_reaches_local_subscribers(shard):
+    from tests.support.engine_harness import Harness
+    from tidelog.cluster.actions import Deliver
+
+    h = Harness()
+    sub = h.new_client()
+    h("SSUBSCRIBE" if shard else "SUBSCRIBE", "ch", client=sub)
+    pat = h.new_client()
+    h("PSUBSCRIBE", "c*", client=pat)
+    shell_on(h.engine).carry_out(Deliver(b"ch", b"hello", shard))
+    kind = b"smessage" if shard else b"message"
+    assert [p.items for p in sub.inbox] == [[kind, b"ch", b"hello"]]
+    assert [p.items for p in pat.inbox] == ([] if shard else
+                                                [[b"pmessage", b"c*", b"ch", b"hello"]])
+
+
+def test_pause_writes_and_unpause():
+    from tests.support.engine_harness import Harness
+    from tidelog.cluster.actions import PauseWrites
+    from tidelog.server.cluster_bus import now_ms
+
+    h = Harness()
+    shell = shell_on(h.engine)
+    shell.carry_out(PauseWrites(now_ms() + 60_000))
+    assert h.engine.ops.pause_mode == "write"
+    shell.carry_out(PauseWrites(0))
+    assert h.engine.ops.pause_mode is None

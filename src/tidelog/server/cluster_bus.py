@@ -51,6 +51,7 @@ from ..cluster.actions import (
 )
 from ..cluster.messages import MASTER, MYSELF
 from ..cluster.nodes import Node, Topology, random_name
+from ..config import NOTIFY_GENERIC
 from ..keyslot import key_slot
 from ..resp.replies import Push
 
@@ -434,12 +435,20 @@ class ClusterShell:
             primary.replicaof(master.ip.decode(errors="replace"), master.port, "cluster")
 
     def delete_slot_keys(self, slots: list[int]) -> None:
-        """Delete the keys of ``slots`` (cluster mode has one database)."""
+        """Delete the keys of ``slots`` (cluster mode has one database), as
+        Redis's delKeysInSlot: each a DEL to the AOF and the replicas, its
+        waiters woken, a ``del`` keyspace event.  O(keys of the database)."""
         wanted = set(slots)
-        db = self.engine.dbs[0]
+        engine = self.engine
+        db = engine.dbs[0]
         doomed = [key for key in db.keys() if key_slot(key) in wanted]
         for key in doomed:
-            db.delete(key)
+            if not db.delete(key):
+                continue
+            engine.signal_ready(0, key)
+            engine.emit([(0, [b"DEL", key])])
+            if engine.notify_flags & NOTIFY_GENERIC:
+                engine.notify_keyspace(NOTIFY_GENERIC, b"del", key, 0)
         if doomed:
             log.info("Deleted %d keys of slots this node no longer serves", len(doomed))
 
