@@ -181,3 +181,20 @@ def test_pause_writes_and_unpause():
     assert h.engine.ops.pause_mode == "write"
     shell.carry_out(PauseWrites(0))
     assert h.engine.ops.pause_mode is None
+
+
+def test_announced_ports_follow_the_options():
+    from tidelog.cluster.messages import MASTER, MYSELF
+    from tidelog.cluster.nodes import Node
+    from tidelog.server.cluster_bus import announce_myself
+
+    config = Config()
+    config.set("port", "7000", at_startup=True)
+    me = Node(name=b"a" * 40, flags=MYSELF | MASTER)
+    announce_myself(me, config)
+    assert (me.port, me.cport, me.pport) == (7000, 17000, 0)
+    config.set("cluster-announce-port", "30000")
+    config.set("cluster-announce-bus-port", "30001")
+    config.set("cluster-announce-tls-port", "30002")
+    announce_myself(me, config)
+    assert (me.port, me.cport, me.pport) == (30000, 30001, 30002)

@@ -268,6 +268,7 @@ class ClusterShell:
         self.timer: asyncio.Task[None] | None = None
         self.stopping = False
         self.in_actions = False
+        self.kicked = False
         self.router: Any = None
         """The slot router; its options follow CONFIG SET at each tick."""
 
@@ -390,6 +391,17 @@ class ClusterShell:
         finally:
             self.in_actions = False
 
+    def kick(self) -> None:
+        """Carry out the outbox soon (next loop turn), not at the next tick:
+        for what a command queued (a PUBLISH to broadcast, a MEET)."""
+        if not self.kicked and not self.stopping:
+            self.kicked = True
+            asyncio.get_running_loop().call_soon(self._kicked)
+
+    def _kicked(self) -> None:
+        self.kicked = False
+        self.run_actions()
+
     def carry_out(self, action: Any) -> None:
         if isinstance(action, Send):
             proto = self.links.get(action.link)
@@ -489,12 +501,15 @@ class ClusterShell:
                 log.exception("Cluster bus: the timer failed")
 
     def tick(self) -> None:
+        config = self.engine.config
         settings = getattr(self.state, "settings", None)
         if settings is not None:
-            refresh_settings(settings, self.engine.config)
+            refresh_settings(settings, config)
+        topology = getattr(self.state, "topology", None)
+        if topology is not None:
+            announce_myself(topology.myself, config)
         router = self.router
         if router is not None:
-            config = self.engine.config
             router.allow_reads_when_down = config["cluster-allow-reads-when-down"]
             router.allow_pubsubshard_when_down = config["cluster-allow-pubsubshard-when-down"]
             router.endpoint_type = config["cluster-preferred-endpoint-type"]
@@ -511,6 +526,14 @@ class ClusterShell:
 # -- start-up ----------------------------------------------------------------------------
 class ClusterStartError(Exception):
     """The node cannot start in cluster mode (its text is the log line)."""
+
+
+def announce_myself(myself: Node, config: Any) -> None:
+    """The ports this node gives in its header: the ``cluster-announce-*``
+    ones, else its own (Redis's clusterUpdateMyselfAnnouncedPorts)."""
+    myself.port = int(config["cluster-announce-port"]) or int(config["port"])
+    myself.cport = int(config["cluster-announce-bus-port"]) or bus_port(config)
+    myself.pport = int(config["cluster-announce-tls-port"])
 
 
 def config_path(config: Any) -> str:
@@ -567,10 +590,7 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
             raise ClusterStartError(
                 f"Unrecoverable error: corrupted cluster config file \"{path}\": {exc}") from None
         log.info("Node configuration loaded, I'm %.40s", topology.myself.name.decode())
-    myself = topology.myself
-    myself.port = int(config["cluster-announce-port"]) or int(config["port"])
-    myself.cport = int(config["cluster-announce-bus-port"]) or bus_port(config)
-    myself.pport = int(config["cluster-announce-tls-port"])
+    announce_myself(topology.myself, config)
     settings = _settings(state_module, config)
     state = state_module.ClusterState(topology, settings, now_ms())
 
