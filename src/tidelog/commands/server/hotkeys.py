@@ -61,7 +61,7 @@ from ...types.topk import TopK
 from ..args import parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import acl_keys, fixed_key_ranges
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import CommandSpec, command
 
 METRICS_MAX = 2          # the metric types there are: CPU and NET
@@ -71,36 +71,6 @@ DURATION_MAX = 1_000_000  # seconds
 INT_MAX = 2**31 - 1       # SAMPLE's bound
 CLUSTER_SLOTS = 16384
 PLACES_PER_KEY = 10       # TopK places per reported key (Redis tracks count * 10)
-
-_HELP = [
-    "HOTKEYS <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "START <METRICS count [CPU] [NET]> [COUNT k] [DURATION duration] [SAMPLE ratio] "
-    "[SLOTS count slot...]",
-    "    Starts hotkeys tracking with specified metrics.",
-    "    * METRICS count [CPU] [NET]",
-    "        Specify count of metrics and choose amongst:",
-    "        - CPU: Track hotkeys by CPU time percentage",
-    "        - NET: Track hotkeys by network bytes percentage",
-    "    * COUNT k",
-    "        Specifies the value of K for the top-K hotkeys tracking. Default: 10",
-    "    * DURATION duration",
-    "        Specifies tracking duration in seconds. 0 means tracking will continue until "
-    "manually stopped. Default: 0",
-    "    * SAMPLE ratio",
-    "        Keys are tracked with probability 1/ratio. Default: 1 (tracks every key)",
-    "    * SLOTS count slot...",
-    "        Specify which slots to track keys from. Only available in cluster mode. "
-    "Default: empty (track all slots)",
-    "STOP",
-    "    Stop hotkeys tracking. Results are still available via GET",
-    "GET",
-    "    Get results from hotkeys tracking.",
-    "RESET",
-    "    Reset memory used for hotkeys tracking. Tracking must have been stopped.",
-    "    Results will no longer be available after this command.",
-    "HELP",
-    "    Prints this help.",
-]
 
 
 @dataclass(frozen=True)
@@ -410,7 +380,35 @@ _SUB = "admin noscript"
 
 @command("hotkeys", arity=-2, group="server", since="8.6.0",
          complexity="Depends on subcommand.",
-         summary="A container for hotkeys tracking commands.", container=True)
+         summary="A container for hotkeys tracking commands.", container=True, help=(
+    "HOTKEYS <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "START <METRICS count [CPU] [NET]> [COUNT k] [DURATION duration] [SAMPLE ratio] "
+    "[SLOTS count slot...]",
+    "    Starts hotkeys tracking with specified metrics.",
+    "    * METRICS count [CPU] [NET]",
+    "        Specify count of metrics and choose amongst:",
+    "        - CPU: Track hotkeys by CPU time percentage",
+    "        - NET: Track hotkeys by network bytes percentage",
+    "    * COUNT k",
+    "        Specifies the value of K for the top-K hotkeys tracking. Default: 10",
+    "    * DURATION duration",
+    "        Specifies tracking duration in seconds. 0 means tracking will continue until "
+    "manually stopped. Default: 0",
+    "    * SAMPLE ratio",
+    "        Keys are tracked with probability 1/ratio. Default: 1 (tracks every key)",
+    "    * SLOTS count slot...",
+    "        Specify which slots to track keys from. Only available in cluster mode. "
+    "Default: empty (track all slots)",
+    "STOP",
+    "    Stop hotkeys tracking. Results are still available via GET",
+    "GET",
+    "    Get results from hotkeys tracking.",
+    "RESET",
+    "    Reset memory used for hotkeys tracking. Tracking must have been stopped.",
+    "    Results will no longer be available after this command.",
+    "HELP",
+    "    Prints this help.",
+))
 def hotkeys(ctx: Ctx, argv: list[bytes]) -> Reply:
     """HOTKEYS subcommand [argument ...]"""
 
@@ -476,10 +474,5 @@ def hotkeys_reset(ctx: Ctx, argv: list[bytes]) -> Reply:
     return OK
 
 
-@command("hotkeys|help", arity=2, flags="loading stale", group="server", since="8.6.1",
-         complexity="O(1)", summary="Return helpful text about HOTKEYS command parameters.")
-def hotkeys_help(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """HOTKEYS HELP
-
-    Cost: O(1)."""
-    return help_reply(_HELP)
+help_command("hotkeys", group="server", since="8.6.1",
+             summary="Return helpful text about HOTKEYS command parameters.")
