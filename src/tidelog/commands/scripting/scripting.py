@@ -17,6 +17,7 @@ from ...errors import CommandError
 from ...glob import glob_match
 from ...rdb import values as rdb
 from ...resp.replies import OK, Map, SetReply, SimpleString
+from ..args import ArgReader
 from ..contract import Ctx
 from ..key_specs import ALL_SHARDS, ND, SCRIPT_RO, SCRIPT_RW, ks
 from ..replies import help_command
@@ -322,19 +323,18 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]"""
     pattern = None
     with_code = False
-    i = 2
-    while i < len(argv):
-        word = argv[i].lower()
+    r = ArgReader(argv, start=2)
+    while r.more():
+        arg = r.next_bytes()
+        word = arg.lower()
         if word == b"withcode" and not with_code:  # each option once, as in Redis
             with_code = True
         elif word == b"libraryname" and pattern is None:
-            if i + 1 >= len(argv):
+            if not r.more():
                 raise CommandError(errors.FUNCTION_LIST_NO_NAME)
-            i += 1
-            pattern = argv[i]
+            pattern = r.next_bytes()
         else:
-            raise CommandError(errors.FUNCTION_LIST_ARG % argv[i])
-        i += 1
+            raise CommandError(errors.FUNCTION_LIST_ARG % arg)
     out = []
     for library in ctx.engine.scripts.libraries.values():
         if pattern is not None and not glob_match(pattern, library.name):
