@@ -268,7 +268,9 @@ def function(ctx: Ctx, argv: list[bytes]) -> Any:
 def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LOAD [REPLACE] function-code"""
     replace = False
-    for option in argv[2:-1]:
+    r = ArgReader(argv, start=2)
+    while r.remaining() > 1:  # the last argument is the code
+        option = r.next_bytes()
         if option.lower() == b"replace":
             replace = True
         else:

@@ -58,7 +58,7 @@ from ...errors import (
 from ...resp import encode
 from ...resp.replies import OK, Map, Replies
 from ...types.topk import TopK
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import acl_keys, fixed_key_ranges
 from ..replies import help_command
@@ -105,10 +105,10 @@ def parse_start(argv: list[bytes], cluster_enabled: bool) -> StartArgs:
         raise CommandError(HOTKEYS_METRICS_REQUIRED)
     metrics = _ranged(argv[3], 1, METRICS_MAX, HOTKEYS_METRICS_COUNT % METRICS_MAX)
     cpu = net = False
-    j = 4
+    r = ArgReader(argv, start=4)
     taken = 0
-    while j < argc and taken < metrics:
-        name = argv[j].upper()
+    while r.more() and taken < metrics:
+        name = r.next_upper()
         if name == b"CPU":
             if cpu:
                 raise CommandError(HOTKEYS_METRICS_TWICE % b"CPU")
@@ -118,39 +118,34 @@ def parse_start(argv: list[bytes], cluster_enabled: bool) -> StartArgs:
                 raise CommandError(HOTKEYS_METRICS_TWICE % b"NET")
             net = True
         taken += 1
-        j += 1
     if taken != metrics:
         raise CommandError(HOTKEYS_METRICS_MISMATCH)
     if not (cpu or net):
         raise CommandError(HOTKEYS_METRICS_NONE_VALID)
     count, duration_ms, ratio = COUNT_DEFAULT, 0, 1
     slots: tuple[int, ...] | None = None
-    while j < argc:
-        option = argv[j].upper()
-        more = j + 1 < argc
+    while r.more():
+        option = r.next_upper()
+        more = r.more()
         if more and option == b"COUNT":
-            count = _ranged(argv[j + 1], 1, COUNT_MAX, HOTKEYS_COUNT_RANGE)
-            j += 2
+            count = _ranged(r.next_bytes(), 1, COUNT_MAX, HOTKEYS_COUNT_RANGE)
         elif more and option == b"DURATION":
-            duration_ms = _ranged(argv[j + 1], 1, DURATION_MAX, HOTKEYS_DURATION_RANGE) * 1000
-            j += 2
+            duration_ms = _ranged(r.next_bytes(), 1, DURATION_MAX, HOTKEYS_DURATION_RANGE) * 1000
         elif more and option == b"SAMPLE":
-            ratio = _ranged(argv[j + 1], 1, INT_MAX, HOTKEYS_SAMPLE_RANGE)
-            j += 2
+            ratio = _ranged(r.next_bytes(), 1, INT_MAX, HOTKEYS_SAMPLE_RANGE)
         elif more and option == b"SLOTS":
             if not cluster_enabled:
                 raise CommandError(HOTKEYS_SLOTS_NOT_CLUSTER)
             if slots is not None:
                 raise CommandError(HOTKEYS_SLOTS_TWICE)
-            n = _ranged(argv[j + 1], 1, CLUSTER_SLOTS, HOTKEYS_SLOTS_COUNT)
-            if j + 1 + n >= argc:
+            n = _ranged(r.next_bytes(), 1, CLUSTER_SLOTS, HOTKEYS_SLOTS_COUNT)
+            if r.remaining() < n:
                 raise CommandError(HOTKEYS_SLOTS_MISSING)
             chosen = sorted(_ranged(arg, 0, CLUSTER_SLOTS - 1, HOTKEYS_SLOT_INVALID)
-                            for arg in argv[j + 2:j + 2 + n])
+                            for arg in r.take(n))
             if any(a == b for a, b in zip(chosen, chosen[1:])):
                 raise CommandError(HOTKEYS_SLOT_DUPLICATE)
             slots = tuple(chosen)
-            j += 2 + n
         else:
             raise CommandError(SYNTAX)
     return StartArgs(cpu, net, count, duration_ms, ratio, slots or ())
