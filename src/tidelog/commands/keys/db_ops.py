@@ -29,7 +29,7 @@ from ...errors import (
     value_out_of_range_between,
 )
 from ...resp.replies import OK
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..key_specs import ALL_SHARDS, ND, ks
 from ..lookup import lookup_read
 from ..table import command
@@ -86,17 +86,15 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
     src, dst = argv[1], argv[2]
     target = ctx.db
     replace = False
-    i, n = 3, len(argv)
-    while i < n:
-        option = argv[i].upper()
+    r = ArgReader(argv, start=3)
+    while r.more():
+        option = r.next_upper()
         if option == b"REPLACE":
             replace = True
-        elif option == b"DB" and i + 1 < n:
-            target = _db(ctx, parse_c_int(argv[i + 1]))
-            i += 1
+        elif option == b"DB" and r.more():
+            target = _db(ctx, parse_c_int(r.next_bytes()))
         else:
             raise CommandError(SYNTAX)
-        i += 1
     if target is ctx.db and src == dst:
         raise CommandError(SAME_OBJECT)
     value = lookup_read(ctx, src)

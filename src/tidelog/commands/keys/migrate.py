@@ -27,7 +27,7 @@ from ...config import NOTIFY_GENERIC
 from ...errors import CommandError
 from ...rdb import values as rdb
 from ...resp.replies import OK, SimpleString
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
@@ -79,32 +79,26 @@ def _parse(argv: list[bytes]) -> tuple[bool, bool, list[bytes] | None, list[byte
     copy = replace = False
     auth: list[bytes] | None = None
     keys = [argv[3]]
-    j = 6
-    while j < len(argv):
-        word = argv[j].lower()
-        more = len(argv) - j - 1
+    r = ArgReader(argv, start=6)
+    while r.more():
+        word = r.next_bytes().lower()
         if word == b"copy":
             copy = True
         elif word == b"replace":
             replace = True
         elif word == b"auth":
-            if more < 1:
-                raise CommandError(errors.SYNTAX)
-            auth = [argv[j + 1]]
-            j += 1
+            auth = [r.next_bytes()]
         elif word == b"auth2":
-            if more < 2:
+            if r.remaining() < 2:
                 raise CommandError(errors.SYNTAX)
-            auth = [argv[j + 1], argv[j + 2]]
-            j += 2
+            auth = r.take(2)
         elif word == b"keys":
             if argv[3]:
                 raise CommandError(errors.MIGRATE_KEYS_NOT_EMPTY)
-            keys = argv[j + 1:]
+            keys = r.take(r.remaining())
             break
         else:
             raise CommandError(errors.SYNTAX)
-        j += 1
     return copy, replace, auth, keys
 
 
