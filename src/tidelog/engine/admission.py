@@ -46,6 +46,7 @@ from ..scripting.scripts import parse_shebang
 from .base import EngineCore
 from .entry import SCRIPT_RUNNERS, Entry
 from .outcomes import ABORTED, POSTPONED, _Aborted
+from .slot_router import SlotRouter
 
 log = logging.getLogger("tidelog")
 
@@ -113,6 +114,18 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
                             at, b"lua")
             return self._refused_in_script(entry, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False))
+        router = self.slot_router
+        if router is not None and entry.keyed:  # Redis's scriptVerifyClusterState
+            job = self.scripts.current
+            caller = job.client if job is not None else client
+            if caller.kind in _NETWORK_KINDS:
+                script = job.script if job is not None else None
+                cross_slot = script is None or (not script.shebang and not script.function) \
+                    or b"allow-cross-slot-keys" in script.flags
+                refusal = router.check_script_call(caller, spec, argv, self.dbs[client.db],
+                                                   cross_slot)
+                if refusal is not None:
+                    return self._refused_in_script(entry, refusal)
     elif client.dispatch is not self._dispatch:  # not settled (admission_settled): ACL
         if how == FROM_EXEC:
             # Refused, it is logged and answered in EXEC's array, and the
@@ -134,9 +147,14 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
                 result, client.user, entry.spec, argv[at], False))
     if how == FROM_EXEC or how == FROM_RETRY:
         return None
-    # -- The cluster's slot check goes here: after the ACL and before
-    # -- memory, as Redis's processCommand orders them (-MOVED, -ASK,
-    # -- -CROSSSLOT, -CLUSTERDOWN; a script's commands: scriptCall's own).
+    # Cluster mode's slot check: after the ACL and before memory, as Redis's
+    # processCommand orders them; not for the AOF loader nor the primary's
+    # link (a script's commands: scriptCall's own, above).
+    router = self.slot_router
+    if router is not None and how == FROM_NETWORK and client.kind in _NETWORK_KINDS:
+        redirect = self._slot_refusal(router, client, entry, argv)
+        if redirect is not None:
+            return redirect
     if how == FROM_SCRIPT:
         spec = entry.spec
         if read_only and entry.may_write:
@@ -218,6 +236,67 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
             client.multi.append(argv)
             return QUEUED
     return None
+
+
+def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, entry: Entry,
+                  argv: list[bytes]) -> ErrorReply | None:
+    """The redirection or refusal of a client's command in cluster mode
+    (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN), or None.  A refused
+    EXEC discards its transaction and answers the error itself (not
+    EXECABORT), as Redis does.  ASKING's flag is spent by the command that
+    follows it (by EXEC in a transaction).  Cost: O(1) for a command without
+    keys, else the router's (O(keys))."""
+    refusal = None
+    if entry.keyed:
+        refusal = router.check(client, entry.spec, argv, self.dbs[client.db])
+    if client.cluster_asking and entry.name != "asking" and \
+            (client.multi is None or entry.name == "exec"):
+        client.cluster_asking = False
+        self.refresh_access(client)
+    if refusal is None:
+        return None
+    entry.rejected += 1
+    if entry.name == "exec":
+        client.multi = None
+        client.multi_error = False
+        self.unwatch_all(client)
+        return self._error(refusal)
+    if client.multi is not None:
+        client.multi_error = True
+    return self._error(refusal)
+
+
+def set_slot_router(self: EngineCore, router: SlotRouter | None) -> None:
+    """Cluster mode on (a router) or off (None).  While on, no command with
+    keys is in the fast dispatch: each takes admission, which asks the
+    router.  O(1)."""
+    self.slot_router = router
+    self._forget_dispatch()
+
+
+def redirect_blocked(self: EngineCore) -> int:
+    """Cluster mode: end the wait of every client blocked on keys whose slot
+    this node no longer serves, with -MOVED or -CLUSTERDOWN (Redis's
+    clusterRedirectBlockedClientIfNeeded, on its clients cron).  Returns how
+    many were redirected.  O(blocked clients x their keys)."""
+    router = self.slot_router
+    if router is None:
+        return 0
+    seen: dict[int, ClientState] = {}
+    for queue in self.waiters.values():
+        for waiter in queue:
+            seen[waiter.client.id] = waiter.client
+    redirected = 0
+    for client in seen.values():
+        waiter = client.blocked
+        if waiter is None:
+            continue
+        refusal = router.blocked_refusal(client, waiter.wait.keys, self.dbs[waiter.db],
+                                         waiter.entry.is_write)
+        if refusal is not None:
+            self.unblock_client(client, self._error(refusal))
+            redirected += 1
+    return redirected
 
 
 def _acl_refusal(client: ClientState, spec: table.CommandSpec,
