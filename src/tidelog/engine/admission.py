@@ -244,12 +244,12 @@ def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, ent
     (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN), or None.  A refused
     EXEC discards its transaction and answers the error itself (not
     EXECABORT), as Redis does.  ASKING's flag is spent by the command that
-    follows it (by EXEC in a transaction).  Cost: O(1) for a command without
+    follows it (in a transaction: by EXEC).  Cost: O(1) for a command without
     keys, else the router's (O(keys))."""
     refusal = None
     if entry.keyed:
         refusal = router.check(client, entry.spec, argv, self.dbs[client.db])
-    if client.cluster_asking and entry.name != "asking" and \
+    if client.cluster_asking and entry.name not in ("asking", "multi") and \
             (client.multi is None or entry.name == "exec"):
         client.cluster_asking = False
         self.refresh_access(client)
@@ -269,8 +269,12 @@ def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, ent
 def set_slot_router(self: EngineCore, router: SlotRouter | None) -> None:
     """Cluster mode on (a router) or off (None).  While on, no command with
     keys is in the fast dispatch: each takes admission, which asks the
-    router.  O(1)."""
+    router; and the databases keep their keys by slot too
+    (``Database.use_slot_index``).  O(keys held) the first time."""
     self.slot_router = router
+    if router is not None:
+        for db in self.dbs:
+            db.use_slot_index()
     self._forget_dispatch()
 
 

@@ -1,0 +1,168 @@
+"""Cluster mode in the engine: admission asks the attached router (a
+Router over a hand-built Topology), the cluster-mode commands and
+refusals, scripts' checks, blocked clients redirected.  Texts as
+redis-server 7.0.15 answers them in cluster mode."""
+
+from __future__ import annotations
+
+from tests.support.engine_harness import Harness
+from tidelog.cluster.messages import MASTER, MYSELF
+from tidelog.cluster.nodes import Node, Topology
+from tidelog.cluster.routing import Router
+from tidelog.keyslot import key_slot
+from tidelog.resp.replies import OK, ErrorReply
+
+A, B, C = b"a", b"b", b"c"  # slots 15495 (elsewhere), 3300 and 7365 (ours)
+MOVED_A = b"MOVED %d 127.0.0.2:7001" % key_slot(A)
+CROSSSLOT = b"CROSSSLOT Keys in request don't hash to the same slot"
+
+
+def cluster_harness():
+    h = Harness()
+    h.engine.config.set("cluster-enabled", "yes", at_startup=True)
+    me = Node(b"m" * 40, MYSELF | MASTER, ip=b"127.0.0.1", port=7000)
+    other = Node(b"o" * 40, MASTER, ip=b"127.0.0.2", port=7001)
+    t = Topology(me)
+    t.add_node(other)
+    for slot in range(16384):
+        t.assign(slot, me if slot < 8192 else other)
+    t.state_ok = True
+    h.engine.set_slot_router(Router(t))
+    return h, t, me, other
+
+
+def test_redirections_seen_by_a_client():
+    h, *_ = cluster_harness()
+    h.ok("SET", B, "1")
+    assert h.err("GET", A) == MOVED_A
+    assert h.err("MGET", B, C) == CROSSSLOT
+    assert h("PING").text == b"PONG"
+    # refused commands count as rejected calls, as in Redis
+    assert h.engine._entries["get"].rejected == 1
+
+
+def test_fast_dispatch_never_skips_the_check():
+    h, *_ = cluster_harness()
+    for _ in range(3):  # a second call of a cached command would take the fast path
+        assert h.err("GET", A) == MOVED_A
+    assert b"get" not in h.engine._dispatch
+
+
+def test_queued_command_redirected_fails_the_transaction():
+    h, *_ = cluster_harness()
+    h.ok("MULTI")
+    assert h.err("SET", A, "1") == MOVED_A
+    assert h.err("EXEC") == b"EXECABORT Transaction discarded because of previous errors."
+
+
+def test_exec_of_commands_in_two_slots_answers_crossslot_itself():
+    h, t, me, other = cluster_harness()
+    h.ok("MULTI")
+    assert h("SET", B, "1").text == b"QUEUED"
+    assert h("SET", C, "1").text == b"QUEUED"
+    # each queued command was fine alone; EXEC sees both slots: the error
+    # itself (not EXECABORT), and the transaction is gone
+    assert h.err("EXEC") == CROSSSLOT
+    assert h.client.multi is None
+    assert h.err("EXEC") == b"ERR EXEC without MULTI"
+
+
+def test_asking_is_spent_by_the_next_command():
+    h, t, me, other = cluster_harness()
+    t.importing_from[key_slot(A)] = other
+    assert h.err("GET", A) == MOVED_A
+    h.ok("ASKING")
+    assert h("GET", A) is None
+    assert h.err("GET", A) == MOVED_A
+    h.ok("ASKING")
+    h.ok("PING")
+    assert h.err("GET", A) == MOVED_A
+
+
+def test_asking_lasts_through_a_transaction():
+    h, t, me, other = cluster_harness()
+    t.importing_from[key_slot(A)] = other
+    h.ok("ASKING")
+    h.ok("MULTI")
+    assert h("SET", A, "1").text == b"QUEUED"
+    assert h("GET", A).text == b"QUEUED"
+    assert h("EXEC") == [OK, b"1"]
+    assert h.err("GET", A) == MOVED_A
+
+
+def test_select_move_swapdb_copy_refused():
+    h, *_ = cluster_harness()
+    assert h.err("SELECT", "1") == b"ERR SELECT is not allowed in cluster mode"
+    assert h.err("SELECT", "x") == b"ERR value is not an integer or out of range"
+    h.ok("SELECT", "0")
+    assert h.err("SWAPDB", "0", "1") == b"ERR SWAPDB is not allowed in cluster mode"
+    assert h.err("MOVE", B, "1") == b"ERR MOVE is not allowed in cluster mode"
+    assert h.err("COPY", B, "{b}x", "DB", "1") == \
+        b"ERR Copying to another database is not allowed in cluster mode"
+    assert h("COPY", B, "{b}x") == 0
+
+
+def test_cluster_commands_outside_cluster_mode():
+    h = Harness()
+    for name in ("ASKING", "READONLY", "READWRITE"):
+        assert h.err(name) == b"ERR This instance has cluster support disabled"
+    h.ok("SELECT", "1")
+
+
+def test_scripts_in_cluster_mode():
+    h, *_ = cluster_harness()
+    # EVAL's declared keys are routed as any command's
+    assert h.err("EVAL", "return 1", "2", B, C) == CROSSSLOT
+    assert h.err("EVAL", "return 1", "1", A) == MOVED_A
+    # a key of another node inside a script
+    reply = h.err("EVAL", "return redis.call('get', 'a')", "0")
+    assert reply.startswith(b"ERR Script attempted to access a non local key in a cluster node")
+    # no shebang: keys of several local slots are allowed
+    assert h("EVAL", "redis.call('get', 'b'); return redis.call('get', 'c')", "0") is None
+    # a shebang without allow-cross-slot-keys: held to one slot
+    reply = h.err("EVAL", "#!lua\nredis.call('get', 'b'); return redis.call('get', 'c')", "0")
+    assert reply.startswith(b"ERR Script attempted to access keys that do not hash to the same slot")
+    assert h("EVAL", "#!lua flags=allow-cross-slot-keys\n"
+             "redis.call('get', 'b'); return redis.call('get', 'c')", "0") is None
+
+
+def test_script_while_the_cluster_is_down():
+    h, t, *_ = cluster_harness()
+    t.state_ok = False
+    reply = h.err("EVAL", "return redis.call('get', 'b')", "0")
+    assert reply.startswith(b"ERR Script attempted to execute a command while the cluster is down")
+
+
+def test_blocked_client_redirected_when_its_slot_leaves():
+    h, t, me, other = cluster_harness()
+    waiter = h.new_client()
+    h("BLPOP", B, "0", client=waiter)
+    assert waiter.blocked is not None
+    assert h.engine.redirect_blocked() == 0
+    t.assign(key_slot(B), other)
+    assert h.engine.redirect_blocked() == 1
+    assert waiter.blocked is None
+    assert waiter.inbox == [ErrorReply(b"MOVED %d 127.0.0.2:7001" % key_slot(B))]
+
+
+def test_blocked_client_gets_clusterdown():
+    h, t, me, other = cluster_harness()
+    waiter = h.new_client()
+    h("XREAD", "BLOCK", "0", "STREAMS", B, "$", client=waiter)
+    t.state_ok = False
+    assert h.engine.redirect_blocked() == 1
+    assert waiter.inbox == [ErrorReply(b"CLUSTERDOWN The cluster is down")]
+
+
+def test_slot_index_kept_by_the_engine():
+    h, *_ = cluster_harness()
+    h.ok("SET", "{b}1", "x")
+    h.ok("SET", "{b}2", "x")
+    h.ok("RENAME", "{b}2", "{b}3")
+    h.ok("SET", C, "x")
+    index = h.engine.dbs[0].key_index
+    assert index.count_in_slot(key_slot(B)) == 2
+    assert sorted(index.keys_in_slot(key_slot(B), 10)) == [b"{b}1", b"{b}3"]
+    assert index.keys_in_slot(key_slot(B), 1) == [b"{b}1"]
+    h.ok("FLUSHALL")
+    assert index.slots == {}
