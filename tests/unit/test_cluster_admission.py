@@ -166,3 +166,27 @@ def test_slot_index_kept_by_the_engine():
     assert index.keys_in_slot(key_slot(B), 1) == [b"{b}1"]
     h.ok("FLUSHALL")
     assert index.slots == {}
+
+
+def test_migrate_sends_restore_asking_in_cluster_mode(processes):
+    """The target (redis-server 7.0.15) runs RESTORE-ASKING: its command
+    statistics show it, and the key arrives."""
+    import redis
+
+    srv = processes.redis("--save", "")
+    target = redis.Redis(port=srv.port)
+    try:
+        h, *_ = cluster_harness()
+        h.ok("SET", B, "v")
+        assert h("MIGRATE", "127.0.0.1", str(srv.port), B, "0", "5000") == OK
+        assert target.get(B) == b"v"
+        assert "cmdstat_restore-asking" in target.info("commandstats")
+        assert "cmdstat_restore" not in target.info("commandstats")
+    finally:
+        target.close()
+
+
+def test_info_cluster_section():
+    h, *_ = cluster_harness()
+    assert h("INFO", "cluster").text == b"# Cluster\r\ncluster_enabled:1\r\n"
+    assert Harness()("INFO", "cluster").text == b"# Cluster\r\ncluster_enabled:0\r\n"

@@ -133,7 +133,7 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 
 @command("restore-asking", arity=-4, flags="write denyoom asking", keys=(1, 1, 1),
-         group="server", since="3.0.0", categories=("@dangerous",),
+         group="server", since="3.0.0", categories=("@keyspace", "@dangerous"),
          complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
                     "serialized value, where N is the number of Redis objects composing the value "
                     "and M their average size. For small string values the time complexity is "
