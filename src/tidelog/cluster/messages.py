@@ -58,6 +58,12 @@ MIGRATE_TO = 256
 NOFAILOVER = 512
 EXTENSIONS_SUPPORTED = 1024
 """Local only: the peer has set EXT_DATA, so it can read ping extensions."""
+LIGHT_HDR_SUPPORTED = 2048
+"""Valkey 8+ sets it (with 1024 and 4096) in its header and gossip flags: that
+node takes PUBLISH in a light header.  Tidelog never sets it, so Valkey sends
+it full headers; the state machine keeps only the bits it knows."""
+LIGHT_HDR_MODULE_SUPPORTED = 4096
+"""Valkey 8.1+: light headers for MODULE messages, and multi-meet."""
 
 # mflags[0] of the header.
 MF_PAUSED = 1
