@@ -10,7 +10,7 @@ from tidelog.cluster.messages import MASTER, MYSELF
 from tidelog.cluster.nodes import Node, Topology
 from tidelog.cluster.routing import Router
 from tidelog.keyslot import key_slot
-from tidelog.resp.replies import OK, ErrorReply
+from tidelog.resp.replies import NULL_ARRAY, OK, ErrorReply
 
 A, B, C = b"a", b"b", b"c"  # slots 15495 (elsewhere), 3300 and 7365 (ours)
 MOVED_A = b"MOVED %d 127.0.0.2:7001" % key_slot(A)
@@ -190,3 +190,21 @@ def test_info_cluster_section():
     h, *_ = cluster_harness()
     assert h("INFO", "cluster").text == b"# Cluster\r\ncluster_enabled:1\r\n"
     assert Harness()("INFO", "cluster").text == b"# Cluster\r\ncluster_enabled:0\r\n"
+
+
+def test_delete_slot_keys():
+    h, *_ = cluster_harness()
+    watcher = h.new_client()
+    h.ok("SET", "{b}1", "x")
+    h.ok("SET", "{b}2", "x")
+    h.ok("SET", C, "x")
+    h.ok("WATCH", "{b}1", client=watcher)
+    h.ok("MULTI", client=watcher)
+    h.take_effects()
+    assert h.engine.delete_slot_keys(key_slot(B)) == 2
+    assert h.take_effects() == [[b"DEL", b"{b}1"], [b"DEL", b"{b}2"]]
+    assert h("EXISTS", "{b}1", "{b}2") == 0
+    assert h("EXISTS", C) == 1
+    assert h("EXEC", client=watcher) is NULL_ARRAY  # the watched key was deleted
+    assert h.engine.delete_slot_keys(key_slot(B)) == 0
+    assert Harness().engine.delete_slot_keys(0) == 0  # not in cluster mode

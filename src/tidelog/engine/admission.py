@@ -266,43 +266,6 @@ def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, ent
     return self._error(refusal)
 
 
-def set_slot_router(self: EngineCore, router: SlotRouter | None) -> None:
-    """Cluster mode on (a router) or off (None).  While on, no command with
-    keys is in the fast dispatch: each takes admission, which asks the
-    router; and the databases keep their keys by slot too
-    (``Database.use_slot_index``).  O(keys held) the first time."""
-    self.slot_router = router
-    if router is not None:
-        for db in self.dbs:
-            db.use_slot_index()
-    self._forget_dispatch()
-
-
-def redirect_blocked(self: EngineCore) -> int:
-    """Cluster mode: end the wait of every client blocked on keys whose slot
-    this node no longer serves, with -MOVED or -CLUSTERDOWN (Redis's
-    clusterRedirectBlockedClientIfNeeded, on its clients cron).  Returns how
-    many were redirected.  O(blocked clients x their keys)."""
-    router = self.slot_router
-    if router is None:
-        return 0
-    seen: dict[int, ClientState] = {}
-    for queue in self.waiters.values():
-        for waiter in queue:
-            seen[waiter.client.id] = waiter.client
-    redirected = 0
-    for client in seen.values():
-        waiter = client.blocked
-        if waiter is None:
-            continue
-        refusal = router.blocked_refusal(client, waiter.wait.keys, self.dbs[waiter.db],
-                                         waiter.entry.is_write)
-        if refusal is not None:
-            self.unblock_client(client, self._error(refusal))
-            redirected += 1
-    return redirected
-
-
 def _acl_refusal(client: ClientState, spec: table.CommandSpec,
                  argv: list[bytes]) -> tuple[int, int] | None:
     """Why the client's user may not run ``argv`` (the reason and the

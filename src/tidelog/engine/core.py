@@ -32,6 +32,7 @@ from . import (
     housekeeping,
     notify,
     operator,
+    slots,
     transactions,
 )
 from .base import NEVER_NS, EngineCore, Metrics, OperatorState
@@ -228,8 +229,9 @@ class Engine(_Core):
     _script_flags = admission._script_flags
     set_write_guard = admission.set_write_guard
     set_stale_guard = admission.set_stale_guard
-    set_slot_router = admission.set_slot_router
-    redirect_blocked = admission.redirect_blocked
+    set_slot_router = slots.set_slot_router
+    redirect_blocked = slots.redirect_blocked
+    delete_slot_keys = slots.delete_slot_keys
     cross_protocol = admission.cross_protocol
     _queued_flags = admission._queued_flags
     _reject = admission._reject
