@@ -208,3 +208,25 @@ def test_delete_slot_keys():
     assert h("EXEC", client=watcher) is NULL_ARRAY  # the watched key was deleted
     assert h.engine.delete_slot_keys(key_slot(B)) == 0
     assert Harness().engine.delete_slot_keys(0) == 0  # not in cluster mode
+
+
+def test_aof_loader_and_primary_link_are_not_redirected():
+    h, *_ = cluster_harness()
+    for kind in ("aof", "master"):
+        client = h.new_client(kind=kind)
+        assert h("SET", A, "1", client=client) == OK
+    assert h.err("GET", A) == MOVED_A
+
+
+def test_readonly_client_reads_on_a_replica():
+    h, t, me, other = cluster_harness()
+    for slot in range(8192):
+        t.assign(slot, other)
+    t.set_master(me, other)
+    moved_b = b"MOVED %d 127.0.0.2:7001" % key_slot(B)
+    assert h.err("GET", B) == moved_b
+    h.ok("READONLY")
+    assert h("GET", B) is None
+    assert h.err("SET", B, "1") == moved_b
+    h.ok("READWRITE")
+    assert h.err("GET", B) == moved_b
