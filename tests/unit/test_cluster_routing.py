@@ -2,7 +2,7 @@
 
 Each case is one rule of the module's docstring (REFERENCE: 7.0.15's
 getNodeByQuery and clusterRedirectClient texts; a migrating slot with some
-of the keys here answers TRYAGAIN, as Redis 8 does).
+of the keys here answers TRYAGAIN, none of them ASK: redis/redis#9526).
 """
 
 from __future__ import annotations

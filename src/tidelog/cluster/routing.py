@@ -7,8 +7,7 @@ the clients blocked on keys (on each tick of the cluster's timer).
 the command (``-MOVED``, ``-ASK``, ``-CROSSSLOT``, ``-TRYAGAIN``,
 ``-CLUSTERDOWN``) or None when this node serves it.
 
-The rules, in Redis's order (7.0.15's ``getNodeByQuery``, with Redis 8's
-TRYAGAIN for a migrating slot whose keys are partly here):
+The rules, in Redis's order (7.0.15's ``getNodeByQuery``):
 
 * the keys are the command's (its key specs or key finder, as COMMAND
   GETKEYS finds them, shard channels included), or at EXEC every queued
