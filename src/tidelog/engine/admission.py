@@ -114,18 +114,6 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
                             at, b"lua")
             return self._refused_in_script(entry, errors.ACL_SCRIPT_PREFIX + denial_message(
                 result, client.user, spec, argv[at], False))
-        router = self.slot_router
-        if router is not None and entry.keyed:  # Redis's scriptVerifyClusterState
-            job = self.scripts.current
-            caller = job.client if job is not None else client
-            if caller.kind in _NETWORK_KINDS:
-                script = job.script if job is not None else None
-                cross_slot = script is None or (not script.shebang and not script.function) \
-                    or b"allow-cross-slot-keys" in script.flags
-                refusal = router.check_script_call(caller, spec, argv, self.dbs[client.db],
-                                                   cross_slot)
-                if refusal is not None:
-                    return self._refused_in_script(entry, refusal)
     elif client.dispatch is not self._dispatch:  # not settled (admission_settled): ACL
         if how == FROM_EXEC:
             # Refused, it is logged and answered in EXEC's array, and the
@@ -149,7 +137,7 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
         return None
     # Cluster mode's slot check: after the ACL and before memory, as Redis's
     # processCommand orders them; not for the AOF loader nor the primary's
-    # link (a script's commands: scriptCall's own, above).
+    # link (a script's commands: scriptCall's own, below).
     router = self.slot_router
     if router is not None and how == FROM_NETWORK and client.kind in _NETWORK_KINDS:
         redirect = self._slot_refusal(router, client, entry, argv)
@@ -175,6 +163,17 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
             refusal = ops.write_guard(client)
             if refusal is not None:
                 return self._refused_in_script(entry, refusal)
+        if router is not None and entry.keyed:  # last, as Redis's scriptVerifyClusterState
+            job = self.scripts.current
+            caller = job.client if job is not None else client
+            if caller.kind in _NETWORK_KINDS:
+                script = job.script if job is not None else None
+                cross_slot = script is None or (not script.shebang and not script.function) \
+                    or b"allow-cross-slot-keys" in script.flags
+                refusal = router.check_script_call(caller, spec, argv, self.dbs[client.db],
+                                                   cross_slot)
+                if refusal is not None:
+                    return self._refused_in_script(entry, refusal)
         return None
     allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
     if client.multi and entry.name == "exec" and (
