@@ -30,6 +30,11 @@ def test_command_info(differ, name):
     differ.check("COMMAND", "INFO", name)
 
 
+@pytest.mark.parametrize("name", ["asking", "readonly", "readwrite"])
+def test_command_docs(differ, name):
+    differ.check("COMMAND", "DOCS", name)
+
+
 def test_command_getkeys_restore_asking(differ):
     assert differ.check("COMMAND", "GETKEYS", "RESTORE-ASKING", "k", "0", "x") == \
         b"*1\r\n$1\r\nk\r\n"
