@@ -230,3 +230,6 @@ def test_readonly_client_reads_on_a_replica():
     assert h.err("SET", B, "1") == moved_b
     h.ok("READWRITE")
     assert h.err("GET", B) == moved_b
+    h.ok("READONLY")
+    h.ok("RESET")  # RESET ends READONLY (and ASKING), as Redis's clearClientConnectionState
+    assert h.err("GET", B) == moved_b
