@@ -227,6 +227,8 @@ def test_readonly_client_reads_on_a_replica():
     assert h.err("GET", B) == moved_b
     h.ok("READONLY")
     assert h("GET", B) is None
+    h.ok("CLIENT", "NO-EVICT", "on")
+    assert b" flags=re " in h("CLIENT", "INFO").text  # as redis-server 7.0.15 shows it
     assert h.err("SET", B, "1") == moved_b
     h.ok("READWRITE")
     assert h.err("GET", B) == moved_b
