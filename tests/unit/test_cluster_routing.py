@@ -242,3 +242,29 @@ def test_refusal_codes():
     t, *_ = topology()
     refusal, slot = Router(t).query(ClientState(id=1), table.lookup([b"get"]), [b"GET", A], Keys())
     assert refusal is not None and refusal.code == Refusal.MOVED and slot == SLOT_A
+
+
+def _every_spec():
+    for spec in table.COMMANDS.values():
+        yield spec
+        yield from (spec.subcommands or {}).values()
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2, 5])
+def test_cached_key_positions_are_getkeys_positions(extra):
+    """The router's per-command positions find what COMMAND GETKEYS finds
+    (shard channels included), for every command of the table."""
+    from tidelog.cluster.routing import fixed_positions, key_positions
+    from tidelog.commands.key_specs import command_key_positions
+
+    checked = 0
+    for spec in _every_spec():
+        if spec.handler is None:
+            continue
+        name = spec.name.split("|")
+        argv = [n.encode() for n in name]
+        argv += [b"k%d" % i for i in range(max(abs(spec.arity), len(argv)) - len(argv) + extra)]
+        expected = [at for at, _ in command_key_positions(spec, argv)]
+        assert key_positions(spec, argv, fixed_positions(spec)) == expected, spec.name
+        checked += 1
+    assert checked > 200
