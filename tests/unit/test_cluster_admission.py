@@ -235,3 +235,15 @@ def test_readonly_client_reads_on_a_replica():
     h.ok("READONLY")
     h.ok("RESET")  # RESET ends READONLY (and ASKING), as Redis's clearClientConnectionState
     assert h.err("GET", B) == moved_b
+
+
+def test_delete_slot_keys_expires_a_key_past_its_deadline():
+    h, *_ = cluster_harness()
+    h.ok("SET", "{b}1", "x", "PX", "10")
+    h.ok("SET", "{b}2", "x")
+    h.take_effects()
+    h.clock.advance(20)
+    assert h.engine.delete_slot_keys(key_slot(B)) == 1
+    assert sorted(h.take_effects()) == [[b"DEL", b"{b}1"], [b"DEL", b"{b}2"]]
+    assert h.engine.stats["expired_keys"] == 1
+    assert h.engine.dbs[0].key_index.count_in_slot(key_slot(B)) == 0

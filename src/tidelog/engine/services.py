@@ -151,4 +151,3 @@ class NoReplication:
 
     def failover_abort(self) -> None:
         raise CommandError(errors.FAILOVER_NONE)
-

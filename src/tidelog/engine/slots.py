@@ -52,7 +52,8 @@ def delete_slot_keys(self: EngineCore, slot: int) -> int:
     """Delete every key of ``slot`` (database 0, the only one in cluster
     mode), each as Redis's delKeysInSlot does: propagated as DEL (UNLINK
     with lazyfree-lazy-server-del), signalled to WATCH and tracking, a
-    ``del`` keyspace event.  Returns how many.  O(keys in the slot); 0
+    ``del`` keyspace event.  Returns how many (a key found past its
+    deadline is expired instead, not counted).  O(keys in the slot); 0
     outside cluster mode."""
     db = self.dbs[0]
     index = db.key_index
@@ -60,9 +61,12 @@ def delete_slot_keys(self: EngineCore, slot: int) -> int:
         return 0
     keys = index.keys_in_slot(slot, index.count_in_slot(slot))
     verb = b"UNLINK" if self.config["lazyfree-lazy-server-del"] else b"DEL"
+    deleted = 0
     for key in keys:
-        db.delete(key)
+        if not db.delete(key):  # past its deadline: expired (and propagated) instead
+            continue
+        deleted += 1
         self.dirty += 1
         self.emit([(0, [verb, key])])
         self.notify_keyspace(NOTIFY_GENERIC, b"del", key, 0)
-    return len(keys)
+    return deleted
