@@ -79,6 +79,20 @@ def test_asking_is_spent_by_the_next_command():
     assert h.err("GET", A) == MOVED_A
 
 
+def test_asking_lasts_while_its_command_runs():
+    """A script's commands see the ASKING of the EVAL running them."""
+    h, t, me, other = cluster_harness()
+    t.importing_from[key_slot(A)] = other
+    script = "return redis.call('get', KEYS[1])"
+    assert h.err("EVAL", script, "1", A) == MOVED_A
+    h.ok("ASKING")
+    assert h("EVAL", script, "1", A) is None
+    h.ok("ASKING")
+    assert h("EVAL", "return redis.call('get', 'a')", "0") is None
+    reply = h.err("EVAL", "return redis.call('get', 'a')", "0")
+    assert reply.startswith(b"ERR Script attempted to access a non local key in a cluster node")
+
+
 def test_asking_lasts_through_a_transaction():
     h, t, me, other = cluster_harness()
     t.importing_from[key_slot(A)] = other

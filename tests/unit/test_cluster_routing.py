@@ -135,7 +135,7 @@ def test_importing_slot_needs_asking():
     router = Router(t)
     client = ClientState(id=1)
     assert ask(router, "GET", A, client=client) == b"MOVED %d 10.0.0.2:7001" % SLOT_A
-    client.cluster_asking = True
+    client.cluster_asking = 1
     assert ask(router, "GET", A, client=client) is None
     assert ask(router, "MGET", b"{a}1", b"{a}2", client=client) == \
         b"TRYAGAIN Multiple keys request during rehashing of slot"

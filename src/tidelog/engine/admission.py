@@ -79,6 +79,12 @@ _SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscr
                               "punsubscribe", "sunsubscribe", "ping", "quit", "reset"})
 
 
+# ClientState.cluster_asking: ASKING sent (the next command may use an
+# importing slot), then spent by that command, gone at the next one.
+ASKING_SET = 1
+ASKING_SPENT = 2
+
+
 # How a command comes to admit(): which of the refusals apply.
 FROM_NETWORK = 0  # a client's command: every refusal, in processCommand's order
 FROM_SCRIPT = 1   # redis.call() in a script: scriptCall's refusals, Redis's script errors
@@ -245,13 +251,18 @@ def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, ent
     EXECABORT), as Redis does.  ASKING's flag is spent by the command that
     follows it (in a transaction: by EXEC).  Cost: O(1) for a command without
     keys, else the router's (O(keys))."""
+    asking = client.cluster_asking
+    if asking == ASKING_SPENT:  # by the previous command: gone now
+        client.cluster_asking = asking = 0
+        self.refresh_access(client)
     refusal = None
     if entry.keyed:
         refusal = router.check(client, entry.spec, argv, self.dbs[client.db])
-    if client.cluster_asking and entry.name not in ("asking", "multi") and \
+    if asking == ASKING_SET and entry.name not in ("asking", "multi") and \
             (client.multi is None or entry.name == "exec"):
-        client.cluster_asking = False
-        self.refresh_access(client)
+        # this command spends it; it lasts while it runs (a script's
+        # commands see it, as in Redis)
+        client.cluster_asking = ASKING_SPENT
     if refusal is None:
         return None
     entry.rejected += 1

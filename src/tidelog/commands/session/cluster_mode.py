@@ -35,7 +35,7 @@ def asking(ctx: Ctx, argv: list[bytes]) -> object:
     The client's next command may use a slot this node imports.  Cost: O(1)."""
     if not cluster_enabled(ctx):
         raise CommandError(CLUSTER_DISABLED)
-    ctx.client.cluster_asking = True
+    ctx.client.cluster_asking = 1  # engine.admission.ASKING_SET
     ctx.client.dispatch = NO_DISPATCH  # the next command takes admission, which spends it
     return OK
 

@@ -181,6 +181,6 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
     client.himport = None  # HIMPORT DISCARDALL
-    client.cluster_asking = client.cluster_readonly = False  # ASKING, READONLY
+    client.cluster_asking, client.cluster_readonly = 0, False  # ASKING, READONLY
     ctx.engine.set_client_user(client, None)  # the default user, as at connect
     return SimpleString(b"RESET")
