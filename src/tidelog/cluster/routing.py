@@ -245,13 +245,14 @@ class Router:
     def blocked_refusal(self, client: ClientState, keys: Iterable[bytes],
                         db: KeyLookup, is_write: bool) -> bytes | None:
         """A client blocked on ``keys``: the error that ends its wait when
-        their slot is no longer served here (Redis's
+        their slot is no longer served here or the cluster is down (Redis's
         clusterRedirectBlockedClientIfNeeded), or None.  Cost: O(keys)."""
         topology = self.topology
         myself = topology.myself
+        if not topology.state_ok:
+            # even when reads are allowed: a write would have to wake it
+            return errors.CLUSTERDOWN
         for key in keys:
-            if not topology.state_ok and not (self.allow_reads_when_down and not is_write):
-                return errors.CLUSTERDOWN
             slot = key_slot(key)
             owner = topology.owners[slot]
             if owner is None:
