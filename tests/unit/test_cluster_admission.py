@@ -147,6 +147,18 @@ def test_script_while_the_cluster_is_down():
     assert reply.startswith(b"ERR Script attempted to execute a command while the cluster is down")
 
 
+def test_a_shebang_says_whether_the_script_writes():
+    """cluster-allow-reads-when-down: EVAL is no write by its flags, but a
+    shebang without no-writes makes it one (Redis's getCommandFlags)."""
+    h, t, *_ = cluster_harness()
+    h.engine.slot_router.allow_reads_when_down = True
+    t.state_ok = False
+    assert h("EVAL", "return 1", "1", B) == 1
+    assert h("EVAL", "#!lua flags=no-writes\nreturn 1", "1", B) == 1
+    assert h.err("EVAL", "#!lua\nreturn 1", "1", B) == \
+        b"CLUSTERDOWN The cluster is down and only accepts read commands"
+
+
 def test_blocked_client_redirected_when_its_slot_leaves():
     h, t, me, other = cluster_harness()
     waiter = h.new_client()

@@ -119,9 +119,11 @@ class Router:
     # -- the decision ---------------------------------------------------------
 
     def query(self, client: ClientState, spec: table.CommandSpec, argv: list[bytes],
-              db: KeyLookup) -> tuple[Refusal | None, int]:
-        """(None or why not served here, the commands' slot or -1).  Cost:
-        O(keys of the command, or of every queued command at EXEC)."""
+              db: KeyLookup, write: bool | None = None) -> tuple[Refusal | None, int]:
+        """(None or why not served here, the commands' slot or -1).
+        ``write``: whether the command writes, when its flags do not say
+        (a script's shebang flags: Redis's getCommandFlags).  Cost: O(keys of
+        the command, or of every queued command at EXEC)."""
         topology = self.topology
         myself = topology.myself
         if spec.name == "exec":
@@ -172,6 +174,8 @@ class Router:
                         existing += 1
         if owner is None:
             return None, -1
+        if write is not None:
+            is_write = write
         if not topology.state_ok:
             if shard_pubsub:
                 if not self.allow_pubsubshard_when_down:
@@ -213,11 +217,12 @@ class Router:
     # -- what the engine asks (engine.services.SlotRouter) --------------------
 
     def check(self, client: ClientState, spec: table.CommandSpec, argv: list[bytes],
-              db: KeyLookup) -> bytes | None:
+              db: KeyLookup, write: bool | None = None) -> bytes | None:
         """A client's command: the error it gets instead, or None; notes the
         command's slot in ``client.cluster_slot`` (a script's commands are
-        held to it).  Cost: that of :meth:`query`."""
-        refusal, slot = self.query(client, spec, argv, db)
+        held to it).  ``write`` as :meth:`query`'s.  Cost: that of
+        :meth:`query`."""
+        refusal, slot = self.query(client, spec, argv, db, write)
         client.cluster_slot = slot
         return None if refusal is None else refusal.message
 

@@ -257,7 +257,12 @@ def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, ent
         self.refresh_access(client)
     refusal = None
     if entry.keyed:
-        refusal = router.check(client, entry.spec, argv, self.dbs[client.db])
+        write = None
+        if entry.name in SCRIPT_RUNNERS:  # a shebang's flags say (scriptFlagsToCmdFlags)
+            flags = self._script_flags(entry.name, argv)
+            if flags is not None:
+                write = b"no-writes" not in flags
+        refusal = router.check(client, entry.spec, argv, self.dbs[client.db], write)
     if asking == ASKING_SET and entry.name not in ("asking", "multi") and \
             (client.multi is None or entry.name == "exec"):
         # this command spends it; it lasts while it runs (a script's

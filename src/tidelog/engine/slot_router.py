@@ -18,8 +18,9 @@ class SlotRouter(Protocol):
     serves the command.  ``db`` is where keys are looked up (``peek``)."""
 
     def check(self, client: ClientState, spec: table.CommandSpec, argv: list[bytes],
-              db: Any) -> bytes | None:
-        """A client's command (at EXEC: every queued command)."""
+              db: Any, write: bool | None = None) -> bytes | None:
+        """A client's command (at EXEC: every queued command); ``write``:
+        whether it writes when its flags do not say (a script's shebang)."""
 
     def check_script_call(self, caller: ClientState, spec: table.CommandSpec,
                           argv: list[bytes], db: Any, cross_slot: bool) -> bytes | None:
