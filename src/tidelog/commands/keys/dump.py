@@ -126,3 +126,21 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     if getattr(value, "idmp", None) is not None:
         ctx.engine.track_idmp(value.idmp)
     return OK
+
+
+@command("restore-asking", arity=-4, flags="write denyoom asking", keys=(1, 1, 1),
+         group="server", since="3.0.0", categories=("@keyspace", "@dangerous"),
+         complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
+                    "serialized value, where N is the number of Redis objects composing the value "
+                    "and M their average size. For small string values the time complexity is "
+                    "thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
+                    "values the complexity is O(N*M*log(N)) because inserting values into sorted "
+                    "sets is O(log(N)).",
+         summary="An internal command for migrating keys in a cluster",
+         key_specs=[ks("OW update", 1)])
+def restore_asking(ctx: Ctx, argv: list[bytes]) -> object:
+    """RESTORE-ASKING key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+
+    RESTORE, served in a slot this node imports without ASKING.  Cost: as
+    RESTORE's."""
+    return restore(ctx, argv)

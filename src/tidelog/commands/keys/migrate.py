@@ -9,7 +9,8 @@ needs nothing above the command layer: the payload is :mod:`tidelog.rdb`'s.
 
 What is sent is ``AUTH`` (with AUTH or AUTH2), ``SELECT db``, then one
 ``RESTORE key ttl payload [REPLACE]`` per key that exists (the TTL relative
-in milliseconds, 0 for none), all in one write; the replies are read as
+in milliseconds, 0 for none; ``RESTORE-ASKING`` in cluster mode, which a
+node importing the slot serves), all in one write; the replies are read as
 lines in that order.  A key whose RESTORE answered ``+OK`` is deleted here
 (not with COPY), sends ``del`` and is propagated as ``DEL``; the first error
 from the target (AUTH's or SELECT's first, which then counts for every key)
@@ -168,11 +169,13 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
     if auth is not None:
         out.append(_resp([b"AUTH", *auth]))
     out.append(_resp([b"SELECT", b"%d" % dbid]))
+    # in cluster mode the target may be importing the slot: RESTORE-ASKING
+    restore = b"RESTORE-ASKING" if ctx.config["cluster-enabled"] else b"RESTORE"
     for key, value in found:
         ttl = ctx.db.ttl_ms(key)
         payload = rdb.value_payload(value, version=version, compress=compress)
         ttl_arg = b"0" if ttl is None else b"%d" % max(ttl, 1)
-        out.append(_resp([b"RESTORE", key, ttl_arg, payload,
+        out.append(_resp([restore, key, ttl_arg, payload,
                           *([b"REPLACE"] if replace else [])]))
     expected = (auth is not None) + 1 + len(found)
     replies, complete = _exchange(argv[1].decode("latin-1"), _atoi(argv[2]), timeout_ms,

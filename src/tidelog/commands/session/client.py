@@ -163,6 +163,8 @@ def _client_flags(client: ClientState) -> str:
         flags += "c"
     if client.addr.startswith("/"):
         flags += "U"
+    if client.cluster_readonly:  # READONLY (cluster mode)
+        flags += "r"
     if client.no_evict:
         flags += "e"
     if client.no_touch:
