@@ -819,5 +819,33 @@ SCRIPT_SET_REPL_ARGS = b"ERR redis.set_repl() requires one argument."
 SCRIPT_SET_REPL_FLAGS = b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."
 SCRIPT_LOG_LEVEL = b"ERR Invalid log level."
 
+# -- cluster mode: the slot check's redirections and refusals (7.0.15's
+# clusterRedirectClient, scriptVerifyClusterState) -----------------------------
+CROSSSLOT = b"CROSSSLOT Keys in request don't hash to the same slot"
+TRYAGAIN = b"TRYAGAIN Multiple keys request during rehashing of slot"
+CLUSTERDOWN = b"CLUSTERDOWN The cluster is down"
+CLUSTERDOWN_READ_ONLY = b"CLUSTERDOWN The cluster is down and only accepts read commands"
+CLUSTERDOWN_UNBOUND = b"CLUSTERDOWN Hash slot not served"
+SELECT_CLUSTER = b"ERR SELECT is not allowed in cluster mode"
+SWAPDB_CLUSTER = b"ERR SWAPDB is not allowed in cluster mode"
+MOVE_CLUSTER = b"ERR MOVE is not allowed in cluster mode"
+COPY_DB_CLUSTER = b"ERR Copying to another database is not allowed in cluster mode"
+SCRIPT_CLUSTER_DOWN = b"ERR Script attempted to execute a command while the cluster is down"
+SCRIPT_CLUSTER_DOWN_READ_ONLY = (
+    b"ERR Script attempted to execute a write command while the cluster is down and readonly")
+SCRIPT_NON_LOCAL_KEY = b"ERR Script attempted to access a non local key in a cluster node"
+SCRIPT_CROSS_SLOT = b"ERR Script attempted to access keys that do not hash to the same slot"
+
+
+def moved(slot: int, endpoint: bytes, port: int) -> bytes:
+    """``-MOVED <slot> <endpoint>:<port>``: the slot is served elsewhere."""
+    return b"MOVED %d %s:%d" % (slot, endpoint, port)
+
+
+def ask(slot: int, endpoint: bytes, port: int) -> bytes:
+    """``-ASK <slot> <endpoint>:<port>``: the key is being migrated there."""
+    return b"ASK %d %s:%d" % (slot, endpoint, port)
+
+
 # -- cluster mode: REPLICAOF / SLAVEOF (the bus picks the master) ----------------------------
 REPLICAOF_CLUSTER = b"ERR REPLICAOF not allowed in cluster mode."

@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any, Protocol, TypeVar
 
 from .errors import WRONGTYPE, CommandError
+from .keyslot import key_slot
 from .lfu import Lfu, clock_idle_ms, lru_clock, new_word, word_of
 from .types.hash import Hash
 from .types.stream import Stream
@@ -251,6 +253,17 @@ class Database:
             self.track_fields(dst, value.next_deadline())
         self.touch(src)
         self.touch(dst)
+
+    def use_slot_index(self) -> SlotKeyIndex:
+        """Cluster mode: keep the keys by hash slot too (a
+        :class:`SlotKeyIndex` in place of the plain one, filed from the
+        keys held now).  O(N)."""
+        index = self.key_index
+        if not isinstance(index, SlotKeyIndex):
+            index = SlotKeyIndex()
+            index.rebuild(self.data)
+            self.key_index = index
+        return index
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange every key, value, deadline (of keys and of hash
@@ -589,3 +602,47 @@ class KeyIndex:
         step = _reverse_bits(number, bits) + 1
         following = 0 if step > mask else _reverse_bits(step, bits)
         return following, found
+
+
+class SlotKeyIndex(KeyIndex):
+    """The SCAN buckets plus, per hash slot, its keys (cluster mode's index:
+    COUNTKEYSINSLOT in O(1), GETKEYSINSLOT in O(count), the keys of a slot
+    to delete).  A slot's keys are a dict (insertion order, O(1) add and
+    remove); a slot without keys has no entry.  Only a database in cluster
+    mode has one (:meth:`Database.use_slot_index`): elsewhere adding and
+    removing keys pays nothing for it."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slots: dict[int, dict[bytes, None]] = {}
+
+    def add(self, key: bytes) -> None:
+        count = self.count
+        super().add(key)
+        if self.count != count:
+            self.slots.setdefault(key_slot(key), {})[key] = None
+
+    def discard(self, key: bytes) -> None:
+        count = self.count
+        super().discard(key)
+        if self.count != count:
+            slot = key_slot(key)
+            keys = self.slots[slot]
+            del keys[key]
+            if not keys:
+                del self.slots[slot]
+
+    def clear(self) -> None:
+        super().clear()
+        self.slots = {}
+
+    def count_in_slot(self, slot: int) -> int:
+        """O(1)."""
+        keys = self.slots.get(slot)
+        return 0 if keys is None else len(keys)
+
+    def keys_in_slot(self, slot: int, count: int) -> list[bytes]:
+        """Up to ``count`` keys of ``slot``.  O(count)."""
+        return list(islice(self.slots.get(slot, ()), count))

@@ -72,6 +72,7 @@ from .transactions import transactions
 from .stream import xgroup
 from .stream import xinfo
 from .stream import xreadgroup
+from .session import cluster_mode
 # isort: on
 
 # Every module that registers commands, in the table's order.
@@ -135,4 +136,5 @@ MODULES = (
     xgroup,
     xinfo,
     xreadgroup,
+    cluster_mode,
 )

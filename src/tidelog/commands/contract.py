@@ -125,6 +125,13 @@ class ClientState:
     # (them included, as Redis trims its buffer after running them); the
     # server keeps it.
     query_bytes: int = 0
+    # Cluster mode: ASKING's one-shot flag (0; 1 sent; 2 spent by the command
+    # running, see engine.admission), READONLY's (reads served by a replica),
+    # and the slot of the command running (-1: none; a script's commands are
+    # held to it).
+    cluster_asking: int = 0
+    cluster_readonly: bool = False
+    cluster_slot: int = -1
     # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
     # None while tracking is off.
     tracking: Any = None

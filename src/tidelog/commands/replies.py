@@ -1,16 +1,49 @@
-"""Reply helpers several command families share: HELP texts and Redis's
-quoting of a string (MONITOR lines, CONFIG REWRITE)."""
+"""Reply helpers several command families share: the HELP subcommand of
+every container, and Redis's quoting of a string (MONITOR lines, CONFIG
+REWRITE)."""
 
 from __future__ import annotations
 
 import re
+import sys
 
 from ..resp.replies import SimpleString
+from .contract import Ctx
+from .table import COMMANDS, CommandSpec, Handler, command
 
 
-def help_reply(lines: list[str]) -> list[SimpleString]:
-    """A HELP subcommand's reply: one status line per text line."""
-    return [SimpleString(line.encode()) for line in lines]
+# =====================================================================================
+# HELP: the container's spec holds the text, one handler answers it
+# =====================================================================================
+def help_handler(spec: CommandSpec) -> Handler:
+    """The handler of ``spec``'s HELP: ``spec.help`` as one status line per
+    string.  (DEBUG, which dispatches its own subcommands, takes it too.)"""
+
+    def help_(ctx: Ctx, argv: list[bytes]) -> list[SimpleString]:
+        return [SimpleString(line.encode()) for line in spec.help]
+
+    help_.__doc__ = f"""{spec.name.upper()} HELP
+
+    The help lines on {spec.name.upper()}'s spec, one status line each.
+    Cost: O(1) (a fixed text)."""
+    help_.__qualname__ = help_.__name__ = f"{spec.name}_help"
+    return help_
+
+
+def help_command(container: str, *, group: str, since: str, summary: str,
+                 categories: tuple[str, ...] = ()) -> None:
+    """Register ``<container>|help`` (arity 2, ``loading stale``, O(1), as
+    every Redis container's HELP is), answered from the help lines on the
+    container's spec; the container registers first, with ``help=(...)``."""
+    spec = COMMANDS[container]
+    if not spec.help:
+        raise ValueError(f"{container} has no help lines on its spec")
+    handler = help_handler(spec)
+    # The handler belongs to the module that registers it (as namedtuple
+    # sets its classes' __module__): the table's modules are the families'.
+    handler.__module__ = sys._getframe(1).f_globals["__name__"]
+    command(f"{container}|help", arity=2, flags="loading stale", group=group, since=since,
+            complexity="O(1)", summary=summary, categories=categories)(handler)
 
 
 # =====================================================================================

@@ -15,7 +15,9 @@ and ``COMMAND COUNT`` are produced from this table.
 
 A container command (``XGROUP``, ``CLIENT``, ``CONFIG``...) registers with
 ``container=True``; its subcommands register as ``"xgroup|create"`` and are
-dispatched by the engine on the second argument, as in Redis 7.
+dispatched by the engine on the second argument, as in Redis 7.  Its HELP
+text is on its spec too (``help=(...)``, one string per reply line), and
+``replies.help_command`` registers the ``X HELP`` subcommand that answers it.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class CommandSpec:
     tips: tuple[str, ...] = ()     # COMMAND INFO's tips
     key_specs: list[KeySpec] | None = None  # None: derived from the flags (key_specs.key_specs)
     key_finder: KeyFinder | None = None     # finds the keys where the key specs give too many
+    help: tuple[str, ...] = ()     # a container's HELP reply, one status line per string
 
     @property
     def is_write(self) -> bool:
@@ -134,14 +137,16 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             summary: str = "", categories: tuple[str, ...] = (),
             container: bool = False, tips: tuple[str, ...] = (),
             key_specs: list[KeySpec] | None = None,
-            key_finder: KeyFinder | None = None) -> Callable[[Handler], Handler]:
+            key_finder: KeyFinder | None = None,
+            help: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     """Register a handler (or, with container=True, a container command).
 
     ``tips`` and ``key_specs`` are what COMMAND INFO shows (written from what
     redis-server 7.0.15 answers, and from Redis 8's command pages for the
     newer commands); a command without key specs gets one derived from its
     flags and ``keys``.  ``key_finder`` finds the keys of a call where the
-    key specs alone would give too many (MIGRATE)."""
+    key specs alone would give too many (MIGRATE).  ``help`` is the HELP
+    reply of a container (or of DEBUG), one line per string."""
 
     def register(handler: Handler) -> Handler:
         spec = CommandSpec(
@@ -150,6 +155,7 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             key_step=keys[2], group=group, since=since, complexity=complexity,
             summary=summary or (handler.__doc__ or "").strip().splitlines()[0],
             categories=categories, tips=tips, key_specs=key_specs, key_finder=key_finder,
+            help=help,
         )
         parent_name, bar, sub = name.partition("|")
         if bar:

@@ -46,6 +46,7 @@ from ..scripting.scripts import parse_shebang
 from .base import EngineCore
 from .entry import SCRIPT_RUNNERS, Entry
 from .outcomes import ABORTED, POSTPONED, _Aborted
+from .slot_router import SlotRouter
 
 log = logging.getLogger("tidelog")
 
@@ -76,6 +77,12 @@ _NETWORK_KINDS = frozenset({"normal", "replica"})
 # What a RESP2 client with subscriptions may still send (Redis's subscribed mode).
 _SUBSCRIBED_MODE = frozenset({"subscribe", "psubscribe", "ssubscribe", "unsubscribe",
                               "punsubscribe", "sunsubscribe", "ping", "quit", "reset"})
+
+
+# ClientState.cluster_asking: ASKING sent (the next command may use an
+# importing slot), then spent by that command, gone at the next one.
+ASKING_SET = 1
+ASKING_SPENT = 2
 
 
 # How a command comes to admit(): which of the refusals apply.
@@ -134,9 +141,14 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
                 result, client.user, entry.spec, argv[at], False))
     if how == FROM_EXEC or how == FROM_RETRY:
         return None
-    # -- The cluster's slot check goes here: after the ACL and before
-    # -- memory, as Redis's processCommand orders them (-MOVED, -ASK,
-    # -- -CROSSSLOT, -CLUSTERDOWN; a script's commands: scriptCall's own).
+    # Cluster mode's slot check: after the ACL and before memory, as Redis's
+    # processCommand orders them; not for the AOF loader nor the primary's
+    # link (a script's commands: scriptCall's own, below).
+    router = self.slot_router
+    if router is not None and how == FROM_NETWORK and client.kind in _NETWORK_KINDS:
+        redirect = self._slot_refusal(router, client, entry, argv)
+        if redirect is not None:
+            return redirect
     if how == FROM_SCRIPT:
         spec = entry.spec
         if read_only and entry.may_write:
@@ -157,6 +169,17 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
             refusal = ops.write_guard(client)
             if refusal is not None:
                 return self._refused_in_script(entry, refusal)
+        if router is not None and entry.keyed:  # last, as Redis's scriptVerifyClusterState
+            job = self.scripts.current
+            caller = job.client if job is not None else client
+            if caller.kind in _NETWORK_KINDS:
+                script = job.script if job is not None else None
+                cross_slot = script is None or (not script.shebang and not script.function) \
+                    or b"allow-cross-slot-keys" in script.flags
+                refusal = router.check_script_call(caller, spec, argv, self.dbs[client.db],
+                                                   cross_slot)
+                if refusal is not None:
+                    return self._refused_in_script(entry, refusal)
         return None
     allow_stale, deny_oom, is_write = entry.allow_stale, entry.deny_oom, entry.is_write
     if client.multi and entry.name == "exec" and (
@@ -218,6 +241,44 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
             client.multi.append(argv)
             return QUEUED
     return None
+
+
+def _slot_refusal(self: EngineCore, router: SlotRouter, client: ClientState, entry: Entry,
+                  argv: list[bytes]) -> ErrorReply | None:
+    """The redirection or refusal of a client's command in cluster mode
+    (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN), or None.  A refused
+    EXEC discards its transaction and answers the error itself (not
+    EXECABORT), as Redis does.  ASKING's flag is spent by the command that
+    follows it (in a transaction: by EXEC).  Cost: O(1) for a command without
+    keys, else the router's (O(keys))."""
+    asking = client.cluster_asking
+    if asking == ASKING_SPENT:  # by the previous command: gone now
+        client.cluster_asking = asking = 0
+        self.refresh_access(client)
+    refusal = None
+    if entry.keyed:
+        write = None
+        if entry.name in SCRIPT_RUNNERS:  # a shebang's flags say (scriptFlagsToCmdFlags)
+            flags = self._script_flags(entry.name, argv)
+            if flags is not None:
+                write = b"no-writes" not in flags
+        refusal = router.check(client, entry.spec, argv, self.dbs[client.db], write)
+    if asking == ASKING_SET and entry.name not in ("asking", "multi") and \
+            (client.multi is None or entry.name == "exec"):
+        # this command spends it; it lasts while it runs (a script's
+        # commands see it, as in Redis)
+        client.cluster_asking = ASKING_SPENT
+    if refusal is None:
+        return None
+    entry.rejected += 1
+    if entry.name == "exec":
+        client.multi = None
+        client.multi_error = False
+        self.unwatch_all(client)
+        return self._error(refusal)
+    if client.multi is not None:
+        client.multi_error = True
+    return self._error(refusal)
 
 
 def _acl_refusal(client: ClientState, spec: table.CommandSpec,

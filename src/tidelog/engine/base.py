@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..acl.registry import Acl
 from ..acl.users import User
@@ -31,6 +31,9 @@ from ..types.latency import LatencyEvent, SlowlogEntry
 from ..types.pubsub import PubSub
 from .entry import Entry, Waiter
 from .outcomes import _Aborted
+
+if TYPE_CHECKING:
+    from .slot_router import SlotRouter
 
 # A duration no command reaches: the threshold while slowlog/latency are off.
 NEVER_NS = 1 << 80
@@ -151,6 +154,7 @@ class EngineCore(EngineAPI, Protocol):
     shutdown_hook: Callable[[], None] | None
     listen_hook: Callable[[str], bytes | None] | None
     persistence: Persistence
+    slot_router: SlotRouter | None
     replication: Replication
     started: float
     started_ms: int
@@ -203,9 +207,14 @@ class EngineCore(EngineAPI, Protocol):
     def _script_flags(self, name: str, argv: list[bytes]) -> frozenset[bytes] | None: ...
     def set_write_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None: ...
     def set_stale_guard(self, guard: Callable[[ClientState], bytes | None] | None) -> None: ...
+    def set_slot_router(self, router: SlotRouter | None) -> None: ...
+    def redirect_blocked(self) -> int: ...
+    def delete_slot_keys(self, slot: int) -> int: ...
     def cross_protocol(self) -> _Aborted: ...
     def _queued_flags(self, client: ClientState) -> tuple[bool, bool, bool]: ...
     def _reject(self, client: ClientState, entry: Entry, message: bytes) -> ErrorReply: ...
+    def _slot_refusal(self, router: SlotRouter, client: ClientState, entry: Entry,
+                      argv: list[bytes]) -> ErrorReply | None: ...
     def _refused_in_script(self, entry: Entry, message: bytes) -> ErrorReply: ...
 
     # call.py

@@ -32,12 +32,14 @@ from . import (
     housekeeping,
     notify,
     operator,
+    slots,
     transactions,
 )
 from .base import NEVER_NS, EngineCore, Metrics, OperatorState
 from .entry import Entry, Waiter
 from .notify import _channel_match
 from .services import NoPersistence, NoReplication
+from .slot_router import SlotRouter
 
 if TYPE_CHECKING:
     # The type checker holds Engine to EngineCore (the state and the methods
@@ -87,6 +89,8 @@ class Engine(_Core):
         self.persistence: Persistence = NoPersistence(self)
         # Replicas: tidelog.replication attaches a primary when one connects.
         self.replication: Replication = NoReplication(self)
+        # Cluster mode: the slot check (set_slot_router); None otherwise.
+        self.slot_router: SlotRouter | None = None
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()
@@ -225,9 +229,13 @@ class Engine(_Core):
     _script_flags = admission._script_flags
     set_write_guard = admission.set_write_guard
     set_stale_guard = admission.set_stale_guard
+    set_slot_router = slots.set_slot_router
+    redirect_blocked = slots.redirect_blocked
+    delete_slot_keys = slots.delete_slot_keys
     cross_protocol = admission.cross_protocol
     _queued_flags = admission._queued_flags
     _reject = admission._reject
+    _slot_refusal = admission._slot_refusal
     _refused_in_script = admission._refused_in_script
 
     # call.py

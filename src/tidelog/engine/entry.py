@@ -11,6 +11,7 @@ from typing import Any
 from ..callstats import CallStats
 from ..commands import table
 from ..commands.contract import ClientState, Wait
+from ..commands.key_specs import key_specs
 
 # The commands that run a script or function: under maxmemory or a write
 # guard their scripts' flags decide (Engine._execute_checked), so they leave
@@ -50,7 +51,7 @@ class Entry(CallStats):
 
     __slots__ = ("spec", "name", "handler", "arity", "is_write", "allow_stale", "no_auth", "deny_oom",
                  "queued_in_multi", "refused_in_multi", "run",
-                 "monitor", "keyspace", "fast", "skip_slowlog", "may_write")
+                 "monitor", "keyspace", "fast", "skip_slowlog", "may_write", "keyed")
 
     def __init__(self, spec: table.CommandSpec) -> None:
         # The statistics at zero.  INFO latencystats, LATENCY HISTOGRAM:
@@ -81,6 +82,9 @@ class Entry(CallStats):
         # CLIENT PAUSE WRITE holds these back (writes, and what may replicate)
         self.may_write = spec.is_write or base in _MAY_REPLICATE
         self.skip_slowlog = "skip_slowlog" in spec.flags
+        # cluster mode checks its slot (Redis: key specs, a key finder, EXEC)
+        self.keyed = bool(key_specs(spec)) or spec.key_finder is not None or \
+            spec.name == "exec"
 
 
 @dataclass(eq=False)

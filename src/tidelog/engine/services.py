@@ -1,5 +1,6 @@
 """The engine's persistence and replication until the real ones are
-attached (:mod:`tidelog.persistence`, :mod:`tidelog.replication`).
+attached (:mod:`tidelog.persistence`, :mod:`tidelog.replication`), and
+what cluster mode attaches for the slot check (:class:`SlotRouter`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from .. import errors
 from ..commands.contract import AOF_OFF_INFO, ClientState
 from ..errors import CommandError
 from .base import EngineCore
+from .slot_router import SlotRouter as SlotRouter  # cluster mode's, beside the others
 
 
 class NoPersistence:

@@ -38,7 +38,7 @@ from ...errors import (
 )
 from ...resp.replies import OK, Map, SetReply
 from ..args import parse_int
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command, lookup
 
 if TYPE_CHECKING:
@@ -48,7 +48,37 @@ log = logging.getLogger("tidelog")
 
 
 @command("acl", arity=-2, group="server", since="6.0.0", complexity="Depends on subcommand.",
-         summary="A container for Access List Control commands ", container=True)
+         summary="A container for Access List Control commands ", container=True, help=(
+    "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CAT [<category>]",
+    "    List all commands that belong to <category>, or all command categories",
+    "    when no category is specified.",
+    "DELUSER <username> [<username> ...]",
+    "    Delete a list of users.",
+    "DRYRUN <username> <command> [<arg> ...]",
+    "    Returns whether the user can execute the given command without executing the command.",
+    "GETUSER <username>",
+    "    Get the user's details.",
+    "GENPASS [<bits>]",
+    "    Generate a secure 256-bit user password. The optional `bits` argument can",
+    "    be used to specify a different size.",
+    "LIST",
+    "    Show users details in config file format.",
+    "LOAD",
+    "    Reload users from the ACL file.",
+    "LOG [<count> | RESET]",
+    "    Show the ACL log entries.",
+    "SAVE",
+    "    Save the current config to the ACL file.",
+    "SETUSER <username> <attribute> [<attribute> ...]",
+    "    Create or modify a user with the specified attributes.",
+    "USERS",
+    "    List all the registered usernames.",
+    "WHOAMI",
+    "    Return the current connection username.",
+    "HELP",
+    "    Prints this help.",
+))
 def acl_(ctx: Ctx, argv: list[bytes]) -> object:
     """ACL subcommand [argument ...]"""
 
@@ -261,41 +291,5 @@ def acl_genpass(ctx: Ctx, argv: list[bytes]) -> object:
     return genpass(bits)
 
 
-_ACL_HELP = [
-    "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CAT [<category>]",
-    "    List all commands that belong to <category>, or all command categories",
-    "    when no category is specified.",
-    "DELUSER <username> [<username> ...]",
-    "    Delete a list of users.",
-    "DRYRUN <username> <command> [<arg> ...]",
-    "    Returns whether the user can execute the given command without executing the command.",
-    "GETUSER <username>",
-    "    Get the user's details.",
-    "GENPASS [<bits>]",
-    "    Generate a secure 256-bit user password. The optional `bits` argument can",
-    "    be used to specify a different size.",
-    "LIST",
-    "    Show users details in config file format.",
-    "LOAD",
-    "    Reload users from the ACL file.",
-    "LOG [<count> | RESET]",
-    "    Show the ACL log entries.",
-    "SAVE",
-    "    Save the current config to the ACL file.",
-    "SETUSER <username> <attribute> [<attribute> ...]",
-    "    Create or modify a user with the specified attributes.",
-    "USERS",
-    "    List all the registered usernames.",
-    "WHOAMI",
-    "    Return the current connection username.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("acl|help", arity=2, flags="loading stale", group="server", since="6.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def acl_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """ACL HELP"""
-    return help_reply(_ACL_HELP)
+help_command("acl", group="server", since="6.0.0",
+             summary="Show helpful text about the different subcommands")

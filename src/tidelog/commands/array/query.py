@@ -13,7 +13,7 @@ from ...errors import SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from ...glob import glob_match
 from ...types import longdouble
 from ...types.array import TAG_FLOAT, Array, canonical_int, value_tag
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
@@ -159,32 +159,26 @@ def argrep(ctx: Ctx, argv: list[bytes]) -> Any:
     preds: list[tuple[bytes, bytes]] = []
     limit = None
     withvalues = nocase = use_and = False
-    i, n = 4, len(argv)
-    while i < n:
-        token = argv[i].upper()
+    r = ArgReader(argv, start=4)
+    while r.more():
+        token = r.next_upper()
         if token in _PREDICATES:
-            if i + 1 >= n:
+            if not r.more():
                 raise CommandError(SYNTAX)
             if len(preds) >= GREP_MAX_PREDICATES:
                 raise CommandError(errors.ARRAY_TOO_MANY_PREDICATES)
-            if token == b"RE" and len(argv[i + 1]) > GREP_MAX_RE_LEN:
+            pattern = r.next_bytes()
+            if token == b"RE" and len(pattern) > GREP_MAX_RE_LEN:
                 raise CommandError(errors.ARRAY_RE_TOO_LONG)
-            preds.append((token, argv[i + 1]))
-            i += 2
+            preds.append((token, pattern))
         elif token == b"LIMIT":
-            if i + 1 >= n:
-                raise CommandError(SYNTAX)
-            limit = _positive_limit(argv[i + 1])
-            i += 2
+            limit = _positive_limit(r.next_bytes())
         elif token == b"WITHVALUES":
             withvalues = True
-            i += 1
         elif token == b"NOCASE":
             nocase = True
-            i += 1
         elif token in (b"AND", b"OR"):
             use_and = token == b"AND"
-            i += 1
         else:
             raise CommandError(SYNTAX)
     if not preds:

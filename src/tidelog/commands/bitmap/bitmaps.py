@@ -47,7 +47,7 @@ from ...errors import (
     CommandError,
 )
 from ...types import bits as B
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..encoding import mark_string_encoding
 from ..key_specs import ks
 from ..lookup import lookup_read
@@ -316,11 +316,10 @@ def parse_bitfield(ctx: Ctx, argv: list[bytes]) -> list[FieldOp]:
     in force where it appears.  Errors as Redis finds them, left to right.  O(argc)."""
     ops: list[FieldOp] = []
     overflow = B.WRAP
-    argc = len(argv)
-    j = 2
-    while j < argc:
-        left = argc - j - 1
-        name = argv[j].upper()
+    r = ArgReader(argv, start=2)
+    while r.more():
+        name = r.next_upper()
+        left = r.remaining()
         if name == b"GET" and left >= 2:
             opcode = _GET
         elif name == b"SET" and left >= 3:
@@ -328,19 +327,17 @@ def parse_bitfield(ctx: Ctx, argv: list[bytes]) -> list[FieldOp]:
         elif name == b"INCRBY" and left >= 3:
             opcode = _INCRBY
         elif name == b"OVERFLOW" and left >= 1:
-            mode = _OVERFLOWS.get(argv[j + 1].upper())
+            mode = _OVERFLOWS.get(r.next_upper())
             if mode is None:
                 raise CommandError(BITFIELD_BAD_OVERFLOW)
             overflow = mode
-            j += 2
             continue
         else:
             raise CommandError(SYNTAX)
-        signed, width = parse_field_type(argv[j + 1])
-        offset = parse_bit_offset(ctx, argv[j + 2], width)
-        value = 0 if opcode == _GET else parse_int(argv[j + 3])
+        signed, width = parse_field_type(r.next_bytes())
+        offset = parse_bit_offset(ctx, r.next_bytes(), width)
+        value = 0 if opcode == _GET else r.next_int()
         ops.append(FieldOp(opcode, signed, width, offset, value, overflow))
-        j += 3 if opcode == _GET else 4
     return ops
 
 

@@ -44,7 +44,7 @@ from ...errors import (
     wrong_arity,
 )
 from ...types.hash import Hash
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..lookup import lookup_read
 from ..table import command
 
@@ -318,16 +318,18 @@ def _hsetex_args(ctx: Ctx, argv: list[bytes]) -> tuple[bytes | None, int | None,
     (FNX/FXX, deadline, KEEPTTL, where the deadline argument is (0: none),
     where FIELDS is)."""
     cond, when, keepttl, when_at = None, None, False, 0
-    at = 2
-    while at < len(argv):
-        option = argv[at].upper()
+    r = ArgReader(argv, start=2)
+    while r.more():
+        at = r.pos
+        arg = r.next_bytes()
+        option = arg.upper()
         if option == b"FIELDS":
-            if at >= len(argv) - 3:
+            if r.remaining() < 3:
                 raise wrong_arity(argv[0])
-            numfields = parse_int(argv[at + 1], HSETEX_NUMFIELDS)
+            numfields = r.next_int(HSETEX_NUMFIELDS)
             if not 1 <= numfields <= INT32_MAX:
                 raise CommandError(HSETEX_NUMFIELDS)
-            remaining = len(argv) - at - 2
+            remaining = r.remaining()
             if remaining % 2 or numfields != remaining // 2:
                 raise wrong_arity(argv[0])
             return cond, when, keepttl, when_at, at
@@ -337,17 +339,16 @@ def _hsetex_args(ctx: Ctx, argv: list[bytes]) -> tuple[bytes | None, int | None,
             if option == b"KEEPTTL":
                 keepttl = True
             else:
-                if at >= len(argv) - 1:
+                if not r.more():
                     raise CommandError(HSETEX_MISSING_EXPIRE)
-                at += 1
-                when, when_at = _deadline(ctx, argv[at], *_UNITS[option]), at
+                when_at = r.pos
+                when = _deadline(ctx, r.next_bytes(), *_UNITS[option])
         elif option in (b"FNX", b"FXX"):
             if cond is not None:
                 raise CommandError(HSETEX_FNX_FXX)
             cond = option
         else:
-            raise CommandError(HSETEX_UNKNOWN_ARGUMENT % argv[at])
-        at += 1
+            raise CommandError(HSETEX_UNKNOWN_ARGUMENT % arg)
     raise CommandError(FIELDS_MISSING)
 
 

@@ -19,17 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 from ...config import NOTIFY_GENERIC, NOTIFY_NEW
 from ...errors import (
+    COPY_DB_CLUSTER,
     INVALID_DB_INDEX,
     INVALID_FIRST_DB,
     INVALID_SECOND_DB,
+    MOVE_CLUSTER,
     NOT_INTEGER,
     SAME_OBJECT,
+    SWAPDB_CLUSTER,
     SYNTAX,
     CommandError,
     value_out_of_range_between,
 )
 from ...resp.replies import OK
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..key_specs import ALL_SHARDS, ND, ks
 from ..lookup import lookup_read
 from ..table import command
@@ -86,17 +89,17 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
     src, dst = argv[1], argv[2]
     target = ctx.db
     replace = False
-    i, n = 3, len(argv)
-    while i < n:
-        option = argv[i].upper()
+    r = ArgReader(argv, start=3)
+    while r.more():
+        option = r.next_upper()
         if option == b"REPLACE":
             replace = True
-        elif option == b"DB" and i + 1 < n:
-            target = _db(ctx, parse_c_int(argv[i + 1]))
-            i += 1
+        elif option == b"DB" and r.more():
+            target = _db(ctx, parse_c_int(r.next_bytes()))
         else:
             raise CommandError(SYNTAX)
-        i += 1
+    if (ctx.db.index != 0 or target.index != 0) and ctx.engine.config["cluster-enabled"]:
+        raise CommandError(COPY_DB_CLUSTER)
     if target is ctx.db and src == dst:
         raise CommandError(SAME_OBJECT)
     value = lookup_read(ctx, src)
@@ -130,6 +133,8 @@ def copy(ctx: Ctx, argv: list[bytes]) -> object:
          key_specs=[ks("RW access update", 1)])
 def move(ctx: Ctx, argv: list[bytes]) -> object:
     """MOVE key db"""
+    if ctx.engine.config["cluster-enabled"]:
+        raise CommandError(MOVE_CLUSTER)
     key = argv[1]
     target = _db(ctx, parse_c_int(argv[2]))
     source = ctx.db
@@ -166,6 +171,8 @@ def move(ctx: Ctx, argv: list[bytes]) -> object:
          summary="Swaps two Redis databases")
 def swapdb(ctx: Ctx, argv: list[bytes]) -> object:
     """SWAPDB index1 index2"""
+    if ctx.engine.config["cluster-enabled"]:
+        raise CommandError(SWAPDB_CLUSTER)
     first = parse_c_int(argv[1], INVALID_FIRST_DB)
     second = parse_c_int(argv[2], INVALID_SECOND_DB)
     dbs = ctx.engine.dbs

@@ -25,7 +25,7 @@ from ...rdb import array as rdb_array
 from ...rdb import values as rdb
 from ...resp.replies import OK
 from ...types.array import Array
-from ..args import INT64_MAX, parse_int
+from ..args import INT64_MAX, ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
@@ -71,27 +71,23 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     key = argv[1]
     replace = absttl = False
     idle = freq = -1
-    i, n = 4, len(argv)
-    while i < n:
-        option = argv[i].upper()
-        more = n - i - 1
+    r = ArgReader(argv, start=4)
+    while r.more():
+        option = r.next_upper()
         if option == b"REPLACE":
             replace = True
         elif option == b"ABSTTL":
             absttl = True
-        elif option == b"IDLETIME" and more >= 1 and freq == -1:
-            idle = parse_int(argv[i + 1])
+        elif option == b"IDLETIME" and r.more() and freq == -1:
+            idle = r.next_int()
             if idle < 0:
                 raise CommandError(errors.INVALID_IDLETIME)
-            i += 1
-        elif option == b"FREQ" and more >= 1 and idle == -1:
-            freq = parse_int(argv[i + 1])
+        elif option == b"FREQ" and r.more() and idle == -1:
+            freq = r.next_int()
             if not 0 <= freq <= 255:
                 raise CommandError(errors.INVALID_FREQ)
-            i += 1
         else:
             raise CommandError(errors.SYNTAX)
-        i += 1
     db = ctx.db
     if not replace and db.get(key) is not None:
         raise CommandError(errors.BUSYKEY)
@@ -130,3 +126,21 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
     if getattr(value, "idmp", None) is not None:
         ctx.engine.track_idmp(value.idmp)
     return OK
+
+
+@command("restore-asking", arity=-4, flags="write denyoom asking", keys=(1, 1, 1),
+         group="server", since="3.0.0", categories=("@keyspace", "@dangerous"),
+         complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
+                    "serialized value, where N is the number of Redis objects composing the value "
+                    "and M their average size. For small string values the time complexity is "
+                    "thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
+                    "values the complexity is O(N*M*log(N)) because inserting values into sorted "
+                    "sets is O(log(N)).",
+         summary="An internal command for migrating keys in a cluster",
+         key_specs=[ks("OW update", 1)])
+def restore_asking(ctx: Ctx, argv: list[bytes]) -> object:
+    """RESTORE-ASKING key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+
+    RESTORE, served in a slot this node imports without ASKING.  Cost: as
+    RESTORE's."""
+    return restore(ctx, argv)

@@ -9,7 +9,8 @@ needs nothing above the command layer: the payload is :mod:`tidelog.rdb`'s.
 
 What is sent is ``AUTH`` (with AUTH or AUTH2), ``SELECT db``, then one
 ``RESTORE key ttl payload [REPLACE]`` per key that exists (the TTL relative
-in milliseconds, 0 for none), all in one write; the replies are read as
+in milliseconds, 0 for none; ``RESTORE-ASKING`` in cluster mode, which a
+node importing the slot serves), all in one write; the replies are read as
 lines in that order.  A key whose RESTORE answered ``+OK`` is deleted here
 (not with COPY), sends ``del`` and is propagated as ``DEL``; the first error
 from the target (AUTH's or SELECT's first, which then counts for every key)
@@ -27,7 +28,7 @@ from ...config import NOTIFY_GENERIC
 from ...errors import CommandError
 from ...rdb import values as rdb
 from ...resp.replies import OK, SimpleString
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
@@ -79,32 +80,26 @@ def _parse(argv: list[bytes]) -> tuple[bool, bool, list[bytes] | None, list[byte
     copy = replace = False
     auth: list[bytes] | None = None
     keys = [argv[3]]
-    j = 6
-    while j < len(argv):
-        word = argv[j].lower()
-        more = len(argv) - j - 1
+    r = ArgReader(argv, start=6)
+    while r.more():
+        word = r.next_bytes().lower()
         if word == b"copy":
             copy = True
         elif word == b"replace":
             replace = True
         elif word == b"auth":
-            if more < 1:
-                raise CommandError(errors.SYNTAX)
-            auth = [argv[j + 1]]
-            j += 1
+            auth = [r.next_bytes()]
         elif word == b"auth2":
-            if more < 2:
+            if r.remaining() < 2:
                 raise CommandError(errors.SYNTAX)
-            auth = [argv[j + 1], argv[j + 2]]
-            j += 2
+            auth = r.take(2)
         elif word == b"keys":
             if argv[3]:
                 raise CommandError(errors.MIGRATE_KEYS_NOT_EMPTY)
-            keys = argv[j + 1:]
+            keys = r.take(r.remaining())
             break
         else:
             raise CommandError(errors.SYNTAX)
-        j += 1
     return copy, replace, auth, keys
 
 
@@ -174,11 +169,13 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
     if auth is not None:
         out.append(_resp([b"AUTH", *auth]))
     out.append(_resp([b"SELECT", b"%d" % dbid]))
+    # in cluster mode the target may be importing the slot: RESTORE-ASKING
+    restore = b"RESTORE-ASKING" if ctx.config["cluster-enabled"] else b"RESTORE"
     for key, value in found:
         ttl = ctx.db.ttl_ms(key)
         payload = rdb.value_payload(value, version=version, compress=compress)
         ttl_arg = b"0" if ttl is None else b"%d" % max(ttl, 1)
-        out.append(_resp([b"RESTORE", key, ttl_arg, payload,
+        out.append(_resp([restore, key, ttl_arg, payload,
                           *([b"REPLACE"] if replace else [])]))
     expected = (auth is not None) + 1 + len(found)
     replies, complete = _exchange(argv[1].decode("latin-1"), _atoi(argv[2]), timeout_ms,

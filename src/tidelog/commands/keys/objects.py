@@ -8,7 +8,7 @@ from ...errors import LFU_NOT_SELECTED, LFU_SELECTED, CommandError
 from ..encoding import idle_seconds, object_encoding, refcount
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
 if TYPE_CHECKING:
@@ -16,7 +16,23 @@ if TYPE_CHECKING:
 
 
 @command("object", arity=-2, group="generic", since="2.2.3", complexity="Depends on subcommand.",
-         summary="A container for object introspection commands", container=True)
+         summary="A container for object introspection commands", container=True, help=(
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+))
 def object_(ctx: Ctx, argv: list[bytes]) -> object:
     """OBJECT subcommand [argument ...]"""
 
@@ -74,27 +90,5 @@ def object_freq(ctx: Ctx, argv: list[bytes]) -> object:
     return ctx.db.frequency(argv[2])
 
 
-_OBJECT_HELP = [
-    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "ENCODING <key>",
-    "    Return the kind of internal representation used in order to store the value",
-    "    associated with a <key>.",
-    "FREQ <key>",
-    "    Return the access frequency index of the <key>. The returned integer is",
-    "    proportional to the logarithm of the recent access frequency of the key.",
-    "IDLETIME <key>",
-    "    Return the idle time of the <key>, that is the approximated number of",
-    "    seconds elapsed since the last access to the key.",
-    "REFCOUNT <key>",
-    "    Return the number of references of the value associated with the specified",
-    "    <key>.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("object|help", arity=2, flags="loading stale", group="generic", since="6.2.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def object_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """OBJECT HELP"""
-    return help_reply(_OBJECT_HELP)
+help_command("object", group="generic", since="6.2.0",
+             summary="Show helpful text about the different subcommands")

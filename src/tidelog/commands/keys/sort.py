@@ -41,7 +41,7 @@ from ...types.hash import Hash
 from ...types.list import List
 from ...types.set import Set
 from ...types.zset import ZSet
-from ..args import parse_int
+from ..args import ArgReader
 from ..key_specs import KEY_READ, SORT_BY_GET, SORT_STORE, ks
 from ..lookup import lookup_read
 from ..table import COMMANDS, command
@@ -135,10 +135,10 @@ def _sort(ctx: Ctx, argv: list[bytes], readonly: bool) -> object:
     sortby: bytes | None = None
     store: bytes | None = None
     gets: list[bytes] = []
-    i, n = 2, len(argv)
-    while i < n:
-        option = argv[i].upper()
-        left = n - i - 1
+    r = ArgReader(argv, start=2)
+    while r.more():
+        option = r.next_upper()
+        left = r.remaining()
         if option == b"ASC":
             desc = False
         elif option == b"DESC":
@@ -146,25 +146,21 @@ def _sort(ctx: Ctx, argv: list[bytes], readonly: bool) -> object:
         elif option == b"ALPHA":
             alpha = True
         elif option == b"LIMIT" and left >= 2:
-            limit_start, limit_count = parse_int(argv[i + 1]), parse_int(argv[i + 2])
-            i += 2
+            limit_start = r.next_int()
+            limit_count = r.next_int()
         elif option == b"STORE" and left >= 1 and not readonly:
-            store = argv[i + 1]
-            i += 1
+            store = r.next_bytes()
         elif option == b"BY" and left >= 1:
-            sortby = argv[i + 1]
+            sortby = r.next_bytes()
             dontsort = b"*" not in sortby
             if not dontsort and not _reads_every_key(ctx, readonly):
                 raise CommandError(SORT_BY_DENIED)
-            i += 1
         elif option == b"GET" and left >= 1:
             if not _reads_every_key(ctx, readonly):
                 raise CommandError(SORT_GET_DENIED)
-            gets.append(argv[i + 1])
-            i += 1
+            gets.append(r.next_bytes())
         else:
             raise CommandError(SYNTAX)
-        i += 1
     value = lookup_read(ctx, argv[1])
     if value is None:
         elements: list[bytes] = []

@@ -29,7 +29,7 @@ from ...resp.replies import Push, Replies
 from ...types.pubsub import CHANNEL, PATTERN, SHARD
 from ..contract import ClientState, Ctx
 from ..key_specs import ks
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
 _SUBSCRIBE = (b"subscribe", b"psubscribe", b"ssubscribe")
@@ -170,7 +170,22 @@ def spublish(ctx: Ctx, argv: list[bytes]) -> Any:
 # -- PUBSUB --------------------------------------------------------------------------
 @command("pubsub", arity=-2, group="pubsub", since="2.8.0", complexity="Depends on subcommand.",
          summary="A container for Pub/Sub commands", container=True,
-         categories=("-@pubsub",))
+         categories=("-@pubsub",), help=(
+    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
+    "HELP",
+    "    Prints this help.",
+))
 def pubsub(ctx: Ctx, argv: list[bytes]) -> Any:
     """PUBSUB <subcommand> [<arg> [value] [opt] ...]"""
 
@@ -231,27 +246,5 @@ def pubsub_numpat(ctx: Ctx, argv: list[bytes]) -> Any:
     return ctx.engine.pubsub.numpat()
 
 
-_PUBSUB_HELP = [
-    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CHANNELS [<pattern>]",
-    "    Return the currently active channels matching a <pattern> (default: '*').",
-    "NUMPAT",
-    "    Return number of subscriptions to patterns.",
-    "NUMSUB [<channel> ...]",
-    "    Return the number of subscribers for the specified channels, excluding",
-    "    pattern subscriptions(default: no channels).",
-    "SHARDCHANNELS [<pattern>]",
-    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
-    "SHARDNUMSUB [<shardchannel> ...]",
-    "    Return the number of subscribers for the specified shard level channel(s)",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("pubsub|help", arity=2, flags="loading stale", group="pubsub", since="6.2.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands",
-         categories=("-@pubsub",))
-def pubsub_help(ctx: Ctx, argv: list[bytes]) -> Any:
-    """PUBSUB HELP"""
-    return help_reply(_PUBSUB_HELP)
+help_command("pubsub", group="pubsub", since="6.2.0",
+             summary="Show helpful text about the different subcommands", categories=("-@pubsub",))

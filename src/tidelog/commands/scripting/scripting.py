@@ -17,9 +17,10 @@ from ...errors import CommandError
 from ...glob import glob_match
 from ...rdb import values as rdb
 from ...resp.replies import OK, Map, SetReply, SimpleString
+from ..args import ArgReader
 from ..contract import Ctx
 from ..key_specs import ALL_SHARDS, ND, SCRIPT_RO, SCRIPT_RW, ks
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
 
@@ -99,7 +100,25 @@ def evalsha_ro(ctx: Ctx, argv: list[bytes]) -> Any:
 # -- SCRIPT ---------------------------------------------------------------------------
 @command("script", arity=-2, group="scripting", since="2.6.0",
          complexity="Depends on subcommand.", summary="A container for Lua scripts management commands",
-         container=True)
+         container=True, help=(
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+))
 def script(ctx: Ctx, argv: list[bytes]) -> Any:
     """SCRIPT <subcommand> [<arg> [value] [opt] ...]"""
 
@@ -159,32 +178,8 @@ def script_debug(ctx: Ctx, argv: list[bytes]) -> Any:
     raise CommandError(errors.SCRIPT_DEBUG_MODE)
 
 
-_SCRIPT_HELP = [
-    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "DEBUG (YES|SYNC|NO)",
-    "    Set the debug mode for subsequent scripts executed.",
-    "EXISTS <sha1> [<sha1> ...]",
-    "    Return information about the existence of the scripts in the script cache.",
-    "FLUSH [ASYNC|SYNC]",
-    "    Flush the Lua scripts cache. Very dangerous on replicas.",
-    "    When called without the optional mode argument, the behavior is determined by the",
-    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-    "    * ASYNC: Asynchronously flush the scripts cache.",
-    "    * SYNC: Synchronously flush the scripts cache.",
-    "KILL",
-    "    Kill the currently executing Lua script.",
-    "LOAD <script>",
-    "    Load a script into the scripts cache without executing it.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("script|help", arity=2, flags="loading stale", group="scripting", since="5.0.0",
-         complexity="O(1)", summary="Returns helpful text about the different subcommands.")
-def script_help(ctx: Ctx, argv: list[bytes]) -> Any:
-    """SCRIPT HELP"""
-    return help_reply(_SCRIPT_HELP)
+help_command("script", group="scripting", since="5.0.0",
+             summary="Returns helpful text about the different subcommands.")
 
 
 # -- FCALL and FUNCTION ---------------------------------------------------------------
@@ -216,7 +211,52 @@ def fcall_ro(ctx: Ctx, argv: list[bytes]) -> Any:
 
 @command("function", arity=-2, group="scripting", since="7.0.0",
          complexity="Depends on subcommand.", summary="A container for function commands.",
-         container=True)
+         container=True, help=(
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using "
+    "FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore "
+    "policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
+    "replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance "
+    "of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+))
 def function(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION <subcommand> [<arg> [value] [opt] ...]"""
 
@@ -228,7 +268,9 @@ def function(ctx: Ctx, argv: list[bytes]) -> Any:
 def function_load(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LOAD [REPLACE] function-code"""
     replace = False
-    for option in argv[2:-1]:
+    r = ArgReader(argv, start=2)
+    while r.remaining() > 1:  # the last argument is the code
+        option = r.next_bytes()
         if option.lower() == b"replace":
             replace = True
         else:
@@ -283,19 +325,18 @@ def function_list(ctx: Ctx, argv: list[bytes]) -> Any:
     """FUNCTION LIST [LIBRARYNAME library-name-pattern] [WITHCODE]"""
     pattern = None
     with_code = False
-    i = 2
-    while i < len(argv):
-        word = argv[i].lower()
+    r = ArgReader(argv, start=2)
+    while r.more():
+        arg = r.next_bytes()
+        word = arg.lower()
         if word == b"withcode" and not with_code:  # each option once, as in Redis
             with_code = True
         elif word == b"libraryname" and pattern is None:
-            if i + 1 >= len(argv):
+            if not r.more():
                 raise CommandError(errors.FUNCTION_LIST_NO_NAME)
-            i += 1
-            pattern = argv[i]
+            pattern = r.next_bytes()
         else:
-            raise CommandError(errors.FUNCTION_LIST_ARG % argv[i])
-        i += 1
+            raise CommandError(errors.FUNCTION_LIST_ARG % arg)
     out = []
     for library in ctx.engine.scripts.libraries.values():
         if pattern is not None and not glob_match(pattern, library.name):
@@ -329,59 +370,8 @@ def function_stats(ctx: Ctx, argv: list[bytes]) -> Any:
                                                  (b"functions_count", count)]))]))])
 
 
-_FUNCTION_HELP = [
-    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "LOAD [REPLACE] <FUNCTION CODE>",
-    "    Create a new library with the given library name and code.",
-    "DELETE <LIBRARY NAME>",
-    "    Delete the given library.",
-    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-    "    Return general information on all the libraries:",
-    "    * Library name",
-    "    * The engine used to run the Library",
-    "    * Library description",
-    "    * Functions list",
-    "    * Library code (if WITHCODE is given)",
-    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
-    "STATS",
-    "    Return information about the current function running:",
-    "    * Function name",
-    "    * Command used to run the function",
-    "    * Duration in MS that the function is running",
-    "    If no function is running, return nil",
-    "    In addition, returns a list of available engines.",
-    "KILL",
-    "    Kill the current running function.",
-    "FLUSH [ASYNC|SYNC]",
-    "    Delete all the libraries.",
-    "    When called without the optional mode argument, the behavior is determined by the",
-    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-    "    * ASYNC: Asynchronously flush the libraries.",
-    "    * SYNC: Synchronously flush the libraries.",
-    "DUMP",
-    "    Return a serialized payload representing the current libraries, can be restored using "
-    "FUNCTION RESTORE command",
-    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-    "    Restore the libraries represented by the given payload, it is possible to give a restore "
-    "policy to",
-    "    control how to handle existing libraries (default APPEND):",
-    "    * FLUSH: delete all existing libraries.",
-    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
-    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, "
-    "replace the old",
-    "      libraries with the new libraries (notice that even on this option there is a chance "
-    "of failure",
-    "      in case of functions name collision with another library).",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("function|help", arity=2, flags="loading stale", group="scripting", since="7.0.0",
-         complexity="O(1)", summary="Returns helpful text about the different subcommands.")
-def function_help(ctx: Ctx, argv: list[bytes]) -> Any:
-    """FUNCTION HELP"""
-    return help_reply(_FUNCTION_HELP)
+help_command("function", group="scripting", since="7.0.0",
+             summary="Returns helpful text about the different subcommands.")
 
 
 # FUNCTION DUMP's payload: per library the RDB function opcode (0xF5) and its

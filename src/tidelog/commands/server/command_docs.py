@@ -24,7 +24,7 @@ from ...resp.replies import Map, SetReply, SimpleString
 from ..args import ArgReader
 from ..contract import Ctx
 from ..key_specs import KeySpec, call_flags, command_key_positions, key_specs
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import COMMANDS, CommandSpec, command
 
 log = logging.getLogger("tidelog")
@@ -139,7 +139,29 @@ def all_commands() -> Iterable[CommandSpec]:
 @command("command", arity=-1, flags="loading stale", group="server", since="2.8.13",
          complexity="O(N) where N is the total number of Redis commands",
          summary="Get array of Redis command details", categories=("@connection",),
-         tips=("nondeterministic_output_order",))
+         tips=("nondeterministic_output_order",), help=(
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
+    "HELP",
+    "    Prints this help.",
+))
 def command_(ctx: Ctx, argv: list[bytes]) -> object:
     """COMMAND [subcommand [argument ...]]"""
     r = ArgReader(argv)
@@ -264,34 +286,5 @@ def command_getkeysandflags(ctx: Ctx, argv: list[bytes]) -> object:
             for key, flags in _getkeys(target)]
 
 
-_COMMAND_HELP = [
-    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "(no subcommand)",
-    "    Return details about all Redis commands.",
-    "COUNT",
-    "    Return the total number of commands in this Redis server.",
-    "LIST",
-    "    Return a list of all commands in this Redis server.",
-    "INFO [<command-name> ...]",
-    "    Return details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "DOCS [<command-name> ...]",
-    "    Return documentation details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "GETKEYS <full-command>",
-    "    Return the keys from a full Redis command.",
-    "GETKEYSANDFLAGS <full-command>",
-    "    Return the keys and the access flags from a full Redis command.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("command|help", arity=2, flags="loading stale", group="server", since="5.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands",
-         categories=("@connection",))
-def command_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """COMMAND HELP"""
-    return help_reply(_COMMAND_HELP)
+help_command("command", group="server", since="5.0.0",
+             summary="Show helpful text about the different subcommands", categories=("@connection",))

@@ -24,7 +24,7 @@ from ...glob import glob_match
 from ...resp.replies import OK, Map
 from ..args import ArgReader
 from ..contract import Ctx
-from ..replies import help_reply, repr_arg
+from ..replies import help_command, repr_arg
 from ..table import command
 
 log = logging.getLogger("tidelog")
@@ -85,7 +85,19 @@ def _apply_config(ctx: Ctx, name: str) -> None:
 
 
 @command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",
-         summary="A container for server configuration commands", container=True)
+         summary="A container for server configuration commands", container=True, help=(
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+))
 def config_(ctx: Ctx, argv: list[bytes]) -> object:
     """CONFIG subcommand [argument ...]"""
 
@@ -319,23 +331,5 @@ def config_rewrite(ctx: Ctx, argv: list[bytes]) -> object:
     return OK
 
 
-_CONFIG_HELP = [
-    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GET <pattern>",
-    "    Return parameters matching the glob-like <pattern> and their values.",
-    "SET <directive> <value>",
-    "    Set the configuration <directive> to <value>.",
-    "RESETSTAT",
-    "    Reset statistics reported by the INFO command.",
-    "REWRITE",
-    "    Rewrite the configuration file.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("config|help", arity=2, flags="loading stale", group="server", since="5.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def config_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """CONFIG HELP"""
-    return help_reply(_CONFIG_HELP)
+help_command("config", group="server", since="5.0.0",
+             summary="Show helpful text about the different subcommands")

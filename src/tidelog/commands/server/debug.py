@@ -34,8 +34,8 @@ from ...types.zset import ZSet
 from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..encoding import idle_seconds, object_encoding, refcount
-from ..replies import help_reply
-from ..table import command
+from ..replies import help_handler
+from ..table import COMMANDS, command
 
 DebugHandler = Callable[[Ctx, list[bytes]], Reply]
 
@@ -122,7 +122,9 @@ def _serialized_length(value: Any) -> int:
     return prefix + n
 
 
-_DEBUG_HELP = [
+@command("debug", arity=-2, flags="admin noscript loading stale", group="server",
+         since="1.0.0", complexity="Depends on subcommand.",
+         summary="A container for debugging commands", help=(
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
@@ -158,12 +160,7 @@ _DEBUG_HELP = [
     "    Output a hex signature of the values of all the specified keys.",
     "HELP",
     "    Prints this help.",
-]
-
-
-@command("debug", arity=-2, flags="admin noscript loading stale", group="server",
-         since="1.0.0", complexity="Depends on subcommand.",
-         summary="A container for debugging commands")
+))
 def debug(ctx: Ctx, argv: list[bytes]) -> Reply:
     """DEBUG subcommand [argument ...]"""
     found = DEBUG_SUBCOMMANDS.get(argv[1].lower())
@@ -172,10 +169,7 @@ def debug(ctx: Ctx, argv: list[bytes]) -> Reply:
     return found[0](ctx, argv)
 
 
-@debug_subcommand("help", arity=2)
-def debug_help(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """DEBUG HELP"""
-    return help_reply(_DEBUG_HELP)
+debug_subcommand("help", arity=2)(help_handler(COMMANDS["debug"]))
 
 
 @debug_subcommand("sleep", arity=3)

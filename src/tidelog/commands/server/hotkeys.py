@@ -58,10 +58,10 @@ from ...errors import (
 from ...resp import encode
 from ...resp.replies import OK, Map, Replies
 from ...types.topk import TopK
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx, Reply
 from ..key_specs import acl_keys, fixed_key_ranges
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import CommandSpec, command
 
 METRICS_MAX = 2          # the metric types there are: CPU and NET
@@ -71,36 +71,6 @@ DURATION_MAX = 1_000_000  # seconds
 INT_MAX = 2**31 - 1       # SAMPLE's bound
 CLUSTER_SLOTS = 16384
 PLACES_PER_KEY = 10       # TopK places per reported key (Redis tracks count * 10)
-
-_HELP = [
-    "HOTKEYS <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "START <METRICS count [CPU] [NET]> [COUNT k] [DURATION duration] [SAMPLE ratio] "
-    "[SLOTS count slot...]",
-    "    Starts hotkeys tracking with specified metrics.",
-    "    * METRICS count [CPU] [NET]",
-    "        Specify count of metrics and choose amongst:",
-    "        - CPU: Track hotkeys by CPU time percentage",
-    "        - NET: Track hotkeys by network bytes percentage",
-    "    * COUNT k",
-    "        Specifies the value of K for the top-K hotkeys tracking. Default: 10",
-    "    * DURATION duration",
-    "        Specifies tracking duration in seconds. 0 means tracking will continue until "
-    "manually stopped. Default: 0",
-    "    * SAMPLE ratio",
-    "        Keys are tracked with probability 1/ratio. Default: 1 (tracks every key)",
-    "    * SLOTS count slot...",
-    "        Specify which slots to track keys from. Only available in cluster mode. "
-    "Default: empty (track all slots)",
-    "STOP",
-    "    Stop hotkeys tracking. Results are still available via GET",
-    "GET",
-    "    Get results from hotkeys tracking.",
-    "RESET",
-    "    Reset memory used for hotkeys tracking. Tracking must have been stopped.",
-    "    Results will no longer be available after this command.",
-    "HELP",
-    "    Prints this help.",
-]
 
 
 @dataclass(frozen=True)
@@ -135,10 +105,10 @@ def parse_start(argv: list[bytes], cluster_enabled: bool) -> StartArgs:
         raise CommandError(HOTKEYS_METRICS_REQUIRED)
     metrics = _ranged(argv[3], 1, METRICS_MAX, HOTKEYS_METRICS_COUNT % METRICS_MAX)
     cpu = net = False
-    j = 4
+    r = ArgReader(argv, start=4)
     taken = 0
-    while j < argc and taken < metrics:
-        name = argv[j].upper()
+    while r.more() and taken < metrics:
+        name = r.next_upper()
         if name == b"CPU":
             if cpu:
                 raise CommandError(HOTKEYS_METRICS_TWICE % b"CPU")
@@ -148,39 +118,34 @@ def parse_start(argv: list[bytes], cluster_enabled: bool) -> StartArgs:
                 raise CommandError(HOTKEYS_METRICS_TWICE % b"NET")
             net = True
         taken += 1
-        j += 1
     if taken != metrics:
         raise CommandError(HOTKEYS_METRICS_MISMATCH)
     if not (cpu or net):
         raise CommandError(HOTKEYS_METRICS_NONE_VALID)
     count, duration_ms, ratio = COUNT_DEFAULT, 0, 1
     slots: tuple[int, ...] | None = None
-    while j < argc:
-        option = argv[j].upper()
-        more = j + 1 < argc
+    while r.more():
+        option = r.next_upper()
+        more = r.more()
         if more and option == b"COUNT":
-            count = _ranged(argv[j + 1], 1, COUNT_MAX, HOTKEYS_COUNT_RANGE)
-            j += 2
+            count = _ranged(r.next_bytes(), 1, COUNT_MAX, HOTKEYS_COUNT_RANGE)
         elif more and option == b"DURATION":
-            duration_ms = _ranged(argv[j + 1], 1, DURATION_MAX, HOTKEYS_DURATION_RANGE) * 1000
-            j += 2
+            duration_ms = _ranged(r.next_bytes(), 1, DURATION_MAX, HOTKEYS_DURATION_RANGE) * 1000
         elif more and option == b"SAMPLE":
-            ratio = _ranged(argv[j + 1], 1, INT_MAX, HOTKEYS_SAMPLE_RANGE)
-            j += 2
+            ratio = _ranged(r.next_bytes(), 1, INT_MAX, HOTKEYS_SAMPLE_RANGE)
         elif more and option == b"SLOTS":
             if not cluster_enabled:
                 raise CommandError(HOTKEYS_SLOTS_NOT_CLUSTER)
             if slots is not None:
                 raise CommandError(HOTKEYS_SLOTS_TWICE)
-            n = _ranged(argv[j + 1], 1, CLUSTER_SLOTS, HOTKEYS_SLOTS_COUNT)
-            if j + 1 + n >= argc:
+            n = _ranged(r.next_bytes(), 1, CLUSTER_SLOTS, HOTKEYS_SLOTS_COUNT)
+            if r.remaining() < n:
                 raise CommandError(HOTKEYS_SLOTS_MISSING)
             chosen = sorted(_ranged(arg, 0, CLUSTER_SLOTS - 1, HOTKEYS_SLOT_INVALID)
-                            for arg in argv[j + 2:j + 2 + n])
+                            for arg in r.take(n))
             if any(a == b for a, b in zip(chosen, chosen[1:])):
                 raise CommandError(HOTKEYS_SLOT_DUPLICATE)
             slots = tuple(chosen)
-            j += 2 + n
         else:
             raise CommandError(SYNTAX)
     return StartArgs(cpu, net, count, duration_ms, ratio, slots or ())
@@ -410,7 +375,35 @@ _SUB = "admin noscript"
 
 @command("hotkeys", arity=-2, group="server", since="8.6.0",
          complexity="Depends on subcommand.",
-         summary="A container for hotkeys tracking commands.", container=True)
+         summary="A container for hotkeys tracking commands.", container=True, help=(
+    "HOTKEYS <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "START <METRICS count [CPU] [NET]> [COUNT k] [DURATION duration] [SAMPLE ratio] "
+    "[SLOTS count slot...]",
+    "    Starts hotkeys tracking with specified metrics.",
+    "    * METRICS count [CPU] [NET]",
+    "        Specify count of metrics and choose amongst:",
+    "        - CPU: Track hotkeys by CPU time percentage",
+    "        - NET: Track hotkeys by network bytes percentage",
+    "    * COUNT k",
+    "        Specifies the value of K for the top-K hotkeys tracking. Default: 10",
+    "    * DURATION duration",
+    "        Specifies tracking duration in seconds. 0 means tracking will continue until "
+    "manually stopped. Default: 0",
+    "    * SAMPLE ratio",
+    "        Keys are tracked with probability 1/ratio. Default: 1 (tracks every key)",
+    "    * SLOTS count slot...",
+    "        Specify which slots to track keys from. Only available in cluster mode. "
+    "Default: empty (track all slots)",
+    "STOP",
+    "    Stop hotkeys tracking. Results are still available via GET",
+    "GET",
+    "    Get results from hotkeys tracking.",
+    "RESET",
+    "    Reset memory used for hotkeys tracking. Tracking must have been stopped.",
+    "    Results will no longer be available after this command.",
+    "HELP",
+    "    Prints this help.",
+))
 def hotkeys(ctx: Ctx, argv: list[bytes]) -> Reply:
     """HOTKEYS subcommand [argument ...]"""
 
@@ -476,10 +469,5 @@ def hotkeys_reset(ctx: Ctx, argv: list[bytes]) -> Reply:
     return OK
 
 
-@command("hotkeys|help", arity=2, flags="loading stale", group="server", since="8.6.1",
-         complexity="O(1)", summary="Return helpful text about HOTKEYS command parameters.")
-def hotkeys_help(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """HOTKEYS HELP
-
-    Cost: O(1)."""
-    return help_reply(_HELP)
+help_command("hotkeys", group="server", since="8.6.1",
+             summary="Return helpful text about HOTKEYS command parameters.")

@@ -293,7 +293,7 @@ def _section_errorstats(ctx: Ctx) -> list[str]:
 
 
 def _section_cluster(ctx: Ctx) -> list[str]:
-    return ["cluster_enabled:0"]
+    return [f"cluster_enabled:{1 if ctx.config['cluster-enabled'] else 0}"]
 
 
 def _section_keyspace(ctx: Ctx) -> list[str]:

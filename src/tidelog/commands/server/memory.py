@@ -33,7 +33,7 @@ from ..args import ArgReader
 from ..contract import Ctx
 from ..encoding import object_encoding
 from ..key_specs import ALL_SHARDS, ND, ks
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
 log = logging.getLogger("tidelog")
@@ -106,7 +106,22 @@ def key_memory(key: bytes, value: Any) -> int:
 
 
 @command("memory", arity=-2, group="server", since="4.0.0", complexity="Depends on subcommand.",
-         summary="A container for memory diagnostics commands", container=True)
+         summary="A container for memory diagnostics commands", container=True, help=(
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+))
 def memory_(ctx: Ctx, argv: list[bytes]) -> object:
     """MEMORY subcommand [argument ...]"""
 
@@ -263,26 +278,5 @@ def memory_purge(ctx: Ctx, argv: list[bytes]) -> object:
     return OK
 
 
-_MEMORY_HELP = [
-    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "DOCTOR",
-    "    Return memory problems reports.",
-    "MALLOC-STATS",
-    "    Return internal statistics report from the memory allocator.",
-    "PURGE",
-    "    Attempt to purge dirty pages for reclamation by the allocator.",
-    "STATS",
-    "    Return information about the memory usage of the server.",
-    "USAGE <key> [SAMPLES <count>]",
-    "    Return memory in bytes used by <key> and its value. Nested values are",
-    "    sampled up to <count> times (default: 5, 0 means sample all).",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("memory|help", arity=2, flags="loading stale", group="server", since="4.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def memory_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """MEMORY HELP"""
-    return help_reply(_MEMORY_HELP)
+help_command("memory", group="server", since="4.0.0",
+             summary="Show helpful text about the different subcommands")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from ...errors import MODULE_LOAD_REFUSED, MODULE_UNLOAD_NONE, CommandError
 from ..contract import Ctx, Reply
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
-_MODULE_HELP = [
+
+@command("module", arity=-2, group="server", since="4.0.0",
+         complexity="Depends on subcommand.",
+         summary="A container for module commands", container=True, help=(
     "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "LIST",
     "    Return a list of loaded modules.",
@@ -27,24 +30,13 @@ _MODULE_HELP = [
     "    Unload a module.",
     "HELP",
     "    Prints this help.",
-]
-
-
-
-@command("module", arity=-2, group="server", since="4.0.0",
-         complexity="Depends on subcommand.",
-         summary="A container for module commands", container=True)
+))
 def module_(ctx: Ctx, argv: list[bytes]) -> Reply:
     """MODULE subcommand [argument ...]"""
 
 
-@command("module|help", arity=2, flags="loading stale", group="server", since="5.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def module_help(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """MODULE HELP
-
-    Cost: O(1)."""
-    return help_reply(_MODULE_HELP)
+help_command("module", group="server", since="5.0.0",
+             summary="Show helpful text about the different subcommands")
 
 
 @command("module|list", arity=2, flags="admin noscript", group="server", since="4.0.0",

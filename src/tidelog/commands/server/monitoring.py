@@ -25,7 +25,7 @@ from ...types.latency import LatencyEvent, cumulative
 from ..args import parse_int
 from ..contract import Ctx
 from ..key_specs import ND
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 
 
@@ -49,7 +49,20 @@ def monitor(ctx: Ctx, argv: list[bytes]) -> object:
 # SLOWLOG
 # =====================================================================================
 @command("slowlog", arity=-2, group="server", since="2.2.12", complexity="Depends on subcommand.",
-         summary="A container for slow log commands", container=True)
+         summary="A container for slow log commands", container=True, help=(
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+    "    client name",
+    "LEN",
+    "    Return the length of the slowlog.",
+    "RESET",
+    "    Reset the slowlog.",
+    "HELP",
+    "    Prints this help.",
+))
 def slowlog(ctx: Ctx, argv: list[bytes]) -> object:
     """SLOWLOG subcommand [argument ...]"""
 
@@ -91,34 +104,34 @@ def slowlog_reset(ctx: Ctx, argv: list[bytes]) -> object:
     return OK
 
 
-_SLOWLOG_HELP = [
-    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GET [<count>]",
-    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-    "    Entries are made of:",
-    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-    "    client name",
-    "LEN",
-    "    Return the length of the slowlog.",
-    "RESET",
-    "    Reset the slowlog.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("slowlog|help", arity=2, flags="loading stale", group="server", since="6.2.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def slowlog_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """SLOWLOG HELP"""
-    return help_reply(_SLOWLOG_HELP)
+help_command("slowlog", group="server", since="6.2.0",
+             summary="Show helpful text about the different subcommands")
 
 
 # =====================================================================================
 # LATENCY
 # =====================================================================================
 @command("latency", arity=-2, group="server", since="2.8.13", complexity="Depends on subcommand.",
-         summary="A container for latency diagnostics commands", container=True)
+         summary="A container for latency diagnostics commands", container=True, help=(
+    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return a human readable latency analysis report.",
+    "GRAPH <event>",
+    "    Return an ASCII latency graph for the <event> class.",
+    "HISTORY <event>",
+    "    Return time-latency samples for the <event> class.",
+    "LATEST",
+    "    Return the latest latency samples for all events.",
+    "RESET [<event> ...]",
+    "    Reset latency data of one or more <event> classes.",
+    "    (default: reset all data for all event classes)",
+    "HISTOGRAM [COMMAND ...]",
+    "    Return a cumulative distribution of latencies in the format of a histogram for the "
+    "specified command names.",
+    "    If no commands are specified then all histograms are replied.",
+    "HELP",
+    "    Prints this help.",
+))
 def latency(ctx: Ctx, argv: list[bytes]) -> object:
     """LATENCY subcommand [argument ...]"""
 
@@ -300,30 +313,5 @@ def latency_histogram(ctx: Ctx, argv: list[bytes]) -> object:
     return Map(out)
 
 
-_LATENCY_HELP = [
-    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "DOCTOR",
-    "    Return a human readable latency analysis report.",
-    "GRAPH <event>",
-    "    Return an ASCII latency graph for the <event> class.",
-    "HISTORY <event>",
-    "    Return time-latency samples for the <event> class.",
-    "LATEST",
-    "    Return the latest latency samples for all events.",
-    "RESET [<event> ...]",
-    "    Reset latency data of one or more <event> classes.",
-    "    (default: reset all data for all event classes)",
-    "HISTOGRAM [COMMAND ...]",
-    "    Return a cumulative distribution of latencies in the format of a histogram for the "
-    "specified command names.",
-    "    If no commands are specified then all histograms are replied.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("latency|help", arity=2, flags="loading stale", group="server", since="2.8.13",
-         complexity="O(1)", summary="Show helpful text about the different subcommands.")
-def latency_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """LATENCY HELP"""
-    return help_reply(_LATENCY_HELP)
+help_command("latency", group="server", since="2.8.13",
+             summary="Show helpful text about the different subcommands.")

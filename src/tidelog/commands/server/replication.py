@@ -15,7 +15,7 @@ from typing import Any
 from ... import errors
 from ...errors import CommandError
 from ...resp.replies import OK, RawReply
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Ctx
 from ..key_specs import ALL_SHARDS
 from ..table import command
@@ -34,8 +34,10 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Any:
         raise CommandError(errors.SYNTAX)
     replication = ctx.engine.replication
     client = ctx.client
-    for i in range(1, len(argv), 2):
-        option, value = argv[i].lower(), argv[i + 1]
+    r = ArgReader(argv)
+    while r.more():
+        name, value = r.next_bytes(), r.next_bytes()
+        option = name.lower()
         if option == b"listening-port":
             replication.replica_info(client, listening_port=parse_int(value))
         elif option == b"ip-address":
@@ -47,8 +49,8 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Any:
             # never answered (nor from a non-replica).
             try:
                 offset = int(value)
-                fack = int(argv[i + 3]) if len(argv) > i + 3 and \
-                    argv[i + 2].lower() == b"fack" else None
+                fack = int(r.argv[r.pos + 1]) if r.remaining() >= 2 and \
+                    r.argv[r.pos].lower() == b"fack" else None
             except ValueError:
                 return NO_REPLY
             replication.acked(client, offset, fack)
@@ -58,7 +60,7 @@ def replconf(ctx: Ctx, argv: list[bytes]) -> Any:
         elif option in (b"rdb-only", b"rdb-filter-only", b"version"):
             pass  # accepted and ignored: a full snapshot is always sent
         else:
-            raise errors.replconf_unknown(argv[i])
+            raise errors.replconf_unknown(name)
     return OK
 
 
@@ -189,21 +191,19 @@ def failover(ctx: Ctx, argv: list[bytes]) -> Any:
     timeout_ms = port = 0
     force = False
     host: str | None = None
-    i, argc = 1, len(argv)
-    while i < argc:
-        option = argv[i].lower()
-        if option == b"timeout" and i + 1 < argc and timeout_ms == 0:
-            timeout_ms = parse_int(argv[i + 1])
+    r = ArgReader(argv)
+    while r.more():
+        option = r.next_bytes().lower()
+        if option == b"timeout" and r.remaining() >= 1 and timeout_ms == 0:
+            timeout_ms = r.next_int()
             if timeout_ms <= 0:
                 raise CommandError(errors.FAILOVER_TIMEOUT)
-            i += 2
-        elif option == b"to" and i + 2 < argc and host is None:
-            port = parse_int(argv[i + 2])
-            host = argv[i + 1].decode("latin-1")
-            i += 3
+        elif option == b"to" and r.remaining() >= 2 and host is None:
+            host_arg = r.next_bytes()
+            port = r.next_int()
+            host = host_arg.decode("latin-1")
         elif option == b"force" and not force:
             force = True
-            i += 1
         else:
             raise CommandError(errors.SYNTAX)
     replication.failover_command(host, port, timeout_ms, force)

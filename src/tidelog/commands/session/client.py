@@ -30,7 +30,7 @@ from ...errors import (
 from ...resp.replies import OK, ErrorReply, Verbatim
 from ..args import ArgReader, parse_int
 from ..key_specs import ND
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 from .handshake import valid_name
 
@@ -40,7 +40,62 @@ if TYPE_CHECKING:
 
 # -- CLIENT ------------------------------------------------------------------------
 @command("client", arity=-2, group="connection", since="2.4.0", complexity="Depends on subcommand.",
-         summary="A container for client connection commands", container=True)
+         summary="A container for client connection commands", container=True, help=(
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Prints this help.",
+))
 def client_(ctx: Ctx, argv: list[bytes]) -> object:
     """CLIENT subcommand [argument ...]"""
 
@@ -108,6 +163,8 @@ def _client_flags(client: ClientState) -> str:
         flags += "c"
     if client.addr.startswith("/"):
         flags += "U"
+    if client.cluster_readonly:  # READONLY (cluster mode)
+        flags += "r"
     if client.no_evict:
         flags += "e"
     if client.no_touch:
@@ -368,66 +425,5 @@ def client_reply(ctx: Ctx, argv: list[bytes]) -> object:
     return OK
 
 
-_CLIENT_HELP = [
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CACHING (YES|NO)",
-    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-    "GETREDIR",
-    "    Return the client ID we are redirecting to when tracking is enabled.",
-    "GETNAME",
-    "    Return the name of the current connection.",
-    "ID",
-    "    Return the ID of the current connection.",
-    "INFO",
-    "    Return information about the current client connection.",
-    "KILL <ip:port>",
-    "    Kill connection made from <ip:port>.",
-    "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are:",
-    "    * ADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made from the specified address",
-    "    * LADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made to specified local address",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Kill connections by type.",
-    "    * USER <username>",
-    "      Kill connections authenticated by <username>.",
-    "    * SKIPME (YES|NO)",
-    "      Skip killing current connection (default: yes).",
-    "LIST [options ...]",
-    "    Return information about client connections. Options:",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Return clients of specified type.",
-    "UNPAUSE",
-    "    Stop the current client pause, resuming traffic.",
-    "PAUSE <timeout> [WRITE|ALL]",
-    "    Suspend all, or just write, clients for <timeout> milliseconds.",
-    "REPLY (ON|OFF|SKIP)",
-    "    Control the replies sent to the current connection.",
-    "SETNAME <name>",
-    "    Assign the name <name> to the current connection.",
-    "SETINFO <option> <value>",
-    "    Set client meta attr. Options are:",
-    "    * LIB-NAME: the client lib name.",
-    "    * LIB-VER: the client lib version.",
-    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-    "    Unblock the specified blocked client.",
-    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-    "         [OPTIN] [OPTOUT] [NOLOOP]",
-    "    Control server assisted client side caching.",
-    "TRACKINGINFO",
-    "    Report tracking status for the current connection.",
-    "NO-EVICT (ON|OFF)",
-    "    Protect current client connection from eviction.",
-    "NO-TOUCH (ON|OFF)",
-    "    Will not touch LRU/LFU stats when this mode is on.",
-    "HELP",
-    "    Prints this help.",
-]
-
-
-@command("client|help", arity=2, flags="loading stale", group="connection", since="5.0.0",
-         complexity="O(1)", summary="Show helpful text about the different subcommands")
-def client_help(ctx: Ctx, argv: list[bytes]) -> object:
-    """CLIENT HELP"""
-    return help_reply(_CLIENT_HELP)
+help_command("client", group="connection", since="5.0.0",
+             summary="Show helpful text about the different subcommands")

@@ -18,6 +18,7 @@ from ...errors import (
     INVALID_DB_INDEX,
     NOAUTH_HELLO,
     NOPROTO,
+    SELECT_CLUSTER,
     WRONGPASS,
     CommandError,
     hello_syntax,
@@ -63,6 +64,8 @@ def echo(ctx: Ctx, argv: list[bytes]) -> object:
 def select(ctx: Ctx, argv: list[bytes]) -> object:
     """SELECT index"""
     index = parse_int(argv[1])
+    if index != 0 and ctx.engine.config["cluster-enabled"]:
+        raise CommandError(SELECT_CLUSTER)
     if not 0 <= index < len(ctx.engine.dbs):
         raise CommandError(INVALID_DB_INDEX)
     ctx.client.db = index
@@ -178,5 +181,6 @@ def reset(ctx: Ctx, argv: list[bytes]) -> object:
     client.no_evict = client.no_touch = False
     client.mute = 0  # CLIENT REPLY ON
     client.himport = None  # HIMPORT DISCARDALL
+    client.cluster_asking, client.cluster_readonly = 0, False  # ASKING, READONLY
     ctx.engine.set_client_user(client, None)  # the default user, as at connect
     return SimpleString(b"RESET")

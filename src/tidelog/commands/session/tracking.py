@@ -68,7 +68,7 @@ from ...errors import (
 )
 from ...resp.replies import OK, Map, Push, RawReply, SetReply
 from ...types.tracking import TrackingTable, overlapping
-from ..args import parse_int
+from ..args import ArgReader
 from ..key_specs import acl_keys, fixed_key_ranges
 from ..table import command
 
@@ -411,15 +411,13 @@ def client_tracking(ctx: Ctx, argv: list[bytes]) -> object:
     redirect = 0
     bcast = optin = optout = noloop = False
     prefixes: list[bytes] = []
-    j, argc = 3, len(argv)
-    while j < argc:
-        option = argv[j].lower()
-        more = argc - 1 - j
-        if option == b"redirect" and more:
-            j += 1
+    r = ArgReader(argv, start=3)
+    while r.more():
+        option = r.next_bytes().lower()
+        if option == b"redirect" and r.more():
             if redirect:
                 raise CommandError(TRACKING_ONE_REDIRECT)
-            redirect = parse_int(argv[j])
+            redirect = r.next_int()
             if redirect not in ctx.engine.clients:
                 raise CommandError(TRACKING_NO_REDIRECT_CLIENT)
         elif option == b"bcast":
@@ -430,12 +428,10 @@ def client_tracking(ctx: Ctx, argv: list[bytes]) -> object:
             optout = True
         elif option == b"noloop":
             noloop = True
-        elif option == b"prefix" and more:
-            j += 1
-            prefixes.append(argv[j])
+        elif option == b"prefix" and r.more():
+            prefixes.append(r.next_bytes())
         else:
             raise CommandError(SYNTAX)
-        j += 1
     mode = argv[2].lower()
     tracker = _tracker(ctx)
     state = client.tracking

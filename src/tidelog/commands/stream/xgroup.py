@@ -22,16 +22,17 @@ from ...types.stream import Stream
 from ..args import ArgReader
 from ..contract import Ctx
 from ..key_specs import ks
-from ..replies import (
-    help_reply,
-)
+from ..replies import help_command
 from ..table import command
 from .stream_args import (
     parse_id_arg,
     parse_strict_id_arg,
 )
 
-_XGROUP_HELP = [
+# -- XGROUP -----------------------------------------------------------------------------
+
+@command("xgroup", arity=-2, group="stream", since="5.0.0", complexity="Depends on subcommand.",
+         summary="A container for consumer groups commands.", container=True, help=(
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CREATE <key> <groupname> <id|$> [option]",
     "    Create a new consumer group. Options are:",
@@ -49,13 +50,7 @@ _XGROUP_HELP = [
     "    Set the current group ID and entries_read counter.",
     "HELP",
     "    Prints this help.",
-]
-
-
-# -- XGROUP -----------------------------------------------------------------------------
-
-@command("xgroup", arity=-2, group="stream", since="5.0.0", complexity="Depends on subcommand.",
-         summary="A container for consumer groups commands.", container=True)
+))
 def xgroup(ctx: Ctx, argv: list[bytes]) -> Any:
     """XGROUP subcommand [argument ...]"""
 
@@ -218,8 +213,4 @@ def xgroup_delconsumer(ctx: Ctx, argv: list[bytes]) -> Any:
     return pending
 
 
-@command("xgroup|help", arity=2, flags="loading stale", group="stream", since="5.0.0",
-         complexity="O(1)", summary="Shows the XGROUP subcommands.")
-def xgroup_help(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XGROUP HELP"""
-    return help_reply(_XGROUP_HELP)
+help_command("xgroup", group="stream", since="5.0.0", summary="Shows the XGROUP subcommands.")

@@ -21,14 +21,18 @@ from ..args import ArgReader
 from ..contract import Ctx
 from ..key_specs import ND
 from ..lookup import lookup_read_typed
-from ..replies import help_reply
+from ..replies import help_command
 from ..table import command
 from .entries import entries_reply, entry_reply
 from .idmp import info_fields as idmp_info_fields
 
 XINFO_FULL_DEFAULT_COUNT = 10
 
-_XINFO_HELP = [
+
+# -- XINFO ------------------------------------------------------------------------------
+
+@command("xinfo", arity=-2, group="stream", since="5.0.0", complexity="Depends on subcommand.",
+         summary="A container for stream introspection commands.", container=True, help=(
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CONSUMERS <key> <groupname>",
     "    Show consumers of <groupname>.",
@@ -38,14 +42,7 @@ _XINFO_HELP = [
     "    Show information about the stream.",
     "HELP",
     "    Prints this help.",
-]
-
-
-
-# -- XINFO ------------------------------------------------------------------------------
-
-@command("xinfo", arity=-2, group="stream", since="5.0.0", complexity="Depends on subcommand.",
-         summary="A container for stream introspection commands.", container=True)
+))
 def xinfo(ctx: Ctx, argv: list[bytes]) -> Any:
     """XINFO subcommand [argument ...]"""
 
@@ -211,8 +208,4 @@ def xinfo_consumers(ctx: Ctx, argv: list[bytes]) -> Any:
     return out
 
 
-@command("xinfo|help", arity=2, flags="loading stale", group="stream", since="5.0.0",
-         complexity="O(1)", summary="Shows the XINFO subcommands.")
-def xinfo_help(ctx: Ctx, argv: list[bytes]) -> Any:
-    """XINFO HELP"""
-    return help_reply(_XINFO_HELP)
+help_command("xinfo", group="stream", since="5.0.0", summary="Shows the XINFO subcommands.")

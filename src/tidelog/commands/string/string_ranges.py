@@ -25,7 +25,7 @@ from ...errors import (
     CommandError,
 )
 from ...resp.replies import Map
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..encoding import mark_string_encoding
 from ..key_specs import ks
 from ..lookup import lookup_read
@@ -263,21 +263,19 @@ def lcs(ctx: Ctx, argv: list[bytes]) -> object:
     b = b or b""
     want_idx = want_len = with_len = False
     min_len = 0
-    i = 3
-    while i < len(argv):
-        option = argv[i].upper()
+    r = ArgReader(argv, start=3)
+    while r.more():
+        option = r.next_upper()
         if option == b"IDX":
             want_idx = True
         elif option == b"LEN":
             want_len = True
         elif option == b"WITHMATCHLEN":
             with_len = True
-        elif option == b"MINMATCHLEN" and i + 1 < len(argv):
-            min_len = max(0, parse_int(argv[i + 1]))
-            i += 1
+        elif option == b"MINMATCHLEN" and r.more():
+            min_len = max(0, r.next_int())
         else:
             raise CommandError(SYNTAX)
-        i += 1
     if want_idx and want_len:
         raise CommandError(LCS_LEN_AND_IDX)
     # Redis refuses when its table (4 bytes a cell) would pass proto-max-bulk-len.

@@ -24,7 +24,7 @@ from ...errors import (
 )
 from ...resp.replies import NULL_ARRAY
 from ...types.zset import ZSet
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..contract import Wait
 from ..key_specs import ks
 from ..table import command
@@ -99,13 +99,12 @@ def _mpop_args(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     if where not in (b"MIN", b"MAX"):
         raise CommandError(SYNTAX)
     count = -1
-    j = where_at + 1
-    while j < len(argv):
-        if count == -1 and argv[j].upper() == b"COUNT" and j + 1 < len(argv):
-            count = parse_int(argv[j + 1], MPOP_COUNT_POSITIVE)
+    r = ArgReader(argv, start=where_at + 1)
+    while r.more():
+        if count == -1 and r.next_upper() == b"COUNT" and r.more():
+            count = r.next_int(MPOP_COUNT_POSITIVE)
             if count < 1:
                 raise CommandError(MPOP_COUNT_POSITIVE)
-            j += 2
         else:
             raise CommandError(SYNTAX)
     return argv[numkeys_at + 1:where_at], where == b"MAX", max(count, 1)

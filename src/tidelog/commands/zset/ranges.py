@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ...config import NOTIFY_ZSET
 from ...errors import LIMIT_RANK, SYNTAX, WITHSCORES_BYLEX, CommandError
 from ...types.zset import ZSet
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..key_specs import ks
 from ..table import command
 from .common import (
@@ -42,17 +42,15 @@ def _zrange(ctx: Ctx, argv: list[bytes], first: int, kind: int | None,
     withscores = False
     offset, count = 0, -1
     limit_given = False
-    j = first + 3
-    while j < len(argv):
-        option = argv[j].upper()
-        left = len(argv) - j - 1
+    r = ArgReader(argv, start=first + 3)
+    while r.more():
+        option = r.next_upper()
         if store is None and option == b"WITHSCORES":
             withscores = True
-        elif option == b"LIMIT" and left >= 2:
-            offset = parse_int(argv[j + 1])
-            count = parse_int(argv[j + 2])
+        elif option == b"LIMIT" and r.remaining() >= 2:
+            offset = r.next_int()
+            count = r.next_int()
             limit_given = True
-            j += 2
         elif reverse is None and option == b"REV":
             reverse = True
         elif kind is None and option == b"BYLEX":
@@ -61,7 +59,6 @@ def _zrange(ctx: Ctx, argv: list[bytes], first: int, kind: int | None,
             kind = _SCORE
         else:
             raise CommandError(SYNTAX)
-        j += 1
     if reverse is None:
         reverse = False
     if kind is None:

@@ -16,7 +16,7 @@ from ...errors import (
 )
 from ...types.set import Set
 from ...types.zset import ZSet
-from ..args import parse_int
+from ..args import ArgReader, parse_int
 from ..key_specs import ks
 from ..lookup import lookup_read
 from ..table import command
@@ -56,26 +56,22 @@ def _setop(ctx: Ctx, argv: list[bytes], numkeys_at: int, op: bytes,
     aggregate = b"SUM"
     withscores = False
     limit = 0
-    j = numkeys_at + 1 + numkeys
-    while j < len(argv):
-        option = argv[j].upper()
-        left = len(argv) - j
-        if op != b"diff" and not card and left >= numkeys + 1 and option == b"WEIGHTS":
-            weights = [parse_score(a, WEIGHT_NOT_FLOAT) for a in argv[j + 1:j + 1 + numkeys]]
-            j += 1 + numkeys
-        elif op != b"diff" and not card and left >= 2 and option == b"AGGREGATE":
-            aggregate = argv[j + 1].upper()
+    r = ArgReader(argv, start=numkeys_at + 1 + numkeys)
+    while r.more():
+        option = r.next_upper()
+        left = r.remaining()  # after the option
+        if op != b"diff" and not card and left >= numkeys and option == b"WEIGHTS":
+            weights = [parse_score(a, WEIGHT_NOT_FLOAT) for a in r.take(numkeys)]
+        elif op != b"diff" and not card and left >= 1 and option == b"AGGREGATE":
+            aggregate = r.next_upper()
             if aggregate not in (b"SUM", b"MIN", b"MAX", b"COUNT"):  # COUNT: Redis 8.8
                 raise CommandError(SYNTAX)
-            j += 2
         elif store is None and not card and option == b"WITHSCORES":
             withscores = True
-            j += 1
-        elif card and left >= 2 and option == b"LIMIT":
-            limit = parse_int(argv[j + 1], LIMIT_CANT_BE_NEGATIVE)
+        elif card and left >= 1 and option == b"LIMIT":
+            limit = r.next_int(LIMIT_CANT_BE_NEGATIVE)
             if limit < 0:
                 raise CommandError(LIMIT_CANT_BE_NEGATIVE)
-            j += 2
         else:
             raise CommandError(SYNTAX)
     result = _compute(sources, weights, aggregate, op, limit if card else 0)

@@ -1,0 +1,72 @@
+"""Cluster mode in the engine: the router attached (the slot check of
+:mod:`.admission` asks it), clients blocked on keys of a slot no longer
+served redirected, the keys of a slot deleted."""
+
+from __future__ import annotations
+
+from ..commands.contract import ClientState
+from ..config import NOTIFY_GENERIC
+from ..keyspace import SlotKeyIndex
+from .base import EngineCore
+from .slot_router import SlotRouter
+
+
+def set_slot_router(self: EngineCore, router: SlotRouter | None) -> None:
+    """Cluster mode on (a router) or off (None).  While on, no command with
+    keys is in the fast dispatch: each takes admission, which asks the
+    router; and the databases keep their keys by slot too
+    (``Database.use_slot_index``).  O(keys held) the first time."""
+    self.slot_router = router
+    if router is not None:
+        for db in self.dbs:
+            db.use_slot_index()
+    self._forget_dispatch()
+
+
+def redirect_blocked(self: EngineCore) -> int:
+    """Cluster mode: end the wait of every client blocked on keys whose slot
+    this node no longer serves, with -MOVED or -CLUSTERDOWN (Redis's
+    clusterRedirectBlockedClientIfNeeded, on its clients cron).  Returns how
+    many were redirected.  O(blocked clients x their keys)."""
+    router = self.slot_router
+    if router is None:
+        return 0
+    seen: dict[int, ClientState] = {}
+    for queue in self.waiters.values():
+        for waiter in queue:
+            seen[waiter.client.id] = waiter.client
+    redirected = 0
+    for client in seen.values():
+        waiter = client.blocked
+        if waiter is None:
+            continue
+        refusal = router.blocked_refusal(client, waiter.wait.keys, self.dbs[waiter.db],
+                                         waiter.entry.is_write)
+        if refusal is not None:
+            self.unblock_client(client, self._error(refusal))
+            redirected += 1
+    return redirected
+
+
+def delete_slot_keys(self: EngineCore, slot: int) -> int:
+    """Delete every key of ``slot`` (database 0, the only one in cluster
+    mode), each as Redis's delKeysInSlot does: propagated as DEL (UNLINK
+    with lazyfree-lazy-server-del), signalled to WATCH and tracking, a
+    ``del`` keyspace event.  Returns how many (a key found past its
+    deadline is expired instead, not counted).  O(keys in the slot); 0
+    outside cluster mode."""
+    db = self.dbs[0]
+    index = db.key_index
+    if not isinstance(index, SlotKeyIndex):
+        return 0
+    keys = index.keys_in_slot(slot, index.count_in_slot(slot))
+    verb = b"UNLINK" if self.config["lazyfree-lazy-server-del"] else b"DEL"
+    deleted = 0
+    for key in keys:
+        if not db.delete(key):  # past its deadline: expired (and propagated) instead
+            continue
+        deleted += 1
+        self.dirty += 1
+        self.emit([(0, [verb, key])])
+        self.notify_keyspace(NOTIFY_GENERIC, b"del", key, 0)
+    return deleted
