@@ -112,7 +112,7 @@ def test_restarted_node_rejoins(cluster):
 def test_locked_nodes_conf_refuses_to_start(processes, tmp_path):
     """A second node on the same nodes.conf: Redis refuses it (the file is flocked)."""
     from tests.support.cluster import cluster_args, free_pair
-    from tidelog.server.cluster_bus import lock_config
+    from tidelog.server.cluster_config import lock_config
 
     workdir = tmp_path / "node"
     workdir.mkdir()

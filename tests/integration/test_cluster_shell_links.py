@@ -26,7 +26,8 @@ from tidelog.cluster.actions import Connect, SaveConfig, Send
 from tidelog.cluster.messages import Message, bitmap_of
 from tidelog.cluster.nodes import Node
 from tidelog.config import Config
-from tidelog.server.cluster_bus import ClusterShell, lock_config
+from tidelog.server.cluster_bus import ClusterShell
+from tidelog.server.cluster_config import lock_config
 
 WAIT_S = 20.0
 

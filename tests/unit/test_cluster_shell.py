@@ -9,15 +9,8 @@ import os
 import pytest
 
 from tidelog.config import Config
-from tidelog.server.cluster_bus import (
-    ConfigLockError,
-    bus_port,
-    config_path,
-    lock_config,
-    refresh_settings,
-    settings_values,
-    write_config,
-)
+from tidelog.server.cluster_bus import bus_port, refresh_settings, settings_values
+from tidelog.server.cluster_config import ConfigLockError, config_path, lock_config, write_config
 
 
 def locked_elsewhere(path) -> bool:

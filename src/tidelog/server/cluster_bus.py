@@ -28,7 +28,6 @@ locks it: a second server started on the same file refuses to start.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import importlib
 import logging
 import os
@@ -54,6 +53,7 @@ from ..cluster.nodes import Node, Topology, random_name
 from ..config import NOTIFY_GENERIC
 from ..keyslot import key_slot
 from ..resp.replies import Push
+from .cluster_config import ConfigLockError, config_path, lock_config, write_config
 
 log = logging.getLogger("tidelog")
 
@@ -72,64 +72,6 @@ def now_ms() -> int:
 def bus_port(config: Any) -> int:
     """``cluster-port``, or the client port + 10000 when it is 0."""
     return int(config["cluster-port"]) or int(config["port"]) + 10000
-
-
-# -- nodes.conf --------------------------------------------------------------------------
-class ConfigLockError(Exception):
-    """nodes.conf is locked by another process (or cannot be opened)."""
-
-
-def lock_config(path: str) -> int:
-    """Open (create) ``path`` and take an exclusive ``flock`` without
-    waiting; the descriptor, kept open while the lock is held.  Raises
-    ConfigLockError when another process holds it."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ConfigLockError(f"Can't open {path} in order to acquire a lock: "
-                              f"{exc.strerror}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise ConfigLockError(
-            f"Sorry, the cluster configuration file {path} is already used by a different "
-            "Redis Cluster node. Please make sure that different nodes use different cluster "
-            "configuration files.") from None
-    return fd
-
-
-def write_config(path: str, text: str, fsync: bool, lock_fd: int | None) -> int | None:
-    """Write ``text`` as the new ``path``: a temporary file beside it,
-    fsynced when ``fsync``, renamed over ``path`` (the directory fsynced
-    too); the lock moves to the new file.  Returns the new lock descriptor
-    (``lock_fd`` closed), or ``lock_fd`` when not locked.  Raises OSError."""
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f"temp-{os.getpid()}-{os.path.basename(path)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        data = text.encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    if lock_fd is None:
-        os.replace(tmp, path)
-        return None
-    new_fd = os.open(tmp, os.O_RDWR)
-    fcntl.flock(new_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else knows the temp file
-    os.replace(tmp, path)
-    if fsync:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    os.close(lock_fd)
-    return new_fd
 
 
 # -- the settings the state machine reads -------------------------------------------------
@@ -534,11 +476,6 @@ def announce_myself(myself: Node, config: Any) -> None:
     myself.port = int(config["cluster-announce-port"]) or int(config["port"])
     myself.cport = int(config["cluster-announce-bus-port"]) or bus_port(config)
     myself.pport = int(config["cluster-announce-tls-port"])
-
-
-def config_path(config: Any) -> str:
-    """``cluster-config-file``, relative to ``dir`` as Redis has it."""
-    return os.path.join(config["dir"], config["cluster-config-file"])
 
 
 def _settings(state_module: Any, config: Any) -> Any:
