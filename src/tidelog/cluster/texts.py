@@ -1,0 +1,229 @@
+"""The node table as text: CLUSTER NODES lines and the nodes.conf file.
+
+One line per node, as Redis 7.0.15 writes it for CLUSTER NODES and in
+nodes.conf::
+
+    <id> <ip>:<port>@<cport>[,<hostname>] <flags> <master-id|-> <ping-sent>
+    <pong-recv> <config-epoch> <connected|disconnected> <slot ranges> ...
+
+(on one line).  ``flags`` is a comma list of ``myself``, ``master``,
+``slave``, ``fail?``, ``fail``, ``handshake``, ``noaddr``, ``nofailover``, or
+``noflags``; a replica prints its master's config epoch; the open slots of
+this node (``[slot->-id]`` migrating, ``[slot-<-id]`` importing) follow its
+ranges, on its own line only.  nodes.conf is the same lines without the
+nodes still in handshake, then ``vars currentEpoch N lastVoteEpoch N``
+(https://redis.io/docs/latest/commands/cluster-nodes/ and
+https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/).
+Loading also reads the form Redis 7.2 and later write, with aux fields after
+the hostname (``ip:port@cport,hostname,shard-id=...,nodename=...``).
+"""
+
+from __future__ import annotations
+
+from .messages import (
+    FAIL_FLAG,
+    HANDSHAKE,
+    MASTER,
+    MYSELF,
+    NAME_LEN,
+    NOADDR,
+    NOFAILOVER,
+    PFAIL,
+    SLAVE,
+)
+from .nodes import Node, Topology
+
+_FLAG_NAMES = ((MYSELF, "myself"), (MASTER, "master"), (SLAVE, "slave"), (PFAIL, "fail?"),
+               (FAIL_FLAG, "fail"), (HANDSHAKE, "handshake"), (NOADDR, "noaddr"),
+               (NOFAILOVER, "nofailover"))
+_FLAG_BITS = {name: bit for bit, name in _FLAG_NAMES}
+
+
+def flags_text(flags: int) -> str:
+    """The flags field of a node's line. Cost: O(1)."""
+    names = [name for bit, name in _FLAG_NAMES if flags & bit]
+    return ",".join(names) if names else "noflags"
+
+
+def node_line(topology: Topology, node: Node) -> str:
+    """The line of one node (no newline). Cost: O(16384) for the slot ranges."""
+    address = f"{node.ip.decode('latin-1')}:{node.port}@{node.cport}"
+    if node.hostname:
+        address += "," + node.hostname.decode("latin-1")
+    master = node.master.name.decode() if node.master is not None else "-"
+    epoch = topology.master_of(node).config_epoch
+    connected = node.link is not None or node.is_myself
+    parts = [node.name.decode(), address, flags_text(node.flags), master, str(node.ping_sent),
+             str(node.pong_received), str(epoch), "connected" if connected else "disconnected"]
+    if node.is_master:
+        parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in topology.slot_ranges(node)]
+    if node.is_myself:
+        parts += [f"[{s}->-{n.name.decode()}]" for s, n in sorted(topology.migrating_to.items())]
+        parts += [f"[{s}-<-{n.name.decode()}]" for s, n in sorted(topology.importing_from.items())]
+    return " ".join(parts)
+
+
+def nodes_text(topology: Topology) -> str:
+    """CLUSTER NODES: every node's line, each ending in a newline.
+    Cost: O(nodes x 16384)."""
+    return "".join(node_line(topology, n) + "\n" for n in topology.nodes.values())
+
+
+def nodes_conf(topology: Topology) -> str:
+    """The text of nodes.conf: the lines of the nodes out of handshake,
+    then the epochs. Cost: O(nodes x 16384)."""
+    lines = [node_line(topology, n) for n in topology.nodes.values() if not n.flags & HANDSHAKE]
+    lines.append(f"vars currentEpoch {topology.current_epoch} "
+                 f"lastVoteEpoch {topology.last_vote_epoch}")
+    return "\n".join(lines) + "\n"
+
+
+def _name(text: str) -> bytes:
+    if len(text) != NAME_LEN or any(c not in "0123456789abcdef" for c in text):
+        raise ValueError(f"bad node id {text!r}")
+    return text.encode()
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"bad {what} {text!r}") from None
+    if value < 0:
+        raise ValueError(f"bad {what} {text!r}")
+    return value
+
+
+def _slot(text: str) -> int:
+    slot = _int(text, "slot")
+    if slot >= 16384:
+        raise ValueError(f"slot {text!r} out of range")
+    return slot
+
+
+def _address(node: Node, text: str) -> None:
+    """``ip:port@cport[,hostname[,key=value...]]`` into ``node``."""
+    head, _, aux = text.partition(",")
+    host_port, at, cport = head.rpartition("@")
+    if not at:
+        raise ValueError(f"bad address {text!r}")
+    ip, colon, port = host_port.rpartition(":")
+    if not colon:
+        raise ValueError(f"bad address {text!r}")
+    node.ip = ip.encode("latin-1")
+    node.port = _int(port, "port")
+    node.cport = _int(cport, "bus port")
+    if aux:
+        fields = aux.split(",")
+        if "=" not in fields[0]:
+            node.hostname = fields.pop(0).encode("latin-1")
+        for field in fields:
+            key, eq, value = field.partition("=")
+            if not eq:
+                raise ValueError(f"bad aux field {field!r}")
+            if key == "shard-id":
+                node.shard_id = value.encode()
+            elif key == "nodename":
+                node.human_nodename = value.encode("latin-1")
+            elif key == "tls-port":
+                node.pport = _int(value, "tls port") if value else 0
+            # other aux fields (tcp-port, ...) are Redis's to keep: ignored
+
+
+def _node(nodes: dict[bytes, Node], name: bytes) -> Node:
+    """The node of that name, made (no address, no flags yet) on first mention."""
+    node = nodes.get(name)
+    if node is None:
+        node = nodes[name] = Node(name, 0)
+    return node
+
+
+def load_nodes_conf(text: str) -> Topology:
+    """The node table a nodes.conf holds. Raises ValueError on a broken
+    file: a line with too few fields, a bad id, address, flag, number or slot,
+    no ``myself`` node or two of them.  Cost: O(size of the file)."""
+    nodes: dict[bytes, Node] = {}
+    myself: Node | None = None
+    current_epoch = last_vote_epoch = 0
+    owned: list[tuple[Node, int, int]] = []
+    migrating: list[tuple[int, bytes]] = []
+    importing: list[tuple[int, bytes]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        argv = line.split()
+        if not argv:
+            continue
+        try:
+            if argv[0] == "vars":
+                for key, value in zip(argv[1::2], argv[2::2], strict=False):
+                    if key == "currentEpoch":
+                        current_epoch = _int(value, "currentEpoch")
+                    elif key == "lastVoteEpoch":
+                        last_vote_epoch = _int(value, "lastVoteEpoch")
+                continue
+            if len(argv) < 8:
+                raise ValueError("a node's line has fewer than 8 fields")
+            node = _node(nodes, _name(argv[0]))
+            _address(node, argv[1])
+            flags = 0
+            for flag in argv[2].split(","):
+                if flag == "noflags":
+                    continue
+                if flag not in _FLAG_BITS:
+                    raise ValueError(f"unknown flag {flag!r}")
+                flags |= _FLAG_BITS[flag]
+            node.flags = flags
+            if flags & MYSELF:
+                if myself is not None:
+                    raise ValueError("two nodes flagged myself")
+                myself = node
+            if argv[3] != "-":
+                master = _node(nodes, _name(argv[3]))
+                node.master = master
+                if node not in master.replicas:
+                    master.replicas.append(node)
+            # ping-sent and pong-recv are the writer's clock: a loaded node
+            # starts with neither, as Redis's loader sets them afresh.
+            _int(argv[4], "ping time")
+            _int(argv[5], "pong time")
+            node.config_epoch = _int(argv[6], "config epoch")
+            if argv[7] not in ("connected", "disconnected"):
+                raise ValueError(f"bad link state {argv[7]!r}")
+            for item in argv[8:]:
+                if item.startswith("["):
+                    body = item.strip("[]")
+                    if "->-" in body:
+                        where, _, other = body.partition("->-")
+                        migrating.append((_slot(where), _name(other)))
+                    elif "-<-" in body:
+                        where, _, other = body.partition("-<-")
+                        importing.append((_slot(where), _name(other)))
+                    else:
+                        raise ValueError(f"bad open slot {item!r}")
+                    continue
+                first, dash, last = item.partition("-")
+                start = _slot(first)
+                end = _slot(last) if dash else start
+                if end < start:
+                    raise ValueError(f"bad slot range {item!r}")
+                owned.append((node, start, end))
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+    if myself is None:
+        raise ValueError("no node is flagged myself")
+    topology = Topology(myself=myself)
+    for node in nodes.values():
+        if not node.flags & (MASTER | SLAVE):
+            node.flags |= SLAVE if node.master is not None else MASTER
+        topology.add_node(node)
+    for node, start, end in owned:
+        for slot in range(start, end + 1):
+            topology.assign(slot, node)
+    for slot, name in migrating:
+        topology.migrating_to[slot] = _node(nodes, name)
+        topology.add_node(nodes[name])
+    for slot, name in importing:
+        topology.importing_from[slot] = _node(nodes, name)
+        topology.add_node(nodes[name])
+    topology.current_epoch = current_epoch
+    topology.last_vote_epoch = last_vote_epoch
+    return topology

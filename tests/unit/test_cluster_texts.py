@@ -1,0 +1,87 @@
+"""nodes.conf and CLUSTER NODES lines (tidelog.cluster.texts): the line of
+each kind of node, the file's round trip, the 7.2 aux-field form, and the
+errors of a broken file."""
+
+from __future__ import annotations
+
+import pytest
+
+from tidelog.cluster.messages import FAIL_FLAG, MASTER, MYSELF, NOFAILOVER, PFAIL
+from tidelog.cluster.nodes import Node, Topology
+from tidelog.cluster.texts import flags_text, load_nodes_conf, node_line, nodes_conf, nodes_text
+
+A, B, C = (c * 40 for c in "abc")
+
+
+def sample() -> Topology:
+    me = Node(A.encode(), MYSELF | MASTER, ip=b"127.0.0.1", port=7000, cport=17000,
+              config_epoch=2, hostname=b"a.example")
+    t = Topology(me)
+    b = Node(B.encode(), MASTER | PFAIL, ip=b"127.0.0.1", port=7001, cport=17001, config_epoch=3,
+             ping_sent=10, pong_received=20, link=object())
+    c = Node(C.encode(), MASTER, ip=b"10.0.0.3", port=7002, cport=17002)
+    for n in (b, c):
+        t.add_node(n)
+    t.set_master(c, b)
+    for s in range(0, 11):
+        t.assign(s, me)
+    t.assign(99, me)
+    for s in range(100, 16384):
+        t.assign(s, b)
+    t.migrating_to[7] = b
+    t.importing_from[150] = b
+    t.current_epoch, t.last_vote_epoch = 3, 1
+    return t
+
+
+def test_lines():
+    t = sample()
+    me, b, c = (t.nodes[x.encode()] for x in (A, B, C))
+    assert node_line(t, me) == (f"{A} 127.0.0.1:7000@17000,a.example myself,master - 0 0 2 "
+                                f"connected 0-10 99 [7->-{B}] [150-<-{B}]")
+    assert node_line(t, b) == f"{B} 127.0.0.1:7001@17001 master,fail? - 10 20 3 connected 100-16383"
+    # A replica prints its master's config epoch, and no slots.
+    assert node_line(t, c) == f"{C} 10.0.0.3:7002@17002 slave {B} 0 0 3 disconnected"
+    assert flags_text(0) == "noflags"
+    assert flags_text(MASTER | FAIL_FLAG | NOFAILOVER) == "master,fail,nofailover"
+
+
+def test_file_round_trip():
+    t = sample()
+    t.nodes[B.encode()].ping_sent = t.nodes[B.encode()].pong_received = 0
+    t.nodes[B.encode()].link = None
+    text = nodes_conf(t)
+    assert text.endswith("vars currentEpoch 3 lastVoteEpoch 1\n")
+    loaded = load_nodes_conf(text)
+    assert nodes_conf(loaded) == text
+    assert nodes_text(loaded) == text.rsplit("vars", 1)[0]
+    assert loaded.myself.name == A.encode()
+    assert loaded.nodes[C.encode()].master is loaded.nodes[B.encode()]
+    assert loaded.nodes[B.encode()].replicas == [loaded.nodes[C.encode()]]
+
+
+def test_redis_72_aux_fields():
+    text = (f"{A} 127.0.0.1:7000@17000,host-a,shard-id={'d' * 40},nodename=alpha,tls-port=0 "
+            "myself,master - 0 0 1 connected 0-16383\nvars currentEpoch 1 lastVoteEpoch 0\n")
+    t = load_nodes_conf(text)
+    assert t.myself.hostname == b"host-a"
+    assert t.myself.shard_id == b"d" * 40
+    assert t.myself.human_nodename == b"alpha"
+    assert t.myself.numslots == 16384
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("", "no node is flagged myself"),
+    (f"{A} 127.0.0.1:7000@17000 master - 0 0 1 connected\n", "no node is flagged myself"),
+    (f"{A} 127.0.0.1:7000@17000 myself,master - 0 0 1\n", "fewer than 8 fields"),
+    ("xyz 127.0.0.1:7000@17000 myself,master - 0 0 1 connected\n", "bad node id"),
+    (f"{A} 127.0.0.1:7000 myself,master - 0 0 1 connected\n", "bad address"),
+    (f"{A} 127.0.0.1:7000@17000 myself,boss - 0 0 1 connected\n", "unknown flag"),
+    (f"{A} 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 16384\n", "out of range"),
+    (f"{A} 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 9-3\n", "bad slot range"),
+    (f"{A} :7000@17000 myself,master - 0 0 1 connected\n"
+     f"{B} :7001@17001 myself,master - 0 0 1 connected\n", "two nodes flagged myself"),
+])
+def test_broken_files(text, why):
+    with pytest.raises(ValueError, match=why):
+        load_nodes_conf(text)
