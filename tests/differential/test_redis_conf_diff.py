@@ -37,7 +37,8 @@ def test_no_effect_options_answer_as_redis(differ):
             continue  # newer than 7.0
         known.append(name)
         differ.check("CONFIG", "GET", name)
-    assert len(known) > 60, known  # the comparison covered them
+    # The comparison covered them (55 once the cluster-* options took effect).
+    assert len(known) >= 50, known
 
 
 @pytest.mark.parametrize("name", NO_EFFECT)
