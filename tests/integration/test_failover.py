@@ -206,6 +206,10 @@ def test_redis_primary_hands_over_to_a_tidelog_replica(processes, tmp_path) -> N
     theirs.rpush("l", "a", "b")
     replica_srv, replica = start_tidelog_replica(processes, tmp_path, redis_srv.port)
     theirs.hset("h", "f", "v")
+    # Redis counts a replica online once its first REPLCONF ACK came after the
+    # sync (the replica's link is up before that); FAILOVER TO wants it online.
+    wait_until(lambda: theirs.info("replication").get("slave0", {}).get("state") == "online",
+               timeout=LINK_TIMEOUT)
     assert theirs.execute_command("FAILOVER", "TO", "127.0.0.1", replica_srv.port) == "OK"
     wait_until(lambda: settled(theirs, replica), timeout=LINK_TIMEOUT)
     assert replica.get("k") == "from redis" and replica.hgetall("h") == {"f": "v"}
