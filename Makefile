@@ -107,17 +107,20 @@ redis-server:
 # and how strictly; its cache, .mypy_cache, makes a re-run take seconds);
 # the layer contracts run inside pytest (tests/unit/test_layers.py).
 #
-# Then pytest, in two passes at once (scripts/test_twins.py): the whole
-# suite on the kernels as built (compiled when a compiler worked), and
-# PURE_PATHS with TIDELOG_PURE=1, which the servers those tests start
-# inherit, so the compiled and the pure twins both serve the integration
-# and differential suites.  Those suites mostly wait on sockets and
-# processes, so on two cores the second pass adds little wall time.  The
-# pure pass's output is printed after the main pass's, then a line per pass
-# says which twin passed or failed; either failing fails make test, and so
+# Then pytest (scripts/test_twins.py): the main pass, on the kernels as
+# built (compiled when a compiler worked), runs the whole suite; the pure
+# pass runs PURE_PATHS with TIDELOG_PURE=1, which the servers those tests
+# start inherit, so the compiled and the pure twins both serve the
+# integration and differential suites.  On two cores the work goes two
+# ways at once: the main pass without BACKGROUND_PATHS (tests/spark) in the
+# foreground; the pure pass, then the main pass's Spark tests, in the
+# background (those suites mostly wait on sockets, processes and the JVM).
+# The background passes' output is printed after the foreground's, then a
+# line per pass says whether it passed; any failing fails make test, and so
 # does pytest collecting no test at all (exit code 5).  PYTEST_ARGS go to
-# both; test paths in them narrow the pure pass to those in PURE_PATHS.
-# Without compiled kernels the main pass runs the pure twins: no second pass.
+# every pass; test paths in them run in the foreground only, and narrow the
+# pure pass to those in PURE_PATHS.  Without compiled kernels the main pass
+# runs the pure twins: no pure pass.
 RUFF_PATHS := src tests bench examples scripts setup.py
 MYPY := $(BIN)/python -m mypy
 

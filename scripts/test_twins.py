@@ -11,11 +11,16 @@ runs without a C compiler or with TIDELOG_PURE=1.  Both must serve alike, so
   which every server those tests start inherits.  The unit tests of the
   kernels already run on both twins in the main pass (tests/support/twins.py).
 
-The two passes run at the same time: the integration and differential
-suites spend most of their time waiting for sockets and processes, so the
-pure pass adds little to the wall time on two cores.  The main pass prints
-as it goes; the pure pass's output is kept and printed after it, then one
-line per pass says which twin passed or failed.  Either failing fails
+The passes share two cores: in the foreground, the main pass without the
+Spark tests (``BACKGROUND_PATHS``, default ``tests/spark``); in the
+background, the pure pass and then the main pass's Spark tests.  The
+integration and differential suites spend most of their time waiting for
+sockets and processes, and the Spark tests mostly wait for their JVM, so
+the two lines of work take about the same time side by side.  The
+foreground prints as it goes; the background passes' output is kept and
+printed after it, then one line per pass says which passed or failed.
+When the arguments name test paths, the main pass runs them all in the
+foreground.  Either failing fails
 (exit 1); pytest collecting no test at all fails too, unless pytest
 arguments narrowed the pure pass to nothing.  When the kernels are not
 compiled, the main pass already runs the pure twins and there is no second
@@ -35,12 +40,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from tidelog import kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PURE_PATHS = "tests/integration tests/differential"
+DEFAULT_BACKGROUND_PATHS = "tests/spark"
 NO_TESTS = 5  # pytest's exit code when it collected nothing
 
 
@@ -88,51 +95,94 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+class Background:
+    """Passes run one after the other in a thread, each into a log file of
+    its own: (label, command, environment, log path, narrowed)."""
+
+    def __init__(self) -> None:
+        self.queue: list[tuple[str, list[str], dict[str, str], Path, bool]] = []
+        self.codes: list[int | None] = []
+        self.current: subprocess.Popen[bytes] | None = None
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def add(self, label: str, command: list[str], env: dict[str, str], log: Path,
+            narrowed: bool) -> None:
+        self.queue.append((label, command, env, log, narrowed))
+
+    def _run(self) -> None:
+        for _, command, env, log_path, _ in self.queue:
+            if self.stopped:
+                self.codes.append(None)
+                continue
+            with open(log_path, "wb") as log:
+                self.current = subprocess.Popen(command, cwd=ROOT, env=env,
+                                                stdin=subprocess.DEVNULL, stdout=log,
+                                                stderr=subprocess.STDOUT)
+                self.codes.append(self.current.wait())
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.current is not None:
+            stop(self.current)
+
+
 def main(args: list[str]) -> int:
     pytest = [sys.executable, "-m", "pytest"]
     state = kernels.status()
     pure_paths, pure_args = pure_selection(
         args, shlex.split(os.environ.get("PURE_PATHS", DEFAULT_PURE_PATHS)))
     pure_label = f"the pure twins' pass (TIDELOG_PURE=1: {' '.join(pure_paths)})"
-    with tempfile.TemporaryDirectory(prefix="tidelog-pure-pass-") as tmp:
-        log_path = Path(tmp) / "pure.log"
-        passes: list[subprocess.Popen[bytes]] = []
+    named, _ = split_paths(args)
+    background_paths = [] if named else [
+        p for p in shlex.split(os.environ.get("BACKGROUND_PATHS", DEFAULT_BACKGROUND_PATHS))
+        if (ROOT / p).exists()]
+    main_label = f"the main pass ({state} kernels)"
+    with tempfile.TemporaryDirectory(prefix="tidelog-test-passes-") as tmp:
+        background = Background()
+        if state != "compiled":
+            print(f"make test: the kernels are {state} here, so the main pass runs the pure "
+                  "twins: no second pass", flush=True)
+        elif not pure_paths:
+            print("make test: no pass with the pure twins (PURE_PATHS is empty, or the "
+                  "arguments name no test inside it)", flush=True)
+        else:
+            background.add(pure_label,
+                           pytest + ["-p", "no:cacheprovider", f"--basetemp={tmp}/pure",
+                                     *pure_paths, *pure_args],
+                           dict(os.environ, TIDELOG_PURE="1"), Path(tmp) / "pure.log",
+                           bool(args))
+        if background_paths:
+            background.add(f"{main_label}, {' '.join(background_paths)}",
+                           pytest + ["-p", "no:cacheprovider", f"--basetemp={tmp}/background",
+                                     *background_paths, *args],
+                           dict(os.environ), Path(tmp) / "background.log", bool(args))
+        foreground = pytest + args + [f"--ignore={p}" for p in background_paths]
+        if background.queue:
+            print("make test: in the background, one after the other: "
+                  + "; ".join(label for label, *_ in background.queue)
+                  + " (their output follows the main pass's)", flush=True)
+        main_pass: subprocess.Popen[bytes] | None = None
         try:
-            pure = None
-            if state != "compiled":
-                print(f"make test: the kernels are {state} here, so the main pass runs the pure "
-                      "twins: no second pass", flush=True)
-            elif not pure_paths:
-                print("make test: no pass with the pure twins (PURE_PATHS is empty, or the "
-                      "arguments name no test inside it)", flush=True)
-            else:
-                with open(log_path, "wb") as log:
-                    pure = subprocess.Popen(
-                        pytest + ["-p", "no:cacheprovider", f"--basetemp={tmp}/basetemp",
-                                  *pure_paths, *pure_args],
-                        cwd=ROOT, env=dict(os.environ, TIDELOG_PURE="1"),
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-                passes.append(pure)
-                print(f"make test: {pure_label} runs alongside the main pass; its output follows "
-                      "the main pass's", flush=True)
-            main_pass = subprocess.Popen(pytest + args, cwd=ROOT)
-            passes.append(main_pass)
+            background.thread.start()
+            main_pass = subprocess.Popen(foreground, cwd=ROOT)
             main_code = main_pass.wait()
-            pure_code = None
-            if pure is not None:
-                if pure.poll() is None:
-                    print(f"\nmake test: waiting for {pure_label} ...", flush=True)
-                pure_code = pure.wait()
+            if background.thread.is_alive():
+                print("\nmake test: waiting for the background passes ...", flush=True)
+            background.thread.join()
         except KeyboardInterrupt:
-            for proc in passes:
-                stop(proc)
+            background.stop()
+            if main_pass is not None:
+                stop(main_pass)
             return 130
-        results = [(f"the main pass ({state} kernels)", *verdict(main_code, narrowed=False))]
-        if pure_code is not None:
-            print(f"\n===== {pure_label} =====", flush=True)
+        results = [(main_label, *verdict(main_code, narrowed=False))]
+        for (label, _, _, log_path, narrowed), code in zip(background.queue, background.codes,
+                                                            strict=True):
+            print(f"\n===== {label} =====", flush=True)
             sys.stdout.buffer.write(log_path.read_bytes())
             sys.stdout.flush()
-            results.append((pure_label, *verdict(pure_code, narrowed=bool(args))))
+            if code is not None:
+                results.append((label, *verdict(code, narrowed=narrowed)))
     print()
     for label, ok, text in results:
         print(f"make test: {label}: {text}", file=sys.stdout if ok else sys.stderr, flush=True)

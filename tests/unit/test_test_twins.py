@@ -40,3 +40,23 @@ def test_the_verdicts():
     assert twins.verdict(1, narrowed=True)[0] is False
     assert twins.verdict(5, narrowed=False)[0] is False  # nothing collected at all
     assert twins.verdict(5, narrowed=True)[0] is True    # -k selected nothing there
+
+
+def test_background_passes_run_one_after_the_other_into_their_logs(tmp_path):
+    import sys
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    marker = tmp_path / "first-done"
+    background = twins.Background()
+    background.add("first", [sys.executable, "-c",
+                             f"import pathlib; print('one'); pathlib.Path({str(marker)!r}).touch()"],
+                   {}, first, False)
+    background.add("second", [sys.executable, "-c",
+                              f"import pathlib, sys; print('two'); "
+                              f"sys.exit(0 if pathlib.Path({str(marker)!r}).exists() else 9)"],
+                   {}, second, False)
+    background.add("third", [sys.executable, "-c", "import sys; sys.exit(3)"], {},
+                   tmp_path / "third.log", False)
+    background.thread.start()
+    background.thread.join(60)
+    assert background.codes == [0, 0, 3]
+    assert first.read_text().strip() == "one" and second.read_text().strip() == "two"
