@@ -213,6 +213,8 @@ class ClusterShell:
         self.kicked = False
         self.router: Any = None
         """The slot router; its options follow CONFIG SET at each tick."""
+        self.control: Any = None
+        """The CLUSTER commands' control (tidelog.cluster.control.Control)."""
 
     # -- start and stop
     async def start(self, hosts: list[str], port: int, backlog: int = 511) -> None:
@@ -352,6 +354,8 @@ class ClusterShell:
                 limit = int(self.engine.config["cluster-link-sendbuf-limit"])
                 if limit and action.link.send_buffer_bytes > limit:
                     self.drop(proto, "send buffer over cluster-link-sendbuf-limit")
+                    if self.control is not None:  # CLUSTER INFO counts them
+                        self.control.links_buffer_limit_exceeded += 1
         elif isinstance(action, Connect):
             self._connect(action.node)
         elif isinstance(action, Close):
@@ -370,6 +374,11 @@ class ClusterShell:
             self.pause_writes(action.until)
         elif isinstance(action, Log):
             log.log(LOG_LEVELS.get(action.level, logging.INFO), "%s", action.text)
+
+    def save_config_now(self) -> None:
+        """CLUSTER SAVECONFIG: nodes.conf written and fsynced now; OSError
+        when it cannot be."""
+        self.lock_fd = write_config(self.config_path, self.render_config(), True, self.lock_fd)
 
     def save_config(self, fsync: bool) -> None:
         try:
@@ -535,7 +544,9 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
         return str(texts.nodes_conf(topology))
 
     shell = ClusterShell(engine, state, path, lock_fd, render)
-    engine.cluster = control.Control(topology, state)
+    shell.control = engine.cluster = control.Control(topology, state)
+    shell.control.kick = shell.kick  # what a command queued goes out soon
+    shell.control.save_now = shell.save_config_now
     router = routing.Router(topology, allow_reads_when_down=config["cluster-allow-reads-when-down"],
                             allow_pubsubshard_when_down=config["cluster-allow-pubsubshard-when-down"],
                             endpoint_type=config["cluster-preferred-endpoint-type"])
