@@ -67,7 +67,7 @@ def node_line(topology: Topology, node: Node) -> str:
     connected = node.link is not None or node.is_myself
     parts = [node.name.decode(), address, flags_text(node.flags), master, str(node.ping_sent),
              str(node.pong_received), str(epoch), "connected" if connected else "disconnected"]
-    if node.is_master:
+    if node.numslots:  # a replica's too: ADDSLOTS on a replica is taken (until gossip fixes it)
         parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in topology.slot_ranges(node)]
     if node.is_myself:  # by slot; a slot both migrating and importing shows the first
         migrating, importing = topology.migrating_to, topology.importing_from
