@@ -19,13 +19,14 @@ import time
 import pytest
 
 from tests.support.cluster_control import ClusterHarness
-from tests.support.rawclient import RawClient
+from tests.support.rawclient import RawClient, encode_command
 from tests.support.redis_oracle import free_port
 from tidelog.cluster.actions import Link
 from tidelog.cluster.messages import MASTER, MYSELF, TYPE_NAMES
 from tidelog.cluster.nodes import Node
 from tidelog.cluster.texts import load_nodes_conf
 from tidelog.resp.encoder import encode
+from tidelog.resp.replies import Replies
 
 WAIT_S = 20.0
 ID_A, ID_B = "a" * 40, "b" * 40  # (ids no node has: the "unknown node" paths)
@@ -398,3 +399,25 @@ def test_two_nodes_replicate(two):
     two.check("CLUSTER", "REPLICATE", other)  # a replica may switch: fine again
     two.check("CLUSTER", "ADDSLOTS", "5")
     two.check("CLUSTER", "NODES")
+
+
+def test_deleted_slots_unsubscribe_shard_channels(pair):
+    pair.check("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    pair.wait_state_ok()
+    theirs_sub = RawClient(pair.srv.port)
+    ours_sub = pair.h.new_client()
+    try:
+        for argv in (["SSUBSCRIBE", "a", "{a}x"], ["SSUBSCRIBE", "b"], ["SUBSCRIBE", "c"]):
+            reply = pair.h(*argv, client=ours_sub)
+            items = reply.items if isinstance(reply, Replies) else [reply]
+            theirs_sub.send_raw(encode_command(argv))
+            assert b"".join(encode(item, 2) for item in items) == \
+                b"".join(theirs_sub.read_reply() for _ in items)
+        pair.check("CLUSTER", "DELSLOTS", "15495")  # a's slot
+        pair.check("CLUSTER", "SETSLOT", "3300", "NODE", pair.me.name.decode())  # b's: stays
+        ours = b"".join(encode(push, 2) for push in ours_sub.inbox)
+        theirs = b"".join(theirs_sub.read_reply() for _ in ours_sub.inbox)
+        assert ours == theirs
+        assert ours.count(b"sunsubscribe") == 3
+    finally:
+        theirs_sub.close()

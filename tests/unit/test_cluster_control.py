@@ -18,7 +18,7 @@ from tidelog.cluster.nodes import Node, Topology
 from tidelog.commands.table import COMMANDS
 from tidelog.keyspace import SlotKeyIndex
 from tidelog.resp.encoder import encode
-from tidelog.resp.replies import OK, ErrorReply, Map, SimpleString, Verbatim
+from tidelog.resp.replies import OK, ErrorReply, Map, Push, SimpleString, Verbatim
 
 B, C, D = (c.encode() * 40 for c in "bcd")
 DISABLED = ErrorReply(b"ERR This instance has cluster support disabled")
@@ -369,3 +369,26 @@ def test_cluster_commands_in_a_transaction():
                  ["CLUSTER", "BUMPEPOCH"], ["CLUSTER", "DELSLOTS", "1", "2"]):
         assert h(*argv) == SimpleString(b"QUEUED")
     assert h("EXEC") == [OK, OK, SimpleString(b"BUMPED 1"), err("ERR Slot 2 is already unassigned")]
+
+
+def test_unassigned_slots_unsubscribe_their_shard_channels():
+    h = ClusterHarness()
+    h("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    h.topology.state_ok = True
+    sub = h.new_client()
+    slot_a, slot_b = h("CLUSTER", "KEYSLOT", "a"), h("CLUSTER", "KEYSLOT", "b")
+    h("SSUBSCRIBE", "a", "{a}x", client=sub)
+    h("SSUBSCRIBE", "b", client=sub)
+    h("SUBSCRIBE", "plain", client=sub)
+    sub.inbox.clear()
+    assert h("CLUSTER", "DELSLOTS", slot_a) == OK
+    assert sub.inbox == [Push([b"sunsubscribe", b"a", 2]), Push([b"sunsubscribe", b"{a}x", 1])]
+    assert h("CLUSTER", "DELSLOTS", slot_a - 1) == OK  # no channel there
+    assert len(sub.inbox) == 2
+    assert h("CLUSTER", "SETSLOT", slot_b, "NODE", h.me.name.decode()) == OK  # stays ours
+    assert sub.inbox[2:] == [Push([b"sunsubscribe", b"b", 0])]
+    assert sub.pubsub is not None and list(sub.pubsub.kinds[0]) == [b"plain"]
+    h("SSUBSCRIBE", "b", client=sub)
+    sub.inbox.clear()
+    assert h("CLUSTER", "FLUSHSLOTS") == OK
+    assert sub.inbox == [Push([b"sunsubscribe", b"b", 0])]

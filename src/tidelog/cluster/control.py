@@ -26,6 +26,8 @@ from ..commands.contract import Ctx
 from ..errors import CommandError
 from ..keyslot import SLOTS, key_slot
 from ..keyspace import Database, SlotKeyIndex
+from ..resp.replies import Push
+from ..types.pubsub import SHARD
 from . import texts
 from .messages import FAIL_FLAG
 from .nodes import Node, Topology, random_name
@@ -108,6 +110,28 @@ class Control:
         """The node of that id (Redis's clusterLookupNode). O(1)."""
         return self.topology.nodes.get(name)
 
+    def _serves(self, owner: Node | None) -> bool:
+        """Whether this node serves ``owner``'s slots: it is that shard's
+        master or one of its replicas (Redis's clusterGetNodesServingMySlots)."""
+        if owner is None:
+            return False
+        primary, myself = self.topology.master_of(owner), self.topology.myself
+        return primary is myself or myself.master is primary
+
+    def _drop_shard_channels(self, ctx: Ctx, slots: set[int]) -> None:
+        """Slots this node served were unassigned: the clients subscribed to
+        their shard channels are unsubscribed, each told with a
+        ``sunsubscribe`` message (Redis's removeChannelsInSlot).
+        O(shard channels)."""
+        if not slots:
+            return
+        registry = ctx.engine.pubsub
+        for channel in [c for c in registry.shard_channels if key_slot(c) in slots]:
+            for client in list(registry.shard_channels[channel]):
+                client.pubsub = registry.unsubscribe(client, SHARD, channel)
+                left = 0 if client.pubsub is None else len(client.pubsub.kinds[SHARD])
+                client.send(Push([b"sunsubscribe", channel, left]))
+
     def _node_timeout(self) -> int:
         return int(getattr(self.state.settings, "node_timeout", 15000))
 
@@ -132,13 +156,17 @@ class Control:
                     raise errors.cluster_slot_repeated(slot)
                 named[slot] = 1
         topology, myself = self.topology, self.topology.myself
+        served: set[int] = set()
         for slot in range(SLOTS):
             if named[slot]:
                 topology.importing_from.pop(slot, None)
                 if delete:
+                    if self._serves(owners[slot]):
+                        served.add(slot)
                     topology.unassign(slot)
                 else:
                     topology.assign(slot, myself)
+        self._drop_shard_channels(ctx, served)
         self.state.claim_slots_changed()
         self._done()
 
@@ -148,9 +176,12 @@ class Control:
         if len(_database(ctx)):
             raise CommandError(errors.CLUSTER_FLUSHSLOTS_NOT_EMPTY)
         topology = self.topology
+        served = set()
         for slot in range(SLOTS):
             if topology.owners[slot] is topology.myself:
                 topology.unassign(slot)
+                served.add(slot)
+        self._drop_shard_channels(ctx, served)
         self.state.claim_slots_changed()
         self._done()
 
@@ -194,6 +225,8 @@ class Control:
                 raise errors.cluster_slot_has_keys(slot)
             if not keys:  # a migration without keys left ends here
                 topology.migrating_to.pop(slot, None)
+            if self._serves(topology.owners[slot]):  # (even when it stays ours)
+                self._drop_shard_channels(ctx, {slot})
             topology.assign(slot, node)
             if (was_mine and node is not myself and myself.numslots == 0
                     and ctx.config["cluster-allow-replica-migration"]):
