@@ -362,7 +362,7 @@ class Control:
         return b"%s %d" % (b"BUMPED" if bumped else b"STILL", self.topology.myself.config_epoch)
 
     def save_config(self, ctx: Ctx) -> None:
-        """SAVECONFIG: nodes.conf written (and fsynced) now. O(nodes x 16384)."""
+        """SAVECONFIG: nodes.conf written (and fsynced) now. O(16384 + nodes)."""
         if self.save_now is None:
             self.state.save_config(True)
             self._done()
@@ -380,7 +380,7 @@ class Control:
                                self.links_buffer_limit_exceeded).encode()
 
     def nodes(self, ctx: Ctx) -> bytes:
-        """NODES: every node's line. O(nodes x 16384)."""
+        """NODES: every node's line. O(16384 + nodes)."""
         return texts.nodes_text(self.topology).encode("latin-1")
 
     def slots(self, ctx: Ctx) -> list[Any]:
@@ -389,7 +389,7 @@ class Control:
                                  ctx.engine.replication.offset)
 
     def shards(self, ctx: Ctx) -> list[Any]:
-        """SHARDS. O(16384 x masters)."""
+        """SHARDS. O(16384 + nodes)."""
         return texts.shards_reply(self.topology, ctx.config["cluster-preferred-endpoint-type"],
                                   ctx.engine.replication.offset)
 

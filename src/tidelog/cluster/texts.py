@@ -26,9 +26,9 @@ text of CLUSTER INFO.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
-from ..keyslot import SLOTS
 from ..resp.replies import Map
 from .actions import Link
 from .messages import (
@@ -57,8 +57,31 @@ def flags_text(flags: int) -> str:
     return ",".join(names) if names else "noflags"
 
 
-def node_line(topology: Topology, node: Node) -> str:
-    """The line of one node (no newline). Cost: O(16384) for the slot ranges."""
+def owner_runs(topology: Topology) -> list[tuple[Node | None, int, int]]:
+    """The slot map as runs of one owner: ``(owner, first, last)``, in slot
+    order (owner None: unassigned).  Cost: O(16384), about 0.3 ms."""
+    runs: list[tuple[Node | None, int, int]] = []
+    start = 0
+    for owner, group in groupby(topology.owners):  # (a Node is equal only to itself)
+        end = start + len(list(group))
+        runs.append((owner, start, end - 1))
+        start = end
+    return runs
+
+
+def slot_ranges_by_node(topology: Topology) -> dict[Node, list[tuple[int, int]]]:
+    """Each owner's slot ranges, from one pass over the slot map. Cost: O(16384)."""
+    ranges: dict[Node, list[tuple[int, int]]] = {}
+    for owner, first, last in owner_runs(topology):
+        if owner is not None:
+            ranges.setdefault(owner, []).append((first, last))
+    return ranges
+
+
+def node_line(topology: Topology, node: Node,
+              ranges: dict[Node, list[tuple[int, int]]] | None = None) -> str:
+    """The line of one node (no newline); ``ranges``: every node's slot
+    ranges, when the caller has them. Cost: O(16384) without them."""
     address = f"{node.ip.decode('latin-1')}:{node.port}@{node.cport}"
     if node.hostname:
         address += "," + node.hostname.decode("latin-1")
@@ -68,7 +91,8 @@ def node_line(topology: Topology, node: Node) -> str:
     parts = [node.name.decode(), address, flags_text(node.flags), master, str(node.ping_sent),
              str(node.pong_received), str(epoch), "connected" if connected else "disconnected"]
     if node.numslots:  # a replica's too: ADDSLOTS on a replica is taken (until gossip fixes it)
-        parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in topology.slot_ranges(node)]
+        mine = topology.slot_ranges(node) if ranges is None else ranges.get(node, [])
+        parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in mine]
     if node.is_myself:  # by slot; a slot both migrating and importing shows the first
         migrating, importing = topology.migrating_to, topology.importing_from
         for slot in sorted(migrating.keys() | importing.keys()):
@@ -81,14 +105,17 @@ def node_line(topology: Topology, node: Node) -> str:
 
 def nodes_text(topology: Topology) -> str:
     """CLUSTER NODES: every node's line, each ending in a newline.
-    Cost: O(nodes x 16384)."""
-    return "".join(node_line(topology, n) + "\n" for n in topology.nodes.values())
+    Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
+    return "".join(node_line(topology, n, ranges) + "\n" for n in topology.nodes.values())
 
 
 def nodes_conf(topology: Topology) -> str:
     """The text of nodes.conf: the lines of the nodes out of handshake,
-    then the epochs. Cost: O(nodes x 16384)."""
-    lines = [node_line(topology, n) for n in topology.nodes.values() if not n.flags & HANDSHAKE]
+    then the epochs. Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
+    lines = [node_line(topology, n, ranges) for n in topology.nodes.values()
+             if not n.flags & HANDSHAKE]
     lines.append(f"vars currentEpoch {topology.current_epoch} "
                  f"lastVoteEpoch {topology.last_vote_epoch}")
     return "\n".join(lines) + "\n"
@@ -279,14 +306,8 @@ def slots_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[
     ``[first, last, master, replica, ...]``; a replica that failed or has
     not replicated anything yet (offset 0; ``my_offset`` is this node's) is
     left out.  Cost: O(16384 + ranges x replicas)."""
-    owners = topology.owners
     reply: list[Any] = []
-    start = 0
-    while start < SLOTS:
-        owner = owners[start]
-        end = start
-        while end + 1 < SLOTS and owners[end + 1] is owner:
-            end += 1
+    for owner, start, end in owner_runs(topology):
         if owner is not None:
             entry: list[Any] = [start, end, _slots_node(owner, endpoint_type)]
             for replica in owner.replicas:
@@ -294,7 +315,6 @@ def slots_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[
                 if not replica.flags & FAIL_FLAG and offset != 0:
                     entry.append(_slots_node(replica, endpoint_type))
             reply.append(entry)
-        start = end + 1
     return reply
 
 
@@ -321,12 +341,13 @@ def _shard_node(node: Node, endpoint_type: str, my_offset: int) -> Map:
 def shards_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[Any]:
     """CLUSTER SHARDS (Redis 7.0's shape): per master, its slot ranges as a
     flat ``[first, last, ...]`` list and its nodes (the master, then its
-    replicas), each a map.  Cost: O(16384 x masters)."""
+    replicas), each a map.  Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
     reply: list[Any] = []
     for node in topology.nodes.values():
         if not node.is_master:
             continue
-        slots = [bound for first, last in topology.slot_ranges(node) for bound in (first, last)]
+        slots = [bound for first, last in ranges.get(node, ()) for bound in (first, last)]
         nodes = [_shard_node(n, endpoint_type, my_offset) for n in (node, *node.replicas)]
         reply.append(Map([(b"slots", slots), (b"nodes", nodes)]))
     return reply
@@ -366,16 +387,17 @@ def info_text(topology: Topology, sent: Sequence[int] | Mapping[int, int],
     and received, and their totals.  ``sent``/``received`` are indexed by
     message type.  Cost: O(16384)."""
     assigned = ok = pfail = fail = 0
-    for owner in topology.owners:
+    for owner, first, last in owner_runs(topology):
         if owner is None:
             continue
-        assigned += 1
+        count = last - first + 1
+        assigned += count
         if owner.flags & FAIL_FLAG:
-            fail += 1
+            fail += count
         elif owner.flags & PFAIL:
-            pfail += 1
+            pfail += count
         else:
-            ok += 1
+            ok += count
     my_epoch = topology.master_of(topology.myself).config_epoch
     lines = [
         f"cluster_state:{'ok' if topology.state_ok else 'fail'}",

@@ -226,7 +226,7 @@ def cluster_info(ctx: Ctx, argv: list[bytes]) -> Reply:
 def cluster_saveconfig(ctx: Ctx, argv: list[bytes]) -> Reply:
     """CLUSTER SAVECONFIG
 
-    Cost: O(nodes x 16384) (the file's text) plus its write and fsync."""
+    Cost: O(16384 + nodes) (the file's text) plus its write and fsync."""
     _cluster(ctx).save_config(ctx)
     return OK
 
@@ -283,7 +283,7 @@ def _port(arg: bytes, kind: bytes) -> int:
 def cluster_nodes(ctx: Ctx, argv: list[bytes]) -> Reply:
     """CLUSTER NODES
 
-    Cost: O(nodes x 16384)."""
+    Cost: O(16384 + nodes)."""
     return Verbatim(_cluster(ctx).nodes(ctx))
 
 
@@ -311,7 +311,7 @@ def cluster_slots(ctx: Ctx, argv: list[bytes]) -> Reply:
 def cluster_shards(ctx: Ctx, argv: list[bytes]) -> Reply:
     """CLUSTER SHARDS
 
-    Cost: O(16384 x masters)."""
+    Cost: O(16384 + nodes)."""
     return _cluster(ctx).shards(ctx)
 
 
