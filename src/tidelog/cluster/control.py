@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .. import errors
-from ..commands.contract import Ctx
+from ..commands.contract import Cluster, Ctx
 from ..errors import CommandError
 from ..keyslot import SLOTS, key_slot
 from ..keyspace import Database, SlotKeyIndex
@@ -426,3 +426,8 @@ class Control:
         if isinstance(index, SlotKeyIndex):
             return index.keys_in_slot(slot, count)
         return [key for key in db.data if key_slot(key) == slot][:count]
+
+
+def _implements(control: Control) -> Cluster:
+    """(For the type checker: Control is the handlers' Cluster protocol.)"""
+    return control
