@@ -20,13 +20,17 @@ import pytest
 
 from tests.support.cluster_control import ClusterHarness
 from tests.support.rawclient import RawClient, encode_command
-from tests.support.redis_oracle import free_port
+from tests.support.redis_oracle import REDIS_SERVER, free_port
 from tidelog.cluster.actions import Link
 from tidelog.cluster.messages import MASTER, MYSELF, TYPE_NAMES
 from tidelog.cluster.nodes import Node
 from tidelog.cluster.texts import load_nodes_conf
 from tidelog.resp.encoder import encode
 from tidelog.resp.replies import Replies
+
+pytestmark = pytest.mark.differential
+if REDIS_SERVER is None:
+    pytest.skip("redis-server is not installed", allow_module_level=True)
 
 WAIT_S = 20.0
 ID_A, ID_B = "a" * 40, "b" * 40  # (ids no node has: the "unknown node" paths)
