@@ -365,9 +365,11 @@ def cluster_failover(ctx: Ctx, argv: list[bytes]) -> Reply:
     Cost: O(1)."""
     cluster = _cluster(ctx)
     _exact(argv, 2, 3)
-    mode = argv[2].lower() if len(argv) == 3 else b""
-    if mode not in (b"", b"force", b"takeover"):
-        raise CommandError(SYNTAX)
+    mode = b""
+    if len(argv) == 3:
+        mode = argv[2].lower()
+        if mode not in (b"force", b"takeover"):
+            raise CommandError(SYNTAX)
     cluster.failover(ctx, mode.decode())
     return OK
 
