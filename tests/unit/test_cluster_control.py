@@ -15,10 +15,12 @@ from tidelog.cluster.actions import Link
 from tidelog.cluster.control import Control
 from tidelog.cluster.messages import FAIL_FLAG, MASTER, PFAIL, SLAVE
 from tidelog.cluster.nodes import Node, Topology
+from tidelog.cluster.texts import nodes_conf
 from tidelog.commands.table import COMMANDS
 from tidelog.keyspace import SlotKeyIndex
 from tidelog.resp.encoder import encode
 from tidelog.resp.replies import OK, ErrorReply, Map, Push, SimpleString, Verbatim
+from tidelog.server.cluster_bus import ClusterShell
 
 B, C, D = (c.encode() * 40 for c in "bcd")
 DISABLED = ErrorReply(b"ERR This instance has cluster support disabled")
@@ -392,3 +394,17 @@ def test_unassigned_slots_unsubscribe_their_shard_channels():
     sub.inbox.clear()
     assert h("CLUSTER", "FLUSHSLOTS") == OK
     assert sub.inbox == [Push([b"sunsubscribe", b"b", 0])]
+
+
+def test_saveconfig_through_the_shell(tmp_path):
+    """The shell's immediate save is SAVECONFIG's: the file written, or the
+    error of the write in the reply."""
+    h = three()
+    path = tmp_path / "nodes.conf"
+    shell = ClusterShell(h.engine, h.state, str(path), None, lambda: nodes_conf(h.topology))
+    h.control.save_now = shell.save_config_now
+    assert h("CLUSTER", "SAVECONFIG") == OK
+    assert path.read_text() == nodes_conf(h.topology)
+    shell.config_path = str(tmp_path / "missing" / "nodes.conf")
+    assert h("CLUSTER", "SAVECONFIG") == \
+        err("ERR error saving the cluster node config: No such file or directory")
