@@ -160,7 +160,8 @@ ARGUMENT_ERRORS = [
     ["CLUSTER", "REPLICAS", ID_A], ["CLUSTER", "SLAVES", "abc"],
     ["CLUSTER", "COUNT-FAILURE-REPORTS", ID_A], ["CLUSTER", "FORGET"],
     # FAILOVER, RESET, SET-CONFIG-EPOCH
-    ["CLUSTER", "FAILOVER", "foo"], ["CLUSTER", "FAILOVER", ""], ["CLUSTER", "FAILOVER"], ["CLUSTER", "FAILOVER", "force"],
+    ["CLUSTER", "FAILOVER", "foo"], ["CLUSTER", "FAILOVER", ""], ["CLUSTER", "FAILOVER"],
+    ["CLUSTER", "FAILOVER", "force"],
     ["CLUSTER", "FAILOVER", "TAKEOVER"], ["CLUSTER", "FAILOVER", "force", "x"],
     ["CLUSTER", "RESET", "foo"], ["CLUSTER", "RESET", ""], ["CLUSTER", "RESET", "soft", "x"],
     ["CLUSTER", "SET-CONFIG-EPOCH", "-1"], ["CLUSTER", "SET-CONFIG-EPOCH", "x"],
