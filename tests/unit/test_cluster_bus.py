@@ -269,20 +269,27 @@ def test_decode_any_bytes(data):
         pass
 
 
+def mutated(frame: bytes, edits: list[tuple[int, int]], cut: int) -> bytes:
+    """``frame`` with bytes overwritten at ``edits``, then ``cut`` bytes cut
+    off its end (negative) or zeros added (positive)."""
+    out = bytearray(frame)
+    for at, value in edits:
+        out[at % len(out)] = value
+    if cut < 0:
+        del out[cut:]
+    else:
+        out += bytes(cut)
+    return bytes(out)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(range(len(every_type()))),
        st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 255)), min_size=1, max_size=6),
        st.integers(-16, 16))
 def test_decode_mutated_frames(which, edits, cut):
-    frame = bytearray(encode(every_type()[which]))
-    for at, value in edits:
-        frame[at % len(frame)] = value
-    if cut < 0:
-        del frame[cut:]
-    else:
-        frame += bytes(cut)
+    frame = mutated(encode(every_type()[which]), edits, cut)
     try:
-        msg = decode(bytes(frame))
+        msg = decode(frame)
     except BusError:
         return
     assert encode(msg)[:4] == b"RCmb"
@@ -445,15 +452,9 @@ def test_recorded_stream_byte_at_a_time():
        st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 255)), min_size=1, max_size=8),
        st.integers(-64, 64))
 def test_decode_mutated_recordings(which, edits, cut):
-    frame = bytearray(RECORDED[which][1])
-    for at, value in edits:
-        frame[at % len(frame)] = value
-    if cut < 0:
-        del frame[cut:]
-    else:
-        frame += bytes(cut)
+    frame = mutated(RECORDED[which][1], edits, cut)
     try:
-        decode(bytes(frame))
+        decode(frame)
     except BusError:
         pass
     try:

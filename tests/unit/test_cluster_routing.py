@@ -255,8 +255,8 @@ def _every_spec():
 def test_cached_key_positions_are_getkeys_positions(extra):
     """The router's per-command positions find what COMMAND GETKEYS finds
     (shard channels included), for every command of the table."""
-    from tidelog.cluster.routing import fixed_positions, key_positions
-    from tidelog.commands.key_specs import command_key_positions
+    from tidelog.cluster.routing import key_positions
+    from tidelog.commands.key_specs import command_key_positions, fixed_key_ranges
 
     checked = 0
     for spec in _every_spec():
@@ -266,6 +266,6 @@ def test_cached_key_positions_are_getkeys_positions(extra):
         argv = [n.encode() for n in name]
         argv += [b"k%d" % i for i in range(max(abs(spec.arity), len(argv)) - len(argv) + extra)]
         expected = [at for at, _ in command_key_positions(spec, argv)]
-        assert key_positions(spec, argv, fixed_positions(spec)) == expected, spec.name
+        assert key_positions(spec, argv, fixed_key_ranges(spec, not_keys=True)) == expected, spec.name
         checked += 1
     assert checked > 200

@@ -42,7 +42,7 @@ from typing import Protocol
 from .. import errors
 from ..commands import table
 from ..commands.contract import ClientState
-from ..commands.key_specs import command_key_positions, key_specs
+from ..commands.key_specs import command_key_positions, fixed_key_ranges
 from ..keyslot import key_slot
 from .nodes import Node, Topology
 
@@ -50,25 +50,10 @@ from .nodes import Node, Topology
 _SHARD_PUBSUB = frozenset({"spublish", "ssubscribe", "sunsubscribe"})
 
 
-def fixed_positions(spec: table.CommandSpec) -> list[tuple[int, int, int]] | None:
-    """``(begin, lastkey, keystep)`` of each key spec when every one gives
-    fixed positions (shard channels included, unlike ACL's
-    ``fixed_key_ranges``), else None: the keys are found per call.
-    O(key specs); the router keeps the answer per command."""
-    if spec.key_finder is not None or spec.name in ("xread", "xreadgroup"):
-        return None
-    ranges = []
-    for ks in key_specs(spec):
-        if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
-            return None
-        ranges.append((ks.begin, ks.lastkey, ks.keystep))
-    return ranges
-
-
 def key_positions(spec: table.CommandSpec, argv: list[bytes],
                   ranges: list[tuple[int, int, int]] | None) -> list[int]:
     """Where the command's keys are (as COMMAND GETKEYS finds them), with its
-    :func:`fixed_positions`.  O(keys)."""
+    ``fixed_key_ranges(spec, not_keys=True)``.  O(keys)."""
     if ranges is None:
         return [at for at, _ in command_key_positions(spec, argv)]
     found: list[int] = []
@@ -112,7 +97,7 @@ class Router:
         self.allow_reads_when_down = allow_reads_when_down
         self.allow_pubsubshard_when_down = allow_pubsubshard_when_down
         self.endpoint_type = endpoint_type
-        # per command name: its fixed_positions (a command's key specs do
+        # per command name: its fixed_key_ranges(not_keys=True) (a command's key specs do
         # not change while the server runs)
         self._positions: dict[str, list[tuple[int, int, int]] | None] = {}
 
@@ -150,7 +135,7 @@ class Router:
             if name in self._positions:
                 ranges = self._positions[name]
             else:
-                ranges = self._positions[name] = fixed_positions(cmd)
+                ranges = self._positions[name] = fixed_key_ranges(cmd, not_keys=True)
             for at in key_positions(cmd, cmd_argv, ranges):
                 key = cmd_argv[at]
                 this_slot = key_slot(key)

@@ -110,10 +110,12 @@ def _keynum_keys(ks: KeySpec, argv: list[bytes]) -> list[int]:
     return list(range(first, first + n * keystep, keystep))
 
 
-def fixed_key_ranges(spec: CommandSpec) -> list[tuple[int, int, int]] | None:
+def fixed_key_ranges(spec: CommandSpec, not_keys: bool = False
+                     ) -> list[tuple[int, int, int]] | None:
     """Where a command's keys sit when every key spec gives fixed positions
     (an index to begin and a range to find): ``(begin, lastkey, keystep)``
-    per key spec, ``not_key`` ones left out.  None when one searches by a
+    per key spec, ``not_key`` ones (shard channels) left out unless
+    ``not_keys`` (the cluster routes by them too).  None when one searches by a
     keyword, counts its keys, has a finder of its own or the command finds
     its keys itself (its ``key_finder``, XREAD's STREAMS): then
     :func:`acl_keys` must find them per call.  O(key specs); callers keep
@@ -124,7 +126,7 @@ def fixed_key_ranges(spec: CommandSpec) -> list[tuple[int, int, int]] | None:
     for ks in key_specs(spec):
         if not isinstance(ks.begin, int) or ks.keynum is not None or ks.find is not None:
             return None
-        if "not_key" not in ks.flags:
+        if not_keys or "not_key" not in ks.flags:
             ranges.append((ks.begin, ks.lastkey, ks.keystep))
     return ranges
 

@@ -55,14 +55,18 @@ def dump(ctx: Ctx, argv: list[bytes]) -> Reply:
                              compress=bool(ctx.config["rdbcompression"]))
 
 
+_RESTORE_COST = (
+    "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, "
+    "where N is the number of Redis objects composing the value and M their average size. For "
+    "small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply "
+    "O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting "
+    "values into sorted sets is O(log(N)).")
+"""RESTORE's and RESTORE-ASKING's complexity, as Redis's table words it."""
+
+
 @command("restore", arity=-4, flags="write denyoom", keys=(1, 1, 1), group="generic",
          since="2.6.0", categories=("@dangerous",),
-         complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
-                    "serialized value, where N is the number of Redis objects composing the value "
-                    "and M their average size. For small string values the time complexity is "
-                    "thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
-                    "values the complexity is O(N*M*log(N)) because inserting values into sorted "
-                    "sets is O(log(N)).",
+         complexity=_RESTORE_COST,
          summary="Create a key using the provided serialized value, previously obtained using "
                  "DUMP.",
          key_specs=[ks("OW update", 1)])
@@ -130,12 +134,7 @@ def restore(ctx: Ctx, argv: list[bytes]) -> Reply:
 
 @command("restore-asking", arity=-4, flags="write denyoom asking", keys=(1, 1, 1),
          group="server", since="3.0.0", categories=("@keyspace", "@dangerous"),
-         complexity="O(1) to create the new key and additional O(N*M) to reconstruct the "
-                    "serialized value, where N is the number of Redis objects composing the value "
-                    "and M their average size. For small string values the time complexity is "
-                    "thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
-                    "values the complexity is O(N*M*log(N)) because inserting values into sorted "
-                    "sets is O(log(N)).",
+         complexity=_RESTORE_COST,
          summary="An internal command for migrating keys in a cluster",
          key_specs=[ks("OW update", 1)])
 def restore_asking(ctx: Ctx, argv: list[bytes]) -> object:
