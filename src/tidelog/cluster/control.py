@@ -79,6 +79,10 @@ class ClusterOps(Protocol):
         state, tell the other nodes soon."""
         ...
 
+    def publish(self, channel: bytes, message: bytes, shard: bool) -> Any:
+        """A PUBLISH (SPUBLISH: ``shard``) for the other nodes."""
+        ...
+
 
 def _database(ctx: Ctx) -> Database:
     """Cluster mode's one database."""
@@ -426,6 +430,14 @@ class Control:
         if isinstance(index, SlotKeyIndex):
             return index.keys_in_slot(slot, count)
         return [key for key in db.data if key_slot(key) == slot][:count]
+
+
+    def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
+        """PUBLISH / SPUBLISH: to every node, or to this node's shard, over
+        the bus. O(nodes)."""
+        self.state.publish(channel, message, shard)
+        self._done()
+        return True
 
 
 def _implements(control: Control) -> Cluster:

@@ -373,6 +373,12 @@ class Cluster(Protocol):
     def count_keys_in_slot(self, ctx: Ctx, slot: int) -> int: ...
     def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]: ...
 
+    def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
+        """PUBLISH (SPUBLISH: ``shard``) in cluster mode goes to the other
+        nodes over the bus, and True comes back; outside it, False (the
+        message then goes down the replication stream)."""
+        ...
+
 
 class RateView(Protocol):
     """One instantaneous metric (the engine's Rate)."""

@@ -137,8 +137,7 @@ class _LinkProtocol(asyncio.Protocol):
         self.closed_by_us = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # (uvloop's are no subclass)
         local_ip = _address(transport.get_extra_info("sockname"))
         if self.link is None:  # inbound: the listener made us
             self.link = Link(inbound=True, ctime=now_ms(),
@@ -464,9 +463,14 @@ class ClusterShell:
             router.allow_reads_when_down = config["cluster-allow-reads-when-down"]
             router.allow_pubsubshard_when_down = config["cluster-allow-pubsubshard-when-down"]
             router.endpoint_type = config["cluster-preferred-endpoint-type"]
-        offset = getattr(self.engine.replication, "offset", None)
+        replication = self.engine.replication
+        offset = getattr(replication, "offset", None)
         if isinstance(offset, int):
             self.state.set_repl_offset(offset)
+        upstream = getattr(replication, "upstream", None)
+        if upstream is not None:  # a replica: how old its master's data is
+            seen = upstream.last_io if upstream.link_up else upstream.down_since
+            self.state.set_master_data_age(int((self.engine.clock.monotonic() - seen) * 1000))
         self.state.on_tick(now_ms())
         redirect = getattr(self.engine, "redirect_blocked", None)
         if redirect is not None:
