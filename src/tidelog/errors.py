@@ -849,3 +849,87 @@ def ask(slot: int, endpoint: bytes, port: int) -> bytes:
 
 # -- cluster mode: REPLICAOF / SLAVEOF (the bus picks the master) ----------------------------
 REPLICAOF_CLUSTER = b"ERR REPLICAOF not allowed in cluster mode."
+
+
+# -- CLUSTER's subcommands in cluster mode (7.0.15's clusterCommand) ----------------------
+CLUSTER_SLOT_INVALID = b"ERR Invalid or out of range slot"
+CLUSTER_COUNTKEYS_SLOT_INVALID = b"ERR Invalid slot"
+CLUSTER_GETKEYS_INVALID = b"ERR Invalid slot or number of keys"
+CLUSTER_FLUSHSLOTS_NOT_EMPTY = b"ERR DB must be empty to perform CLUSTER FLUSHSLOTS."
+CLUSTER_SETSLOT_MASTERS_ONLY = b"ERR Please use SETSLOT only with masters."
+CLUSTER_SETSLOT_SYNTAX = (
+    b"ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
+CLUSTER_TARGET_NOT_MASTER = b"ERR Target node is not a master"
+CLUSTER_FORGET_MYSELF = b"ERR I tried hard but I can't forget myself..."
+CLUSTER_FORGET_MY_MASTER = b"ERR Can't forget my master!"
+CLUSTER_REPLICATE_MYSELF = b"ERR Can't replicate myself"
+CLUSTER_REPLICATE_REPLICA = b"ERR I can only replicate a master, not a replica."
+CLUSTER_REPLICATE_NOT_EMPTY = (
+    b"ERR To set a master the node must be empty and without assigned slots.")
+CLUSTER_REPLICAS_NOT_MASTER = b"ERR The specified node is not a master"
+CLUSTER_FAILOVER_ON_MASTER = b"ERR You should send CLUSTER FAILOVER to a replica"
+CLUSTER_FAILOVER_NO_MASTER = b"ERR I'm a replica but my master is unknown to me"
+CLUSTER_FAILOVER_MASTER_DOWN = (
+    b"ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
+CLUSTER_EPOCH_OTHER_NODES = (
+    b"ERR The user can assign a config epoch only when the node does not know any other node.")
+CLUSTER_EPOCH_NON_ZERO = b"ERR Node config epoch is already non-zero"
+CLUSTER_RESET_MASTER_WITH_KEYS = (
+    b"ERR CLUSTER RESET can't be called with master nodes containing keys")
+
+
+def cluster_slot_busy(slot: int) -> CommandError:
+    return CommandError(b"ERR Slot %d is already busy" % slot)
+
+
+def cluster_slot_unassigned(slot: int) -> CommandError:
+    return CommandError(b"ERR Slot %d is already unassigned" % slot)
+
+
+def cluster_slot_repeated(slot: int) -> CommandError:
+    return CommandError(b"ERR Slot %d specified multiple times" % slot)
+
+
+def cluster_range_reversed(start: int, end: int) -> CommandError:
+    return CommandError(b"ERR start slot number %d is greater than end slot number %d"
+                        % (start, end))
+
+
+def cluster_bad_port(kind: bytes, arg: bytes) -> CommandError:
+    """``ERR Invalid TCP base port specified: x`` (``kind``: ``base`` or ``bus``)."""
+    return CommandError(b"ERR Invalid TCP %s port specified: %s" % (kind, arg))
+
+
+def cluster_bad_address(ip: bytes, port: bytes) -> CommandError:
+    """CLUSTER MEET's address as the client typed it."""
+    return CommandError(b"ERR Invalid node address specified: %s:%s" % (ip, port))
+
+
+def cluster_not_slot_owner(slot: int) -> CommandError:
+    return CommandError(b"ERR I'm not the owner of hash slot %d" % slot)
+
+
+def cluster_already_slot_owner(slot: int) -> CommandError:
+    return CommandError(b"ERR I'm already the owner of hash slot %d" % slot)
+
+
+def cluster_dont_know_node(name: bytes) -> CommandError:
+    """SETSLOT MIGRATING / IMPORTING naming a node not in the table."""
+    return CommandError(b"ERR I don't know about node %s" % name)
+
+
+def cluster_unknown_node(name: bytes) -> CommandError:
+    return CommandError(b"ERR Unknown node %s" % name)
+
+
+def cluster_slot_has_keys(slot: int) -> CommandError:
+    return CommandError(b"ERR Can't assign hashslot %d to a different node while I still hold "
+                        b"keys for this hash slot." % slot)
+
+
+def cluster_bad_config_epoch(epoch: int) -> CommandError:
+    return CommandError(b"ERR Invalid config epoch specified: %d" % epoch)
+
+
+def cluster_save_failed(why: str) -> CommandError:
+    return CommandError(b"ERR error saving the cluster node config: %s" % why.encode())

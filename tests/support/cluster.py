@@ -127,9 +127,10 @@ def wait_ping(port: int, proc: subprocess.Popen | None = None, timeout: float = 
 class ClusterNodes:
     """The nodes one test started (all killed by ``processes``' finaliser)."""
 
-    def __init__(self, processes: ProcessGroup, tmp_path: Path) -> None:
+    def __init__(self, processes: ProcessGroup, tmp_path: Path, node_timeout: int = 5000) -> None:
         self.processes = processes
         self.tmp_path = tmp_path
+        self.node_timeout = node_timeout
         self.nodes: list[ClusterNode] = []
 
     def _workdir(self, kind: str) -> Path:
@@ -140,7 +141,7 @@ class ClusterNodes:
     def tidelog(self, *extra: str) -> ClusterNode:
         workdir = self._workdir("tidelog")
         port = free_pair()
-        args = cluster_args(port, workdir) + list(extra)
+        args = cluster_args(port, workdir, self.node_timeout) + list(extra)
         proc = self.processes.tidelog(args, port=port)
         node = ClusterNode("tidelog", port, workdir, proc, args)
         self.nodes.append(node)
@@ -157,7 +158,7 @@ class ClusterNodes:
             pytest.skip(f"{kind}-server is not installed")
         workdir = self._workdir(kind)
         port = free_pair()
-        proc = self.processes.popen([binary, *cluster_args(port, workdir)],
+        proc = self.processes.popen([binary, *cluster_args(port, workdir, self.node_timeout)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     stdin=subprocess.DEVNULL)
         wait_ping(port, proc)

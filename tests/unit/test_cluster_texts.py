@@ -8,7 +8,14 @@ import pytest
 
 from tidelog.cluster.messages import FAIL_FLAG, MASTER, MYSELF, NOFAILOVER, PFAIL
 from tidelog.cluster.nodes import Node, Topology
-from tidelog.cluster.texts import flags_text, load_nodes_conf, node_line, nodes_conf, nodes_text
+from tidelog.cluster.texts import (
+    flags_text,
+    info_text,
+    load_nodes_conf,
+    node_line,
+    nodes_conf,
+    nodes_text,
+)
 
 A, B, C = (c * 40 for c in "abc")
 
@@ -85,3 +92,30 @@ def test_redis_72_aux_fields():
 def test_broken_files(text, why):
     with pytest.raises(ValueError, match=why):
         load_nodes_conf(text)
+
+
+def test_redis_72_file_with_empty_hostnames_and_a_replica():
+    """7.2 always writes the hostname field after the bus port, empty when
+    none is set, then its aux fields (tls-port, shard-id)."""
+    text = (f"{B} 127.0.0.1:30002@40002,,tls-port=0,shard-id={'e' * 40} slave {A} 0 "
+            "1700000000123 1 connected\n"
+            f"{A} 127.0.0.1:30001@40001,,tls-port=0,shard-id={'e' * 40} myself,master - 0 0 1 "
+            "connected 0-16383\n"
+            "vars currentEpoch 1 lastVoteEpoch 0\n")
+    t = load_nodes_conf(text)
+    a, b = t.nodes[A.encode()], t.nodes[B.encode()]
+    assert t.myself is a and b.master is a and a.replicas == [b]
+    assert a.hostname == b.hostname == b"" and a.shard_id == b.shard_id == b"e" * 40
+    assert nodes_text(t) == (  # (myself first: the loader's order)
+        f"{A} 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-16383\n"
+        f"{B} 127.0.0.1:30002@40002 slave {A} 0 0 1 disconnected\n")
+
+
+def test_info_text_takes_counts_by_type_as_a_list_or_a_mapping():
+    t = sample()
+    as_list = info_text(t, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], [], 0)
+    assert info_text(t, {0: 1, 10: 2}, {}, 0) == as_list
+    assert "cluster_stats_messages_ping_sent:1\r\ncluster_stats_messages_publishshard_sent:2\r\n" \
+        "cluster_stats_messages_sent:3\r\ncluster_stats_messages_received:0\r\n" in as_list
+    assert as_list.startswith("cluster_state:fail\r\ncluster_slots_assigned:16296\r\n"
+                              "cluster_slots_ok:12\r\ncluster_slots_pfail:16284\r\n")

@@ -12,12 +12,13 @@ import pytest
 from tests.support.engine_harness import Harness
 from tidelog.commands.replies import help_command
 from tidelog.commands.table import COMMANDS
-from tidelog.resp.replies import SimpleString
+from tidelog.resp.replies import ErrorReply, SimpleString
 
 COMMANDS_DIR = Path(__file__).resolve().parents[2] / "src" / "tidelog" / "commands"
 
 # CLUSTER HELP answers "cluster support disabled" outside cluster mode, as
-# Redis 7+ does (commands/server/cluster.py): it has no text here.
+# Redis 7+ does (commands/server/cluster.py): its text is on its spec, but
+# its own handler answers it (tests/unit/test_cluster_control.py).
 WITH_HELP = sorted(name for name, spec in COMMANDS.items()
                    if "help" in spec.subcommands and name != "cluster")
 
@@ -26,11 +27,13 @@ def test_the_containers_with_help_are_the_expected_ones():
     assert WITH_HELP == ["acl", "client", "command", "config", "function", "hotkeys", "latency",
                          "memory", "module", "object", "pubsub", "script", "slowlog", "xgroup",
                          "xinfo"]
-    # DEBUG dispatches its own subcommands, and has its text on its spec too.
-    assert sorted(name for name, spec in COMMANDS.items() if spec.help) == sorted([*WITH_HELP, "debug"])
+    # DEBUG dispatches its own subcommands, and CLUSTER answers only in cluster
+    # mode: both have their text on their spec too.
+    assert sorted(name for name, spec in COMMANDS.items() if spec.help) == \
+        sorted([*WITH_HELP, "debug", "cluster"])
 
 
-@pytest.mark.parametrize("name", [*WITH_HELP, "debug"])
+@pytest.mark.parametrize("name", [*WITH_HELP, "debug", "cluster"])
 def test_the_help_lines_are_on_the_spec_in_redis_form(name):
     lines = COMMANDS[name].help
     assert lines[0] == f"{name.upper()} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
@@ -72,14 +75,18 @@ def test_a_changed_spec_changes_the_reply():
 
 
 def test_help_command_refuses_a_container_without_help_lines():
-    with pytest.raises(ValueError, match="cluster has no help lines"):
-        help_command("cluster", group="cluster", since="5.0.0", summary="x")
-    assert COMMANDS["cluster"].subcommands["help"].handler is not None  # left as it was
+    with pytest.raises(ValueError, match="lolwut has no help lines"):
+        help_command("lolwut", group="server", since="5.0.0", summary="x")
+    assert "help" not in COMMANDS["lolwut"].subcommands  # left as it was
+
+
+def test_cluster_help_is_refused_outside_cluster_mode():
+    assert Harness()("CLUSTER", "HELP") == ErrorReply(b"ERR This instance has cluster support disabled")
 
 
 def test_no_module_keeps_a_help_list_of_its_own():
     """Each text's last line occurs once per spec that has help lines: no
     second copy of a HELP text is left in a command module."""
     copies = sum(path.read_text().count('"    Prints this help."') for path in COMMANDS_DIR.rglob("*.py"))
-    assert copies == len(WITH_HELP) + 1  # + DEBUG
+    assert copies == len(WITH_HELP) + 2  # + DEBUG, CLUSTER
     assert not any("help_reply(" in path.read_text() for path in COMMANDS_DIR.rglob("*.py"))

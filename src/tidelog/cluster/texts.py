@@ -16,10 +16,21 @@ nodes still in handshake, then ``vars currentEpoch N lastVoteEpoch N``
 https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/).
 Loading also reads the form Redis 7.2 and later write, with aux fields after
 the hostname (``ip:port@cport,hostname,shard-id=...,nodename=...``).
+
+The other replies of the node table are here too, as reply values (the
+types of :mod:`tidelog.resp.replies`, so RESP2 and RESP3 both come out as
+Redis writes them): CLUSTER SLOTS, SHARDS (7.0's shape), LINKS, and the
+text of CLUSTER INFO.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+from typing import Any
+
+from ..resp.replies import Map
+from .actions import Link
 from .messages import (
     FAIL_FLAG,
     HANDSHAKE,
@@ -30,6 +41,7 @@ from .messages import (
     NOFAILOVER,
     PFAIL,
     SLAVE,
+    TYPE_NAMES,
 )
 from .nodes import Node, Topology
 
@@ -45,8 +57,31 @@ def flags_text(flags: int) -> str:
     return ",".join(names) if names else "noflags"
 
 
-def node_line(topology: Topology, node: Node) -> str:
-    """The line of one node (no newline). Cost: O(16384) for the slot ranges."""
+def owner_runs(topology: Topology) -> list[tuple[Node | None, int, int]]:
+    """The slot map as runs of one owner: ``(owner, first, last)``, in slot
+    order (owner None: unassigned).  Cost: O(16384), about 0.3 ms."""
+    runs: list[tuple[Node | None, int, int]] = []
+    start = 0
+    for owner, group in groupby(topology.owners):  # (a Node is equal only to itself)
+        end = start + len(list(group))
+        runs.append((owner, start, end - 1))
+        start = end
+    return runs
+
+
+def slot_ranges_by_node(topology: Topology) -> dict[Node, list[tuple[int, int]]]:
+    """Each owner's slot ranges, from one pass over the slot map. Cost: O(16384)."""
+    ranges: dict[Node, list[tuple[int, int]]] = {}
+    for owner, first, last in owner_runs(topology):
+        if owner is not None:
+            ranges.setdefault(owner, []).append((first, last))
+    return ranges
+
+
+def node_line(topology: Topology, node: Node,
+              ranges: dict[Node, list[tuple[int, int]]] | None = None) -> str:
+    """The line of one node (no newline); ``ranges``: every node's slot
+    ranges, when the caller has them. Cost: O(16384) without them."""
     address = f"{node.ip.decode('latin-1')}:{node.port}@{node.cport}"
     if node.hostname:
         address += "," + node.hostname.decode("latin-1")
@@ -55,24 +90,32 @@ def node_line(topology: Topology, node: Node) -> str:
     connected = node.link is not None or node.is_myself
     parts = [node.name.decode(), address, flags_text(node.flags), master, str(node.ping_sent),
              str(node.pong_received), str(epoch), "connected" if connected else "disconnected"]
-    if node.is_master:
-        parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in topology.slot_ranges(node)]
-    if node.is_myself:
-        parts += [f"[{s}->-{n.name.decode()}]" for s, n in sorted(topology.migrating_to.items())]
-        parts += [f"[{s}-<-{n.name.decode()}]" for s, n in sorted(topology.importing_from.items())]
+    if node.numslots:  # a replica's too: ADDSLOTS on a replica is taken (until gossip fixes it)
+        mine = topology.slot_ranges(node) if ranges is None else ranges.get(node, [])
+        parts += [f"{a}" if a == b else f"{a}-{b}" for a, b in mine]
+    if node.is_myself:  # by slot; a slot both migrating and importing shows the first
+        migrating, importing = topology.migrating_to, topology.importing_from
+        for slot in sorted(migrating.keys() | importing.keys()):
+            if slot in migrating:
+                parts.append(f"[{slot}->-{migrating[slot].name.decode()}]")
+            else:
+                parts.append(f"[{slot}-<-{importing[slot].name.decode()}]")
     return " ".join(parts)
 
 
 def nodes_text(topology: Topology) -> str:
     """CLUSTER NODES: every node's line, each ending in a newline.
-    Cost: O(nodes x 16384)."""
-    return "".join(node_line(topology, n) + "\n" for n in topology.nodes.values())
+    Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
+    return "".join(node_line(topology, n, ranges) + "\n" for n in topology.nodes.values())
 
 
 def nodes_conf(topology: Topology) -> str:
     """The text of nodes.conf: the lines of the nodes out of handshake,
-    then the epochs. Cost: O(nodes x 16384)."""
-    lines = [node_line(topology, n) for n in topology.nodes.values() if not n.flags & HANDSHAKE]
+    then the epochs. Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
+    lines = [node_line(topology, n, ranges) for n in topology.nodes.values()
+             if not n.flags & HANDSHAKE]
     lines.append(f"vars currentEpoch {topology.current_epoch} "
                  f"lastVoteEpoch {topology.last_vote_epoch}")
     return "\n".join(lines) + "\n"
@@ -227,3 +270,153 @@ def load_nodes_conf(text: str) -> Topology:
     topology.current_epoch = current_epoch
     topology.last_vote_epoch = last_vote_epoch
     return topology
+
+
+# -- CLUSTER SLOTS, SHARDS, LINKS, INFO --------------------------------------------------
+def preferred_endpoint(node: Node, endpoint_type: str) -> bytes:
+    """The address clients are given for ``node`` under
+    cluster-preferred-endpoint-type: its ip, its hostname (``?`` when it has
+    none), or the empty string.  Cost: O(1)."""
+    if endpoint_type == "hostname":
+        return node.hostname or b"?"
+    if endpoint_type == "unknown-endpoint":
+        return b""
+    return node.ip
+
+
+def _slots_node(node: Node, endpoint_type: str) -> list[Any]:
+    """``[endpoint, port, id, {other endpoints}]`` of one node in CLUSTER SLOTS
+    (the endpoint is a null under ``unknown-endpoint``)."""
+    if endpoint_type == "hostname":
+        endpoint: bytes | None = node.hostname or b"?"
+    elif endpoint_type == "unknown-endpoint":
+        endpoint = None
+    else:
+        endpoint = node.ip
+    extra: list[tuple[Any, Any]] = []
+    if endpoint_type != "ip":
+        extra.append((b"ip", node.ip))
+    if endpoint_type != "hostname" and node.hostname:
+        extra.append((b"hostname", node.hostname))
+    return [endpoint, node.port, node.name, Map(extra)]
+
+
+def slots_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[Any]:
+    """CLUSTER SLOTS: one entry per run of slots with the same owner,
+    ``[first, last, master, replica, ...]``; a replica that failed or has
+    not replicated anything yet (offset 0; ``my_offset`` is this node's) is
+    left out.  Cost: O(16384 + ranges x replicas)."""
+    reply: list[Any] = []
+    for owner, start, end in owner_runs(topology):
+        if owner is not None:
+            entry: list[Any] = [start, end, _slots_node(owner, endpoint_type)]
+            for replica in owner.replicas:
+                offset = my_offset if replica.is_myself else replica.repl_offset
+                if not replica.flags & FAIL_FLAG and offset != 0:
+                    entry.append(_slots_node(replica, endpoint_type))
+            reply.append(entry)
+    return reply
+
+
+def _shard_node(node: Node, endpoint_type: str, my_offset: int) -> Map:
+    """One node of a CLUSTER SHARDS shard (7.0's fields, in its order)."""
+    offset = my_offset if node.is_myself else node.repl_offset
+    items: list[tuple[Any, Any]] = [(b"id", node.name)]
+    if node.port:
+        items.append((b"port", node.port))
+    items += [(b"ip", node.ip), (b"endpoint", preferred_endpoint(node, endpoint_type))]
+    if node.hostname:
+        items.append((b"hostname", node.hostname))
+    if node.flags & FAIL_FLAG:
+        health = b"fail"
+    elif node.is_replica and offset == 0:
+        health = b"loading"
+    else:
+        health = b"online"
+    items += [(b"role", b"replica" if node.is_replica else b"master"),
+              (b"replication-offset", offset), (b"health", health)]
+    return Map(items)
+
+
+def shards_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[Any]:
+    """CLUSTER SHARDS (Redis 7.0's shape): per master, its slot ranges as a
+    flat ``[first, last, ...]`` list and its nodes (the master, then its
+    replicas), each a map.  Cost: O(16384 + nodes)."""
+    ranges = slot_ranges_by_node(topology)
+    reply: list[Any] = []
+    for node in topology.nodes.values():
+        if not node.is_master:
+            continue
+        slots = [bound for first, last in ranges.get(node, ()) for bound in (first, last)]
+        nodes = [_shard_node(n, endpoint_type, my_offset) for n in (node, *node.replicas)]
+        reply.append(Map([(b"slots", slots), (b"nodes", nodes)]))
+    return reply
+
+
+def _link_map(link: Link) -> Map:
+    assert link.node is not None
+    return Map([(b"direction", b"from" if link.inbound else b"to"),
+                (b"node", link.node.name),
+                (b"create-time", link.ctime),
+                (b"events", link.events.encode()),
+                (b"send-buffer-allocated", link.send_buffer_bytes),
+                (b"send-buffer-used", link.send_buffer_bytes)])
+
+
+def links_reply(topology: Topology) -> list[Any]:
+    """CLUSTER LINKS: per node, the link we opened to it, then the one it
+    opened to us, each a map.  Cost: O(nodes)."""
+    reply: list[Any] = []
+    for node in topology.nodes.values():
+        for link in (node.link, node.inbound_link):
+            if isinstance(link, Link) and link.node is not None:
+                reply.append(_link_map(link))
+    return reply
+
+
+def _count(stats: Sequence[int] | Mapping[int, int], kind: int) -> int:
+    if isinstance(stats, Mapping):
+        return int(stats.get(kind, 0))
+    return int(stats[kind]) if kind < len(stats) else 0
+
+
+def info_text(topology: Topology, sent: Sequence[int] | Mapping[int, int],
+              received: Sequence[int] | Mapping[int, int], links_limit_exceeded: int) -> str:
+    """CLUSTER INFO, as 7.0.15 writes it: the state and slot counts, then
+    the bus messages by type (only the types counted at least once), sent
+    and received, and their totals.  ``sent``/``received`` are indexed by
+    message type.  Cost: O(16384)."""
+    assigned = ok = pfail = fail = 0
+    for owner, first, last in owner_runs(topology):
+        if owner is None:
+            continue
+        count = last - first + 1
+        assigned += count
+        if owner.flags & FAIL_FLAG:
+            fail += count
+        elif owner.flags & PFAIL:
+            pfail += count
+        else:
+            ok += count
+    my_epoch = topology.master_of(topology.myself).config_epoch
+    lines = [
+        f"cluster_state:{'ok' if topology.state_ok else 'fail'}",
+        f"cluster_slots_assigned:{assigned}",
+        f"cluster_slots_ok:{ok}",
+        f"cluster_slots_pfail:{pfail}",
+        f"cluster_slots_fail:{fail}",
+        f"cluster_known_nodes:{len(topology.nodes)}",
+        f"cluster_size:{topology.size}",
+        f"cluster_current_epoch:{topology.current_epoch}",
+        f"cluster_my_epoch:{my_epoch}",
+    ]
+    for direction, stats in (("sent", sent), ("received", received)):
+        total = 0
+        for kind, name in enumerate(TYPE_NAMES):
+            count = _count(stats, kind)
+            if count:
+                total += count
+                lines.append(f"cluster_stats_messages_{name}_{direction}:{count}")
+        lines.append(f"cluster_stats_messages_{direction}:{total}")
+    lines.append(f"total_cluster_links_buffer_limit_exceeded:{links_limit_exceeded}")
+    return "".join(line + "\r\n" for line in lines)

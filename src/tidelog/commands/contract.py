@@ -19,7 +19,7 @@ command table and this contract, and no command module imports the engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -316,6 +316,70 @@ class Replication(Protocol):
         ...
 
 
+class Cluster(Protocol):
+    """What cluster mode offers to the CLUSTER handlers (the engine holds one,
+    ``engine.cluster``: :class:`tidelog.cluster.control.Control` in cluster
+    mode, else the engine's default, which answers every call with
+    errors.CLUSTER_DISABLED).  The handlers read the arguments; each method
+    raises CommandError with Redis's text.  A node is named by its id as the
+    client gave it."""
+
+    def require(self) -> None:
+        """Nothing in cluster mode; CLUSTER_DISABLED otherwise (every handler
+        calls it first, before reading its arguments, as Redis checks)."""
+        ...
+
+    def add_slots(self, ctx: Ctx, ranges: Iterable[tuple[int, int]], delete: bool) -> None:
+        """ADDSLOTS / DELSLOTS (``delete``) and their RANGE forms: each range
+        checked as it comes (``ranges`` may raise the argument errors
+        between two), then all applied."""
+        ...
+
+    def flush_slots(self, ctx: Ctx) -> None: ...
+
+    def check_setslot(self) -> None:
+        """SETSLOT's first check: this node is a master."""
+        ...
+
+    def set_slot(self, ctx: Ctx, slot: int, action: bytes, node_id: bytes | None) -> None:
+        """SETSLOT slot MIGRATING|IMPORTING|NODE id / STABLE (``action`` upper case)."""
+        ...
+
+    def meet(self, ctx: Ctx, ip: bytes, port: int, cport: int, port_arg: bytes) -> None: ...
+    def forget(self, ctx: Ctx, node_id: bytes) -> None: ...
+    def replicate(self, ctx: Ctx, node_id: bytes) -> None: ...
+    def replicas(self, ctx: Ctx, node_id: bytes) -> list[bytes]: ...
+    def count_failure_reports(self, ctx: Ctx, node_id: bytes) -> int: ...
+
+    def failover(self, ctx: Ctx, mode: str) -> None:
+        """FAILOVER ``""`` | ``"force"`` | ``"takeover"``."""
+        ...
+
+    def set_config_epoch(self, ctx: Ctx, epoch: int) -> None: ...
+    def reset(self, ctx: Ctx, hard: bool) -> None: ...
+
+    def bump_epoch(self, ctx: Ctx) -> bytes:
+        """BUMPEPOCH's status text: ``BUMPED n`` or ``STILL n``."""
+        ...
+
+    def save_config(self, ctx: Ctx) -> None: ...
+    def info(self, ctx: Ctx) -> bytes: ...
+    def nodes(self, ctx: Ctx) -> bytes: ...
+    def slots(self, ctx: Ctx) -> list[Any]: ...
+    def shards(self, ctx: Ctx) -> list[Any]: ...
+    def links(self, ctx: Ctx) -> list[Any]: ...
+    def myid(self) -> bytes: ...
+    def myshardid(self) -> bytes: ...
+    def count_keys_in_slot(self, ctx: Ctx, slot: int) -> int: ...
+    def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]: ...
+
+    def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
+        """PUBLISH (SPUBLISH: ``shard``) in cluster mode goes to the other
+        nodes over the bus, and True comes back; outside it, False (the
+        message then goes down the replication stream)."""
+        ...
+
+
 class RateView(Protocol):
     """One instantaneous metric (the engine's Rate)."""
 
@@ -346,6 +410,7 @@ class EngineAPI(Protocol):
     clients: dict[int, ClientState]
     persistence: Persistence
     replication: Replication
+    cluster: Cluster
     stats: dict[str, int]
     dirty: int
     run_id: str

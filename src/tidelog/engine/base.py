@@ -20,7 +20,17 @@ from ..acl.registry import Acl
 from ..acl.users import User
 from ..clock import Clock
 from ..commands import table
-from ..commands.contract import ClientState, Ctx, Effect, EngineAPI, Persistence, Replication, Reply, Wait
+from ..commands.contract import (
+    ClientState,
+    Cluster,
+    Ctx,
+    Effect,
+    EngineAPI,
+    Persistence,
+    Replication,
+    Reply,
+    Wait,
+)
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
@@ -156,6 +166,7 @@ class EngineCore(EngineAPI, Protocol):
     persistence: Persistence
     slot_router: SlotRouter | None
     replication: Replication
+    cluster: Cluster
     started: float
     started_ms: int
     run_id: str

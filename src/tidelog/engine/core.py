@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import commands, errors, eviction, heap  # noqa: F401  (importing commands registers them)
 from ..acl.registry import Acl
 from ..clock import Clock
-from ..commands.contract import ClientState, Effect, Persistence, Replication
+from ..commands.contract import ClientState, Cluster, Effect, Persistence, Replication
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
@@ -38,7 +38,7 @@ from . import (
 from .base import NEVER_NS, EngineCore, Metrics, OperatorState
 from .entry import Entry, Waiter
 from .notify import _channel_match
-from .services import NoPersistence, NoReplication
+from .services import NoCluster, NoPersistence, NoReplication
 from .slot_router import SlotRouter
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ class Engine(_Core):
         self.persistence: Persistence = NoPersistence(self)
         # Replicas: tidelog.replication attaches a primary when one connects.
         self.replication: Replication = NoReplication(self)
+        # The CLUSTER subcommands: cluster mode attaches its control.
+        self.cluster: Cluster = NoCluster()
         # Cluster mode: the slot check (set_slot_router); None otherwise.
         self.slot_router: SlotRouter | None = None
         self.started = self.clock.monotonic()

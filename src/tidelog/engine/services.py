@@ -1,15 +1,17 @@
-"""The engine's persistence and replication until the real ones are
-attached (:mod:`tidelog.persistence`, :mod:`tidelog.replication`), and
-what cluster mode attaches for the slot check (:class:`SlotRouter`).
+"""The engine's persistence, replication and cluster until the real ones
+are attached (:mod:`tidelog.persistence`, :mod:`tidelog.replication`,
+:mod:`tidelog.cluster`), and what cluster mode attaches for the slot check
+(:class:`SlotRouter`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from .. import errors
-from ..commands.contract import AOF_OFF_INFO, ClientState
+from ..commands.contract import AOF_OFF_INFO, ClientState, Ctx
 from ..errors import CommandError
 from .base import EngineCore
 from .slot_router import SlotRouter as SlotRouter  # cluster mode's, beside the others
@@ -151,3 +153,90 @@ class NoReplication:
 
     def failover_abort(self) -> None:
         raise CommandError(errors.FAILOVER_NONE)
+
+
+
+def _cluster_disabled() -> NoReturn:
+    raise CommandError(errors.CLUSTER_DISABLED)
+
+
+class NoCluster:
+    """The engine's cluster outside cluster mode: every CLUSTER subcommand
+    answers "This instance has cluster support disabled" (its handler calls
+    :meth:`require` before reading its arguments, as Redis checks first;
+    the other methods refuse the same way)."""
+
+    def require(self) -> None:
+        _cluster_disabled()
+
+    def add_slots(self, ctx: Ctx, ranges: Iterable[tuple[int, int]], delete: bool) -> None:
+        _cluster_disabled()
+
+    def flush_slots(self, ctx: Ctx) -> None:
+        _cluster_disabled()
+
+    def check_setslot(self) -> None:
+        _cluster_disabled()
+
+    def set_slot(self, ctx: Ctx, slot: int, action: bytes, node_id: bytes | None) -> None:
+        _cluster_disabled()
+
+    def meet(self, ctx: Ctx, ip: bytes, port: int, cport: int, port_arg: bytes) -> None:
+        _cluster_disabled()
+
+    def forget(self, ctx: Ctx, node_id: bytes) -> None:
+        _cluster_disabled()
+
+    def replicate(self, ctx: Ctx, node_id: bytes) -> None:
+        _cluster_disabled()
+
+    def replicas(self, ctx: Ctx, node_id: bytes) -> list[bytes]:
+        _cluster_disabled()
+
+    def count_failure_reports(self, ctx: Ctx, node_id: bytes) -> int:
+        _cluster_disabled()
+
+    def failover(self, ctx: Ctx, mode: str) -> None:
+        _cluster_disabled()
+
+    def set_config_epoch(self, ctx: Ctx, epoch: int) -> None:
+        _cluster_disabled()
+
+    def reset(self, ctx: Ctx, hard: bool) -> None:
+        _cluster_disabled()
+
+    def bump_epoch(self, ctx: Ctx) -> bytes:
+        _cluster_disabled()
+
+    def save_config(self, ctx: Ctx) -> None:
+        _cluster_disabled()
+
+    def info(self, ctx: Ctx) -> bytes:
+        _cluster_disabled()
+
+    def nodes(self, ctx: Ctx) -> bytes:
+        _cluster_disabled()
+
+    def slots(self, ctx: Ctx) -> list[Any]:
+        _cluster_disabled()
+
+    def shards(self, ctx: Ctx) -> list[Any]:
+        _cluster_disabled()
+
+    def links(self, ctx: Ctx) -> list[Any]:
+        _cluster_disabled()
+
+    def myid(self) -> bytes:
+        _cluster_disabled()
+
+    def myshardid(self) -> bytes:
+        _cluster_disabled()
+
+    def count_keys_in_slot(self, ctx: Ctx, slot: int) -> int:
+        _cluster_disabled()
+
+    def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]:
+        _cluster_disabled()
+
+    def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
+        return False

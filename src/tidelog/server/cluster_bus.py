@@ -137,8 +137,7 @@ class _LinkProtocol(asyncio.Protocol):
         self.closed_by_us = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # (uvloop's are no subclass)
         local_ip = _address(transport.get_extra_info("sockname"))
         if self.link is None:  # inbound: the listener made us
             self.link = Link(inbound=True, ctime=now_ms(),
@@ -213,6 +212,8 @@ class ClusterShell:
         self.kicked = False
         self.router: Any = None
         """The slot router; its options follow CONFIG SET at each tick."""
+        self.control: Any = None
+        """The CLUSTER commands' control (tidelog.cluster.control.Control)."""
 
     # -- start and stop
     async def start(self, hosts: list[str], port: int, backlog: int = 511) -> None:
@@ -352,6 +353,8 @@ class ClusterShell:
                 limit = int(self.engine.config["cluster-link-sendbuf-limit"])
                 if limit and action.link.send_buffer_bytes > limit:
                     self.drop(proto, "send buffer over cluster-link-sendbuf-limit")
+                    if self.control is not None:  # CLUSTER INFO counts them
+                        self.control.links_buffer_limit_exceeded += 1
         elif isinstance(action, Connect):
             self._connect(action.node)
         elif isinstance(action, Close):
@@ -370,6 +373,11 @@ class ClusterShell:
             self.pause_writes(action.until)
         elif isinstance(action, Log):
             log.log(LOG_LEVELS.get(action.level, logging.INFO), "%s", action.text)
+
+    def save_config_now(self) -> None:
+        """CLUSTER SAVECONFIG: nodes.conf written and fsynced now; OSError
+        when it cannot be."""
+        self.lock_fd = write_config(self.config_path, self.render_config(), True, self.lock_fd)
 
     def save_config(self, fsync: bool) -> None:
         try:
@@ -455,9 +463,14 @@ class ClusterShell:
             router.allow_reads_when_down = config["cluster-allow-reads-when-down"]
             router.allow_pubsubshard_when_down = config["cluster-allow-pubsubshard-when-down"]
             router.endpoint_type = config["cluster-preferred-endpoint-type"]
-        offset = getattr(self.engine.replication, "offset", None)
+        replication = self.engine.replication
+        offset = getattr(replication, "offset", None)
         if isinstance(offset, int):
             self.state.set_repl_offset(offset)
+        upstream = getattr(replication, "upstream", None)
+        if upstream is not None:  # a replica: how old its master's data is
+            seen = upstream.last_io if upstream.link_up else upstream.down_since
+            self.state.set_master_data_age(int((self.engine.clock.monotonic() - seen) * 1000))
         self.state.on_tick(now_ms())
         redirect = getattr(self.engine, "redirect_blocked", None)
         if redirect is not None:
@@ -535,7 +548,9 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
         return str(texts.nodes_conf(topology))
 
     shell = ClusterShell(engine, state, path, lock_fd, render)
-    engine.cluster = control.Control(topology, state)
+    shell.control = engine.cluster = control.Control(topology, state)
+    shell.control.kick = shell.kick  # what a command queued goes out soon
+    shell.control.save_now = shell.save_config_now
     router = routing.Router(topology, allow_reads_when_down=config["cluster-allow-reads-when-down"],
                             allow_pubsubshard_when_down=config["cluster-allow-pubsubshard-when-down"],
                             endpoint_type=config["cluster-preferred-endpoint-type"])

@@ -146,8 +146,10 @@ def publish(ctx: Ctx, argv: list[bytes]) -> Any:
             client.send(push)
     for pattern, client in by_pattern:
         client.send(Push([b"pmessage", pattern, channel, message]))
-    # To replicas (their subscribers get it too), never to the AOF, as Redis.
-    ctx.engine.replication.replicate_only(ctx.db.index, argv)
+    # To the other nodes over the bus in cluster mode, else to the replicas
+    # (their subscribers get it too); never to the AOF, as Redis.
+    if not ctx.engine.cluster.propagate_publish(channel, message, False):
+        ctx.engine.replication.replicate_only(ctx.db.index, argv)
     return len(direct) + len(by_pattern)
 
 
@@ -163,7 +165,8 @@ def spublish(ctx: Ctx, argv: list[bytes]) -> Any:
         push = Push([b"smessage", channel, argv[2]])
         for client in receivers:
             client.send(push)
-    ctx.engine.replication.replicate_only(ctx.db.index, argv)
+    if not ctx.engine.cluster.propagate_publish(channel, argv[2], True):
+        ctx.engine.replication.replicate_only(ctx.db.index, argv)
     return len(receivers)
 
 

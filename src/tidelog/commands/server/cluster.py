@@ -1,34 +1,408 @@
-"""CLUSTER outside cluster mode.
+"""CLUSTER: the subcommands of Redis Cluster.
 
-A server started without ``cluster-enabled yes`` answers every CLUSTER
-subcommand Redis knows with "This instance has cluster support disabled",
-after the usual arity check (as Redis 7+ does: CLUSTER HELP too).  The
-subcommands are in the table, so ACL rules name them (``+cluster|info``),
-COMMAND INFO lists them and an unknown one gets the "unknown subcommand"
-error.  A cluster implementation registers its own handlers in place of
-these.
+Each handler first asks the engine's cluster (``ctx.engine.cluster``, the
+:class:`~tidelog.commands.contract.Cluster` protocol) whether cluster mode
+is on: outside it, every subcommand Redis knows answers "This instance has
+cluster support disabled" after the usual arity check (as Redis 7+ does,
+CLUSTER HELP too).  Then it reads its arguments with the cursor, in Redis
+7.0.15's order and with its errors, and calls the protocol, which holds the
+semantics (:class:`tidelog.cluster.control.Control` in cluster mode).  The
+subcommands are in the table either way, so ACL rules name them
+(``+cluster|info``), COMMAND INFO lists them and an unknown one gets the
+"unknown subcommand" error.
 """
 
 from __future__ import annotations
 
-from ...errors import CLUSTER_DISABLED, CommandError
-from ..contract import Ctx, Reply
+from collections.abc import Callable, Iterator
+
+from ...errors import (
+    CLUSTER_COUNTKEYS_SLOT_INVALID,
+    CLUSTER_GETKEYS_INVALID,
+    CLUSTER_SETSLOT_SYNTAX,
+    CLUSTER_SLOT_INVALID,
+    SYNTAX,
+    CommandError,
+    cluster_bad_port,
+    cluster_range_reversed,
+    subcommand_syntax,
+    wrong_arity,
+)
+from ...keyslot import SLOTS, key_slot
+from ...resp.replies import OK, SimpleString, Verbatim
+from ..args import ArgReader, parse_int
+from ..contract import Cluster, Ctx, Reply
 from ..key_specs import ND
-from ..table import command
+from ..table import COMMANDS, command
 
 
-def _disabled(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """CLUSTER <subcommand> [argument ...]
+def _cluster(ctx: Ctx) -> Cluster:
+    """The engine's cluster, once it said cluster mode is on."""
+    cluster = ctx.engine.cluster
+    cluster.require()
+    return cluster
 
-    Cost: O(1)."""
-    raise CommandError(CLUSTER_DISABLED)
+
+def _slot(arg: bytes) -> int:
+    """A slot number, else "Invalid or out of range slot" (getSlotOrReply)."""
+    slot = parse_int(arg, CLUSTER_SLOT_INVALID)
+    if not 0 <= slot < SLOTS:
+        raise CommandError(CLUSTER_SLOT_INVALID)
+    return slot
+
+
+def _exact(argv: list[bytes], *counts: int) -> None:
+    """The argument counts a subcommand takes beyond its table arity
+    (clusterCommand's ``c->argc == n`` tests): else Redis's "unknown
+    subcommand or wrong number of arguments" error."""
+    if len(argv) not in counts:
+        raise subcommand_syntax(argv[1], b"CLUSTER")
 
 
 @command("cluster", arity=-2, group="cluster", since="3.0.0",
          complexity="Depends on subcommand.",
-         summary="A container for Redis Cluster commands", container=True)
+         summary="A container for Redis Cluster commands", container=True, help=(
+    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ADDSLOTS <slot> [<slot> ...]",
+    "    Assign slots to current node.",
+    "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+    "BUMPEPOCH",
+    "    Advance the cluster config epoch.",
+    "COUNT-FAILURE-REPORTS <node-id>",
+    "    Return number of failure reports for <node-id>.",
+    "COUNTKEYSINSLOT <slot>",
+    "    Return the number of keys in <slot>.",
+    "DELSLOTS <slot> [<slot> ...]",
+    "    Delete slots information from current node.",
+    "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Delete slots information which are between <start-slot> and <end-slot> from current "
+    "node.",
+    "FAILOVER [FORCE|TAKEOVER]",
+    "    Promote current replica node to being a master.",
+    "FORGET <node-id>",
+    "    Remove a node from the cluster.",
+    "GETKEYSINSLOT <slot> <count>",
+    "    Return key names stored by current node in a slot.",
+    "FLUSHSLOTS",
+    "    Delete current node own slots information.",
+    "INFO",
+    "    Return information about the cluster.",
+    "KEYSLOT <key>",
+    "    Return the hash slot for <key>.",
+    "MEET <ip> <port> [<bus-port>]",
+    "    Connect nodes into a working cluster.",
+    "MYID",
+    "    Return the node id.",
+    "NODES",
+    "    Return cluster configuration seen by node. Output format:",
+    "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+    "REPLICATE <node-id>",
+    "    Configure current node as replica to <node-id>.",
+    "RESET [HARD|SOFT]",
+    "    Reset current node (default: soft).",
+    "SET-CONFIG-EPOCH <epoch>",
+    "    Set config epoch of current node.",
+    "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+    "    Set slot state.",
+    "REPLICAS <node-id>",
+    "    Return <node-id> replicas.",
+    "SAVECONFIG",
+    "    Force saving cluster configuration on disk.",
+    "SLOTS",
+    "    Return information about slots range mappings. Each range is made of:",
+    "    start, end, master and replicas IP addresses, ports and ids",
+    "SHARDS",
+    "    Return information about slot range mappings and the nodes associated with them.",
+    "LINKS",
+    "    Return information about all network links between this node and its peers.",
+    "    Output format is an array where each array element is a map containing attributes "
+    "of a link",
+    "HELP",
+    "    Prints this help.",
+))
 def cluster(ctx: Ctx, argv: list[bytes]) -> Reply:
     """CLUSTER subcommand [argument ...]"""
+
+
+# -- the handlers ---------------------------------------------------------------------------
+def cluster_help(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER HELP
+
+    Redis 7.0.15's text (on the container's spec), in cluster mode only.
+    Cost: O(1)."""
+    _cluster(ctx)
+    return [SimpleString(line.encode()) for line in COMMANDS["cluster"].help]
+
+
+def cluster_addslots(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER ADDSLOTS slot [slot ...]
+
+    Every argument is read before any is checked against the slot map.
+    Cost: O(N) in the slots named, plus O(16384)."""
+    cluster = _cluster(ctx)
+    slots = [_slot(arg) for arg in argv[2:]]
+    cluster.add_slots(ctx, [(s, s) for s in slots], argv[1].lower() == b"delslots")
+    return OK
+
+
+def cluster_delslots(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER DELSLOTS slot [slot ...]
+
+    Cost: O(N) in the slots named, plus O(16384)."""
+    return cluster_addslots(ctx, argv)
+
+
+def _ranges(argv: list[bytes]) -> Iterator[tuple[int, int]]:
+    """The (first, last) pairs of ADDSLOTSRANGE/DELSLOTSRANGE, each read
+    when the one before it was checked (as Redis reads and checks them)."""
+    r = ArgReader(argv, start=2)
+    while r.more():
+        start, end = _slot(r.next_bytes()), _slot(r.next_bytes())
+        if start > end:
+            raise cluster_range_reversed(start, end)
+        yield start, end
+
+
+def cluster_addslotsrange(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER ADDSLOTSRANGE start-slot end-slot [start-slot end-slot ...]
+
+    Cost: O(N) in the slots of the ranges, plus O(16384)."""
+    cluster = _cluster(ctx)
+    if len(argv) % 2:
+        raise wrong_arity(b"cluster|" + argv[1])
+    cluster.add_slots(ctx, _ranges(argv), argv[1].lower() == b"delslotsrange")
+    return OK
+
+
+def cluster_delslotsrange(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER DELSLOTSRANGE start-slot end-slot [start-slot end-slot ...]
+
+    Cost: O(N) in the slots of the ranges, plus O(16384)."""
+    return cluster_addslotsrange(ctx, argv)
+
+
+def cluster_flushslots(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER FLUSHSLOTS
+
+    Cost: O(16384)."""
+    _cluster(ctx).flush_slots(ctx)
+    return OK
+
+
+def cluster_setslot(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SETSLOT slot <IMPORTING node-id | MIGRATING node-id | NODE node-id | STABLE>
+
+    Cost: O(1); NODE: O(keys of the slot) to check none is left, without
+    cluster mode's per-slot key index."""
+    cluster = _cluster(ctx)
+    cluster.check_setslot()
+    r = ArgReader(argv, start=2)
+    slot = _slot(r.next_bytes())
+    action = r.next_upper()
+    if action in (b"MIGRATING", b"IMPORTING", b"NODE") and r.remaining() == 1:
+        cluster.set_slot(ctx, slot, action, r.next_bytes())
+    elif action == b"STABLE" and not r.more():
+        cluster.set_slot(ctx, slot, action, None)
+    else:
+        raise CommandError(CLUSTER_SETSLOT_SYNTAX)
+    return OK
+
+
+def cluster_bumpepoch(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER BUMPEPOCH
+
+    Cost: O(nodes)."""
+    return SimpleString(_cluster(ctx).bump_epoch(ctx))
+
+
+def cluster_info(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER INFO
+
+    Cost: O(16384)."""
+    return Verbatim(_cluster(ctx).info(ctx))
+
+
+def cluster_saveconfig(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SAVECONFIG
+
+    Cost: O(16384 + nodes) (the file's text) plus its write and fsync."""
+    _cluster(ctx).save_config(ctx)
+    return OK
+
+
+def cluster_keyslot(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER KEYSLOT key
+
+    Cost: O(N) in the key's length."""
+    _cluster(ctx)
+    return key_slot(argv[2])
+
+
+def cluster_countkeysinslot(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER COUNTKEYSINSLOT slot
+
+    Cost: O(1) with cluster mode's per-slot key index."""
+    cluster = _cluster(ctx)
+    slot = parse_int(argv[2])
+    if not 0 <= slot < SLOTS:
+        raise CommandError(CLUSTER_COUNTKEYS_SLOT_INVALID)
+    return cluster.count_keys_in_slot(ctx, slot)
+
+
+def cluster_getkeysinslot(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER GETKEYSINSLOT slot count
+
+    Cost: O(count) with cluster mode's per-slot key index."""
+    cluster = _cluster(ctx)
+    slot, count = parse_int(argv[2]), parse_int(argv[3])
+    if not 0 <= slot < SLOTS or count < 0:
+        raise CommandError(CLUSTER_GETKEYS_INVALID)
+    return cluster.keys_in_slot(ctx, slot, count)
+
+
+def cluster_meet(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER MEET ip port [cluster-bus-port]
+
+    The bus port defaults to port + 10000.  Cost: O(nodes)."""
+    cluster = _cluster(ctx)
+    _exact(argv, 4, 5)
+    port = _port(argv[3], b"base")
+    cport = _port(argv[4], b"bus") if len(argv) == 5 else port + 10000
+    cluster.meet(ctx, argv[2], port, cport, argv[3])
+    return OK
+
+
+def _port(arg: bytes, kind: bytes) -> int:
+    try:
+        return parse_int(arg)
+    except CommandError:
+        raise cluster_bad_port(kind, arg) from None
+
+
+def cluster_nodes(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER NODES
+
+    Cost: O(16384 + nodes)."""
+    return Verbatim(_cluster(ctx).nodes(ctx))
+
+
+def cluster_myid(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER MYID
+
+    Cost: O(1)."""
+    return _cluster(ctx).myid()
+
+
+def cluster_myshardid(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER MYSHARDID
+
+    Cost: O(1)."""
+    return _cluster(ctx).myshardid()
+
+
+def cluster_slots(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SLOTS
+
+    Cost: O(16384 + ranges x replicas)."""
+    return _cluster(ctx).slots(ctx)
+
+
+def cluster_shards(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SHARDS
+
+    Cost: O(16384 + nodes)."""
+    return _cluster(ctx).shards(ctx)
+
+
+def cluster_links(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER LINKS
+
+    Cost: O(nodes)."""
+    return _cluster(ctx).links(ctx)
+
+
+def cluster_forget(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER FORGET node-id
+
+    Cost: O(16384 + nodes)."""
+    _cluster(ctx).forget(ctx, argv[2])
+    return OK
+
+
+def cluster_replicate(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER REPLICATE node-id
+
+    Cost: O(1)."""
+    _cluster(ctx).replicate(ctx, argv[2])
+    return OK
+
+
+def cluster_replicas(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER REPLICAS node-id
+
+    Each replica's CLUSTER NODES line.  Cost: O(replicas x 16384)."""
+    return _cluster(ctx).replicas(ctx, argv[2])
+
+
+def cluster_slaves(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SLAVES node-id
+
+    CLUSTER REPLICAS's old name.  Cost: O(replicas x 16384)."""
+    return cluster_replicas(ctx, argv)
+
+
+def cluster_count_failure_reports(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER COUNT-FAILURE-REPORTS node-id
+
+    Cost: O(reports about the node)."""
+    return _cluster(ctx).count_failure_reports(ctx, argv[2])
+
+
+def cluster_failover(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER FAILOVER [FORCE | TAKEOVER]
+
+    Cost: O(1)."""
+    cluster = _cluster(ctx)
+    _exact(argv, 2, 3)
+    mode = b""
+    if len(argv) == 3:
+        mode = argv[2].lower()
+        if mode not in (b"force", b"takeover"):
+            raise CommandError(SYNTAX)
+    cluster.failover(ctx, mode.decode())
+    return OK
+
+
+def cluster_set_config_epoch(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SET-CONFIG-EPOCH config-epoch
+
+    Cost: O(1)."""
+    cluster = _cluster(ctx)
+    cluster.set_config_epoch(ctx, parse_int(argv[2]))
+    return OK
+
+
+def cluster_reset(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER RESET [HARD | SOFT]
+
+    Cost: O(N) in the keys dropped (a replica's), plus O(16384 + nodes)."""
+    cluster = _cluster(ctx)
+    _exact(argv, 2, 3)
+    mode = argv[2].lower() if len(argv) == 3 else b"soft"
+    if mode not in (b"hard", b"soft"):
+        raise CommandError(SYNTAX)
+    cluster.reset(ctx, mode == b"hard")
+    return OK
+
+
+def cluster_slot_stats(ctx: Ctx, argv: list[bytes]) -> Reply:
+    """CLUSTER SLOT-STATS SLOTSRANGE start-slot end-slot | ORDERBY metric [LIMIT limit] [ASC | DESC]
+
+    Not served yet: in cluster mode, Redis's unknown-subcommand error (as
+    a 7.0 node answers).  Cost: O(1)."""
+    _cluster(ctx)
+    raise CommandError(b"ERR unknown subcommand '%s'. Try CLUSTER HELP." % argv[1][:128])
 
 
 _ADMIN = "admin stale no_async_loading"
@@ -73,8 +447,10 @@ _NONDETERMINISTIC = frozenset((
     "count-failure-reports", "bumpepoch", "getkeysinslot", "info", "nodes", "slots", "shards",
     "links", "replicas", "slaves", "slot-stats"))
 
+_HANDLERS: dict[str, Callable[[Ctx, list[bytes]], Reply]] = {
+    name: globals()["cluster_" + name.replace("-", "_")] for name, *_ in _SUBCOMMANDS}
+
 for _name, _arity, _flags, _since, _summary in _SUBCOMMANDS:
     command(f"cluster|{_name}", arity=_arity, flags=_flags, group="cluster", since=_since,
             complexity="O(1)", summary=_summary,
-            tips=(ND,) if _name in _NONDETERMINISTIC else ())(_disabled)
-
+            tips=(ND,) if _name in _NONDETERMINISTIC else ())(_HANDLERS[_name])
