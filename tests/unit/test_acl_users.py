@@ -288,7 +288,9 @@ _RULES = st.one_of(
 def _permissions(u: User) -> tuple:
     return tuple((s.allkeys, tuple(map(tuple, s.patterns)), s.allchannels, tuple(s.channels),
                   s.future, frozenset(n for n in _NAMES if s.allows(n)),
-                  tuple(sorted((k, tuple(a.lower() for a in v)) for k, v in s.firstargs.items())))
+                  # the first arguments allowed are a set (their order is the rules')
+                  tuple(sorted((k, tuple(sorted(a.lower() for a in v)))
+                               for k, v in s.firstargs.items())))
                  for s in u.selectors)
 
 
