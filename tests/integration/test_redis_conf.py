@@ -336,3 +336,30 @@ def test_supervised_upstart_stops_itself_when_ready(processes, tmp_path):
         assert client.info("server")["process_supervised"] == "upstart"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 0
+
+
+@pytest.mark.parametrize("kind", ["tidelog", "redis"])
+def test_a_relative_log_file_is_inside_dir(processes, tmp_path, kind) -> None:
+    """``--dir d --logfile server.log``: the log is d/server.log, not in the
+    directory the server was started from (Redis writes its log after it
+    changed to ``dir``); redis-server 7.0.15 shown doing the same."""
+    data, start = tmp_path / "data", tmp_path / "started-here"
+    data.mkdir()
+    start.mkdir()
+    port = free_port()
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(data),
+            "--logfile", "server.log"]
+    if kind == "redis":
+        if REDIS_SERVER is None:
+            pytest.skip("redis-server is not installed")
+        processes.popen([REDIS_SERVER, *args], cwd=start, stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        processes.popen([*server_command(), *args], cwd=start, env=server_env(),
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+    wait_for_port(port)
+    wait_until(lambda: "Ready to accept connections" in (data / "server.log").read_text()
+               if (data / "server.log").exists() else False, timeout=30)
+    assert not (start / "server.log").exists()
+    redis.Redis(port=port).shutdown(nosave=True)

@@ -98,11 +98,19 @@ class SyslogHandler(logging.Handler):
             self.handleError(record)
 
 
+def log_path(config: Config) -> str:
+    """``logfile``, a relative one inside ``dir``: Redis changes to ``dir``
+    before it writes a line, so that is where its log goes."""
+    logfile = str(config["logfile"])
+    return logfile if not logfile or os.path.isabs(logfile) else os.path.join(config["dir"],
+                                                                                 logfile)
+
+
 def setup_logging(config: Config) -> None:
     """Log lines to ``logfile`` (stdout when ""), and to syslog when enabled."""
     global _main_pid
     _main_pid = os.getpid()  # after daemonize: the server's pid
-    logfile = config["logfile"]
+    logfile = log_path(config)
     handler: logging.Handler
     if logfile:
         handler = logging.handlers.WatchedFileHandler(logfile, encoding="utf-8",

@@ -108,10 +108,12 @@ def parse_command_line(argv: list[str], stdin: TextIO | None = None) -> Config:
 
 def check_logfile(config: Config) -> None:
     """As Redis after reading its config: the log file must open for appending."""
-    logfile = config["logfile"]
+    logfile = daemon.log_path(config)
     if not logfile:
         return
     try:
+        if logfile != config["logfile"]:  # inside dir, which the server makes if need be
+            os.makedirs(config["dir"], exist_ok=True)
         with open(logfile, "a", encoding="utf-8"):
             pass
     except OSError as exc:
