@@ -889,17 +889,19 @@ class ClusterState:
         if myself.is_master and not topology.state_ok and now - self.first_update < WRITABLE_DELAY_MS:
             return
         ok = True
-        if self.settings.require_full_coverage:
-            for owner in topology.owners:
-                if owner is None or owner.flags & FAIL_FLAG:
-                    ok = False
-                    break
         size = reachable = 0
         for node in topology.nodes.values():
-            if node.is_master and node.numslots:
-                size += 1
-                if not node.flags & (FAIL_FLAG | PFAIL):
-                    reachable += 1
+            if node.numslots:
+                if node.flags & FAIL_FLAG:
+                    ok = False  # a slot served by a failed node (all slots to cover)
+                if node.is_master:
+                    size += 1
+                    if not node.flags & (FAIL_FLAG | PFAIL):
+                        reachable += 1
+        if not self.settings.require_full_coverage:
+            ok = True
+        elif ok and None in topology.owners:  # an unassigned slot (a scan at C speed)
+            ok = False
         topology.size = size
         if reachable < size // 2 + 1:
             ok = False

@@ -377,12 +377,21 @@ class ClusterShell:
     def save_config_now(self) -> None:
         """CLUSTER SAVECONFIG: nodes.conf written and fsynced now; OSError
         when it cannot be."""
-        self.lock_fd = write_config(self.config_path, self.render_config(), True, self.lock_fd)
+        self.lock_fd = write_config(self.config_path, self.render_config(), True, self.lock_fd,
+                                    self._release)
+
+    def _release(self, fd: int) -> None:
+        """Close a replaced nodes.conf's descriptor on a worker thread (the
+        file system frees the old file in that close)."""
+        try:
+            asyncio.get_running_loop().run_in_executor(None, os.close, fd)
+        except RuntimeError:  # no loop (start-up, shut-down): here and now
+            os.close(fd)
 
     def save_config(self, fsync: bool) -> None:
         try:
             self.lock_fd = write_config(self.config_path, self.render_config(), fsync,
-                                        self.lock_fd)
+                                        self.lock_fd, self._release)
         except OSError as exc:
             log.warning("Could not save the cluster configuration %s: %s", self.config_path,
                         exc.strerror or exc)

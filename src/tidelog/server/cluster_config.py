@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Callable
 from typing import Any
 
 
@@ -38,11 +39,17 @@ def lock_config(path: str) -> int:
     return fd
 
 
-def write_config(path: str, text: str, fsync: bool, lock_fd: int | None) -> int | None:
+def write_config(path: str, text: str, fsync: bool, lock_fd: int | None,
+                 release: Callable[[int], None] = os.close) -> int | None:
     """Write ``text`` as the new ``path``: a temporary file beside it,
     fsynced when ``fsync``, renamed over ``path`` (the directory fsynced
     too); the lock moves to the new file.  Returns the new lock descriptor
-    (``lock_fd`` closed), or ``lock_fd`` when not locked.  Raises OSError."""
+    (``lock_fd`` given to ``release``), or ``lock_fd`` when not locked.
+    Raises OSError.
+
+    Closing the old descriptor frees the replaced file, which ext4 does
+    in the close (about 1.3 ms here, most of a save): the shell releases
+    it on a worker thread, off the event loop."""
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f"temp-{os.getpid()}-{os.path.basename(path)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -67,7 +74,7 @@ def write_config(path: str, text: str, fsync: bool, lock_fd: int | None) -> int 
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-    os.close(lock_fd)
+    release(lock_fd)  # (the new file is locked already)
     return new_fd
 
 
