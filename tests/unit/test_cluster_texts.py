@@ -5,6 +5,8 @@ errors of a broken file."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tidelog.cluster.messages import FAIL_FLAG, MASTER, MYSELF, NOFAILOVER, PFAIL
 from tidelog.cluster.nodes import Node, Topology
@@ -119,3 +121,34 @@ def test_info_text_takes_counts_by_type_as_a_list_or_a_mapping():
         "cluster_stats_messages_sent:3\r\ncluster_stats_messages_received:0\r\n" in as_list
     assert as_list.startswith("cluster_state:fail\r\ncluster_slots_assigned:16296\r\n"
                               "cluster_slots_ok:12\r\ncluster_slots_pfail:16284\r\n")
+
+
+@given(st.lists(st.tuples(st.integers(0, 16383), st.integers(0, 40), st.integers(-1, 3)),
+                max_size=80))
+def test_slot_ranges_from_the_bitmaps_equal_one_pass_over_the_map(changes):
+    """Both ways to the ranges (the owners' bitmaps for a map in a few
+    pieces, a pass over the map otherwise) give what the map says."""
+    from tidelog.cluster import texts
+    from tidelog.cluster.nodes import random_name
+    me = Node(random_name(), MYSELF | MASTER)
+    topology = Topology(me)
+    nodes = [me] + [Node(random_name(), MASTER) for _ in range(3)]
+    for node in nodes[1:]:
+        topology.add_node(node)
+    for first, length, who in changes:
+        for slot in range(first, min(first + length, 16383) + 1):
+            if who < 0:
+                topology.unassign(slot)
+            else:
+                topology.assign(slot, nodes[who])
+    expected: dict = {}
+    for owner, first, last in texts.owner_runs(topology):
+        if owner is not None:
+            expected.setdefault(owner, []).append((first, last))
+    assert texts.slot_ranges_by_node(topology) == expected
+    many = {n: [(s, s) for s in range(0, 16384, 2)] for n in [me]}
+    for slot in range(16384):
+        topology.unassign(slot)
+    for slot in range(0, 16384, 2):
+        topology.assign(slot, me)
+    assert texts.slot_ranges_by_node(topology) == many  # past MANY_RUNS: the other way

@@ -900,8 +900,8 @@ class ClusterState:
                         reachable += 1
         if not self.settings.require_full_coverage:
             ok = True
-        elif ok and None in topology.owners:  # an unassigned slot (a scan at C speed)
-            ok = False
+        elif ok and sum(n.numslots for n in topology.nodes.values()) < SLOTS:
+            ok = False  # an unassigned slot (each slot counts in its one owner's numslots)
         topology.size = size
         if reachable < size // 2 + 1:
             ok = False
