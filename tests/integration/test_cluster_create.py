@@ -65,6 +65,32 @@ def test_mixed_cluster(cluster, others):
     created(cluster)
 
 
+@pytest.mark.parametrize(("masters", "replicas"), [("tidelog", "redis"), ("redis", "tidelog"),
+                                                   ("tidelog", "valkey"), ("valkey", "tidelog")])
+def test_six_nodes_primaries_of_one_kind_replicas_of_the_other(cluster, masters, replicas):
+    """3 primaries of one kind, each with a replica of the other, made by
+    ``redis-cli --cluster create ... --cluster-replicas 1`` (it takes the first
+    three nodes named as primaries) and checked through each of the six."""
+    for kind in (masters, masters, masters, replicas, replicas, replicas):
+        getattr(cluster, kind)()
+    result = cluster.create(replicas=1)
+    assert result.returncode == 0, result.stdout + result.stderr + cluster.diagnostics()
+    cluster.wait_agree()
+    kind_of = {n.node_id(): n.kind for n in cluster.nodes}
+    lines = cluster.nodes[0].client().execute_command("CLUSTER", "NODES").strip().splitlines()
+    pairs = []
+    for line in lines:
+        words = line.split()
+        if words[3] != "-":
+            pairs.append((kind_of[words[3]], kind_of[words[0]]))
+    assert sorted(pairs) == [(masters, replicas)] * 3, lines
+    for node in cluster.nodes:
+        check = cluster.check(node)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert "[OK] All nodes agree about slots configuration." in check.stdout
+        assert "[OK] All 16384 slots covered." in check.stdout
+
+
 def test_redis_cluster_client_over_all_slots(cluster):
     for _ in range(3):
         cluster.tidelog()

@@ -10,6 +10,7 @@ bounded.  The node timeout is 2 s, so that failure detection is quick."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -110,8 +111,35 @@ def test_a_killed_master_is_replaced_and_comes_back_as_a_replica(cluster):
     victim, heir = by_id[victim_id], by_id[heir_id]
     slots = table[victim_id]["slots"]
 
-    victim.process.sigkill()
-    killed = time.monotonic()
+    # A writer on the victim's slots, each SET followed by WAIT 1: what WAIT
+    # acknowledged must be on the replica that takes over.
+    first, last = (int(x) for x in slots.split()[0].split("-"))
+    keys = [k for k in (f"w:{i}" for i in range(200_000))
+            if first <= key_slot(k.encode()) <= last][:20_000]
+    acknowledged: list[str] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        client = victim.client()
+        try:
+            for key in keys:
+                if stop.is_set():
+                    return
+                client.set(key, "v")
+                if client.wait(1, 2000) == 1:
+                    acknowledged.append(key)
+        except (redis.ConnectionError, redis.TimeoutError):
+            return  # the kill
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        wait_for("some writes acknowledged", lambda: len(acknowledged) >= 50, cluster)
+        victim.process.sigkill()
+        killed = time.monotonic()
+    finally:
+        stop.set()
+        thread.join(30)
     rest = alive(cluster, victim)
 
     def promoted() -> bool:
@@ -129,6 +157,9 @@ def test_a_killed_master_is_replaced_and_comes_back_as_a_replica(cluster):
           f"(node timeout {NODE_TIMEOUT} ms)")
     assert heir.client().execute_command("ROLE")[0] == "master"
     read_all(heir, data)
+    on_heir = heir.client()
+    missing = [k for k in acknowledged if on_heir.get(k) != "v"]
+    assert not missing, f"{len(missing)} of {len(acknowledged)} WAIT-acknowledged writes lost"
 
     cluster.restart_tidelog(victim)
     wait_for("the old master follows the new one",
@@ -138,12 +169,41 @@ def test_a_killed_master_is_replaced_and_comes_back_as_a_replica(cluster):
     wait_for("its data is the new master's",
              lambda: victim.client().dbsize() == heir.client().dbsize(), cluster)
 
-    # CLUSTER FAILOVER on it: the roles swap back, nothing lost.
-    assert victim.client().execute_command("CLUSTER", "FAILOVER") == "OK"
-    wait_for("the manual failover", lambda: all(
-        nodes_table(n)[victim_id]["role"] == "master"
-        and nodes_table(n)[heir_id]["master"] == victim_id for n in cluster.nodes), cluster)
+    # CLUSTER FAILOVER on it under a writer through a cluster client: the
+    # roles swap back, and every write that got its OK is on the new master.
+    written: list[str] = []
+    stop.clear()
+
+    def cluster_writer() -> None:
+        client = RedisCluster(host="127.0.0.1", port=heir.port, decode_responses=True,
+                              socket_timeout=10)
+        try:
+            for i, key in enumerate(keys):
+                if stop.is_set():
+                    return
+                if client.set(key, f"m{i}"):
+                    written.append(key)
+        finally:
+            client.close()
+
+    thread = threading.Thread(target=cluster_writer)
+    thread.start()
+    try:
+        wait_for("the writer is writing", lambda: len(written) >= 50, cluster)
+        assert victim.client().execute_command("CLUSTER", "FAILOVER") == "OK"
+        wait_for("the manual failover", lambda: all(
+            nodes_table(n)[victim_id]["role"] == "master"
+            and nodes_table(n)[heir_id]["master"] == victim_id for n in cluster.nodes), cluster)
+        count = len(written)
+        wait_for("writes after the failover", lambda: len(written) >= count + 50, cluster)
+    finally:
+        stop.set()
+        thread.join(30)
     read_all(victim, data)
+    on_victim = victim.client()
+    values = {key: f"m{i}" for i, key in enumerate(keys)}
+    missing = [k for k in written if on_victim.get(k) != values[k]]
+    assert not missing, f"{len(missing)} of {len(written)} acknowledged writes lost"
     log = victim.log()
     assert "Manual failover user request accepted." in log
     assert "Failover election won: I'm the new master." in log

@@ -273,3 +273,21 @@ def test_delete_slot_keys_expires_a_key_past_its_deadline():
     assert sorted(h.take_effects()) == [[b"DEL", b"{b}1"], [b"DEL", b"{b}2"]]
     assert h.engine.stats["expired_keys"] == 1
     assert h.engine.dbs[0].key_index.count_in_slot(key_slot(B)) == 0
+
+
+def test_a_client_in_wait_is_not_redirected():
+    """WAIT parks on a name of its own, no key: its slot is nobody's
+    business (Redis redirects only clients blocked on keys), even when
+    that name's slot is another node's or the cluster is down."""
+    from tidelog.replication.primary import ACK_KEY, attach
+
+    h, t, me, other = cluster_harness()
+    attach(h.engine)  # a primary without replicas: WAIT 1 waits
+    waiter = h.new_client()
+    h("WAIT", "1", "0", client=waiter)
+    assert waiter.blocked is not None
+    t.assign(key_slot(ACK_KEY), other)
+    assert h.engine.redirect_blocked() == 0
+    t.state_ok = False
+    assert h.engine.redirect_blocked() == 0
+    assert waiter.blocked is not None and waiter.inbox == []

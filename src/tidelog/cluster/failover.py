@@ -85,10 +85,10 @@ class ClusterState(Protocol):
     def mf(self) -> Failover: ...
     @property
     def owner_not_claiming(self) -> set[int]: ...
-    repl_offset: int
     master_data_age: int
     replicating: Node | None
 
+    def offset(self) -> int: ...
     def log(self, level: str, text: str) -> None: ...
     def later(self, *, update: bool = False, save: bool = False, fsync: bool = False,
               handle_failover: bool = False) -> None: ...
@@ -155,7 +155,8 @@ def handle_manual(state: ClusterState, now: int) -> None:
     mf = state.mf
     if not mf.end or mf.can_start or mf.master_offset == -1:
         return
-    if mf.master_offset == state.repl_offset:
+    # (>=: a master's own PINGs to its replicas may follow the offset it sent)
+    if state.offset() >= mf.master_offset:
         mf.can_start = True
         state.log("notice", "All master replication stream processed, manual failover can start.")
         state.later(handle_failover=True)
@@ -170,7 +171,7 @@ def rank(state: ClusterState) -> int:
         return 0
     myself = state.topology.myself
     return sum(1 for r in master.replicas
-               if r is not myself and not r.flags & NOFAILOVER and r.repl_offset > state.repl_offset)
+               if r is not myself and not r.flags & NOFAILOVER and r.repl_offset > state.offset())
 
 
 def handle_replica(state: ClusterState, now: int) -> None:
@@ -204,7 +205,7 @@ def handle_replica(state: ClusterState, now: int) -> None:
             mf.auth_time, mf.auth_rank = now, 0
             state.later(handle_failover=True)
         state.log("notice", f"Start of election delayed for {mf.auth_time - now} milliseconds "
-                            f"(rank #{mf.auth_rank}, offset {state.repl_offset}).")
+                            f"(rank #{mf.auth_rank}, offset {state.offset()}).")
         state.broadcast_pong(True, now)
         return
     if not mf.auth_sent and not mf.end:

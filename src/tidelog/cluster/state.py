@@ -29,6 +29,7 @@ to ``outbox`` as :mod:`~tidelog.cluster.actions`; ``drain()`` hands them over.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..keyslot import SLOTS
@@ -151,7 +152,9 @@ class ClusterState:
     stats_sent: list[int] = field(default_factory=lambda: [0] * len(TYPE_NAMES))
     stats_received: list[int] = field(default_factory=lambda: [0] * len(TYPE_NAMES))
     repl_offset: int = 0
-    """This node's replication offset (a master's, or what a replica processed)."""
+    """This node's replication offset (a master's, or what a replica
+    processed), as last set; ``offset_source``, when given, is read instead."""
+    offset_source: Callable[[], int] | None = None
     master_data_age: int = 0
     """A replica: ms since it last heard from its master (or lost the link)."""
     owner_not_claiming: set[int] = field(default_factory=set)
@@ -217,7 +220,7 @@ class ClusterState:
             mflags |= MF_PAUSED
         return Message(
             type=kind, sender=myself.name, current_epoch=topology.current_epoch,
-            config_epoch=master.config_epoch, offset=self.repl_offset,
+            config_epoch=master.config_epoch, offset=self.offset(),
             myslots=bytes(master.slots),
             slaveof=myself.master.name if myself.master is not None else None,
             myip=settings.announce_ip, port=myself.port, pport=myself.pport, cport=myself.cport,
@@ -512,6 +515,10 @@ class ClusterState:
 
     def set_repl_offset(self, offset: int) -> None:
         self.repl_offset = offset
+
+    def offset(self) -> int:
+        """The replication offset now (a paused master's must be exact)."""
+        return self.offset_source() if self.offset_source is not None else self.repl_offset
 
     def set_master_data_age(self, age_ms: int) -> None:
         self.master_data_age = age_ms

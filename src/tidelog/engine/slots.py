@@ -38,8 +38,8 @@ def redirect_blocked(self: EngineCore) -> int:
     redirected = 0
     for client in seen.values():
         waiter = client.blocked
-        if waiter is None:
-            continue
+        if waiter is None or not waiter.entry.keyed:
+            continue  # WAIT, WAITAOF: parked on a name of their own, no key (as Redis)
         refusal = router.blocked_refusal(client, waiter.wait.keys, self.dbs[waiter.db],
                                          waiter.entry.is_write)
         if refusal is not None:

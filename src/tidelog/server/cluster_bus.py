@@ -552,6 +552,7 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
     announce_myself(topology.myself, config)
     settings = _settings(state_module, config)
     state = state_module.ClusterState(topology, settings, now_ms())
+    state.offset_source = lambda: int(engine.replication.offset)  # exact, for a paused master
 
     def render() -> str:
         return str(texts.nodes_conf(topology))
