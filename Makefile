@@ -53,11 +53,12 @@ PURE_PATHS  ?= tests/integration tests/differential
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test redis-server bench lint clean compat
+.PHONY: help venv run test test-long redis-server bench lint clean compat
 
 help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
 	@echo "make test   run the whole test suite (integration and differential on both twins)"
+	@echo "make test-long  the long end-to-end runs (cluster resharding under load, failovers ...)"
 	@echo "make bench  run the benchmarks"
 	@echo "make lint   ruff, mypy and the layer contracts (import-linter)"
 	@echo "make compat Redis's own test suite against tidelog-server (SERVER=redis: redis-server)"
@@ -127,7 +128,14 @@ MYPY := $(BIN)/python -m mypy
 test: $(KSTAMP) redis-server
 	$(BIN)/ruff check $(RUFF_PATHS)
 	$(MYPY)
-	PURE_PATHS="$(PURE_PATHS)" $(BIN)/python scripts/test_twins.py $(PYTEST_ARGS)
+	PURE_PATHS="$(PURE_PATHS)" $(BIN)/python scripts/test_twins.py -m "not long" $(PYTEST_ARGS)
+
+# The tests marked long (pyproject.toml): end-to-end runs of a minute or so
+# each (cluster resharding under load, elections across Tidelog and Redis,
+# the Spark driver killed mid-batch ...), on the kernels as built; about 10
+# minutes.
+test-long: $(KSTAMP) redis-server
+	$(BIN)/python -m pytest -m long $(PYTEST_ARGS)
 
 bench: $(KSTAMP)
 	@$(BYTECODE)

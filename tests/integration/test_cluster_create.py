@@ -65,8 +65,10 @@ def test_mixed_cluster(cluster, others):
     created(cluster)
 
 
-@pytest.mark.parametrize(("masters", "replicas"), [("tidelog", "redis"), ("redis", "tidelog"),
-                                                   ("tidelog", "valkey"), ("valkey", "tidelog")])
+@pytest.mark.parametrize(("masters", "replicas"), [
+    ("tidelog", "redis"), ("redis", "tidelog"),
+    pytest.param("tidelog", "valkey", marks=pytest.mark.long),
+    pytest.param("valkey", "tidelog", marks=pytest.mark.long)])
 def test_six_nodes_primaries_of_one_kind_replicas_of_the_other(cluster, masters, replicas):
     """3 primaries of one kind, each with a replica of the other, made by
     ``redis-cli --cluster create ... --cluster-replicas 1`` (it takes the first

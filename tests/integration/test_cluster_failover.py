@@ -209,6 +209,7 @@ def test_a_killed_master_is_replaced_and_comes_back_as_a_replica(cluster):
     assert "Failover election won: I'm the new master." in log
 
 
+@pytest.mark.long
 def test_takeover_needs_no_election(cluster):
     for _ in range(6):
         cluster.tidelog()
@@ -236,6 +237,7 @@ def test_takeover_needs_no_election(cluster):
     assert "Failover election won" not in log
 
 
+@pytest.mark.long
 def test_reshard_moves_slots_with_their_keys(cluster):
     for _ in range(3):
         cluster.tidelog()
@@ -289,6 +291,7 @@ def kill9(node: ClusterNode) -> None:
         proc.wait(30)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("masters", "replica_kind"), [("tidelog", "redis"), ("redis", "tidelog")])
 def test_a_replica_of_the_other_kind_wins_the_election(cluster, masters, replica_kind):
     """Three masters of one kind, a replica of the other added to one of
