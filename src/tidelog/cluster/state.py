@@ -548,7 +548,7 @@ class ClusterState:
             if msg.current_epoch > topology.current_epoch:
                 topology.current_epoch = msg.current_epoch
                 self.later(update=True, save=True, fsync=True)
-            if msg.config_epoch > sender.config_epoch and sender.is_master:
+            if msg.config_epoch > sender.config_epoch:
                 sender.config_epoch = msg.config_epoch
                 self.later(update=True, save=True, fsync=True)
             sender.repl_offset, sender.repl_offset_time = msg.offset, now
