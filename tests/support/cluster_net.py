@@ -119,6 +119,8 @@ class Net:
         """link -> (its owner, the other end's owner, the other end)."""
         self.queue: deque[tuple[NetNode, Link, bytes]] = deque()
         self.messages_sent = 0
+        self.cuts: set[frozenset[NetNode]] = set()
+        """Pairs of nodes that cannot reach each other (a partial partition)."""
         for i in range(n):
             port = 7000 + i
             name = names[i] if names else f"{i + 1:x}".encode() * 40
@@ -158,7 +160,7 @@ class Net:
                 self.queue.append((dst, other, bus.encode(action.message)))
         elif isinstance(action, Connect):
             target = self._target(action.node)
-            if target is None or target.down:
+            if target is None or target.down or frozenset((src, target)) in self.cuts:
                 src.failed_connects += 1
                 src.state.on_link_failed(action.node, self.now)
                 return
@@ -277,6 +279,18 @@ class Net:
                 if not other_owner.down:
                     other_owner.state.on_link_closed(other, self.now)
         n.state.drain()
+        self.pump()
+
+    def cut(self, a: NetNode, b: NetNode) -> None:
+        """``a`` and ``b`` cannot reach each other any more (both still reach
+        the others): their links close and connecting fails."""
+        self.cuts.add(frozenset((a, b)))
+        for link, (owner, other_owner, other) in list(self.ends.items()):
+            if {owner, other_owner} == {a, b} and link in self.ends:
+                del self.ends[link]
+                self.ends.pop(other, None)
+                owner.state.on_link_closed(link, self.now)
+                other_owner.state.on_link_closed(other, self.now)
         self.pump()
 
     def up(self, n: NetNode) -> None:
