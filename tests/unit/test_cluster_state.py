@@ -97,6 +97,38 @@ def test_meet_makes_everyone_know_everyone():
     assert b.view(c).link is not None and c.view(b).link is not None
 
 
+def test_nodes_without_an_address_learn_it_from_the_bus():
+    # as a server without cluster-announce-ip starts: myself has no address
+    net = Net(3)
+    for n in net.nodes:
+        n.me.ip = b""
+    a, b, c = net.nodes
+    net.meet(a, b)
+    net.meet(a, c)
+    net.run_until(net.everyone_knows_everyone, 3000)
+    net.run(1000)
+    assert all(n.me.ip == IP for n in net.nodes)  # b and c from the MEET, a from a PING
+    assert view(a) == view(b) == view(c)
+    assert {node[1] for node in view(a)} == {IP}
+
+
+def test_a_node_back_on_another_port_is_followed():
+    net = Net(3)
+    net.form()
+    c = net[2]
+    net.down(c)
+    c.port, c.cport = c.port + 100, c.cport + 100
+    c.me.port, c.me.cport = c.port, c.cport
+    net.run(300)
+    net.up(c)
+    net.run_until(lambda: all(n.view(c).port == c.port and n.view(c).cport == c.cport
+                              and n.view(c).link is not None for n in net.nodes if n is not c),
+                  3000)
+    assert any("Address updated for node" in log.text for n in net.nodes for log in n.logs)
+    net.run(1000)
+    assert view(net[0]) == view(net[1]) == view(c)
+
+
 def test_meet_twice_is_one_handshake():
     net = Net(2)
     a, b = net.nodes

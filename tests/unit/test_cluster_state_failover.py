@@ -194,6 +194,17 @@ def test_manual_failover_waits_for_the_offset_then_swaps_roles():
     net.run_until(lambda: all(n.topology.state_ok for n in net.nodes), 5000)
 
 
+def test_a_sibling_follows_the_replica_promoted_by_a_manual_failover():
+    net = shards(2, 2)  # replicas 2, 3 of master 0; 4, 5 of 1
+    m, r, sibling = net[0], net[2], net[3]
+    net.call(r.state.failover, "", net.now)
+    net.run_until(lambda: master_everywhere(net, r, range(0, SLOTS // 2)), 3000)
+    net.run_until(lambda: replica_everywhere(net, m, r) and replica_everywhere(net, sibling, r),
+                  5000)
+    assert sibling.replicates[-1].master is not None
+    assert sibling.replicates[-1].master.name == r.name
+
+
 def test_manual_failover_times_out_and_unpauses():
     net = shards(2, 1)  # replicas: 2 of 0, 3 of 1
     m, r = net[0], net[2]
