@@ -89,6 +89,8 @@ class NetNode:
         self.delivered: list[Deliver] = []
         self.pauses: list[PauseWrites] = []
         self.failed_connects = 0
+        self.closed_while_down: list[Link] = []
+        """Its links the peers closed while it was paused (it sees that on resuming)."""
 
     @property
     def topology(self) -> Topology:
@@ -176,7 +178,9 @@ class Net:
                 return
             _, dst, other = ends
             self.ends.pop(other, None)
-            if not dst.down:
+            if dst.down:
+                dst.closed_while_down.append(other)
+            else:
                 dst.state.on_link_closed(other, self.now)
         elif isinstance(action, SaveConfig):
             src.saves.append(action)
@@ -268,10 +272,14 @@ class Net:
             n.topology.assign(s, n.me)
         self.call(n.state.claim_slots_changed)
 
-    def down(self, n: NetNode) -> None:
-        """The node stops: its links close and it gets nothing any more."""
+    def down(self, n: NetNode, *, close_links: bool = True) -> None:
+        """The node stops: its links close and it gets nothing any more.
+        ``close_links=False``: a paused process (its links stay open, what is
+        sent to it is lost, connecting to it fails)."""
         n.down, n.down_since = True, self.now
         for link, (owner, other_owner, other) in list(self.ends.items()):
+            if not close_links:
+                break
             if owner is n and link in self.ends:
                 del self.ends[link]
                 self.ends.pop(other, None)
@@ -296,6 +304,10 @@ class Net:
     def up(self, n: NetNode) -> None:
         n.down = False
         n.state.drain()
+        for link in n.closed_while_down:
+            n.state.on_link_closed(link, self.now)
+        n.closed_while_down.clear()
+        self.pump()
 
     def form(self, *, slots: bool = True, settle_ms: int = 8000) -> None:
         """Meet every node from the first, spread the 16384 slots over the

@@ -302,6 +302,22 @@ def test_a_master_without_slots_back_is_cleared_at_once():
                for n in net.nodes for log in n.logs)
 
 
+def test_a_paused_master_is_failed_then_cleared_when_it_resumes():
+    # its links stay open but nothing is answered (a stopped process)
+    net = Net(3)
+    net.form()
+    net.run_until(lambda: all(n.topology.state_ok for n in net.nodes), 5000)
+    c = net[2]
+    net.down(c, close_links=False)
+    net.run_until(lambda: all(n.view(c).flags & FAIL_FLAG for n in net.live()), 4 * TIMEOUT)
+    net.up(c)
+    # its slots were not failed over: FAIL is undone after 2 x node_timeout
+    net.run_until(lambda: not any(n.view(m).flags & (FAIL_FLAG | PFAIL)
+                                  for n in net.nodes for m in net.nodes), 4 * TIMEOUT)
+    net.run_until(lambda: all(n.topology.state_ok for n in net.nodes), 6000)
+    assert all(len(n.topology.nodes) == 3 for n in net.nodes)
+
+
 def test_pfail_from_a_minority_is_not_fail():
     # 3 masters with slots: the quorum is 2; one master cut from one other only
     # would need a second report.  Here: the node is down for less than the timeout.

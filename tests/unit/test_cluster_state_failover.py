@@ -77,6 +77,8 @@ def test_replica_of_a_failed_master_is_elected():
     assert old.me.numslots == 0 and old.me.is_replica and old.me.master.name == r.name
     assert all(old.topology.owners[s] is old.me.master for s in (M0_SLOTS[0], M0_SLOTS[-1]))
     assert old.replicates[-1].master is not None and old.replicates[-1].master.name == r.name
+    # a replica now: its FAIL is cleared as soon as it answers
+    net.run_until(lambda: not any(n.view(old).flags & FAIL_FLAG for n in net.nodes), 2000)
     net.run_until(lambda: all(n.topology.state_ok for n in net.nodes), 5000)
 
 
