@@ -91,6 +91,8 @@ class NetNode:
         self.failed_connects = 0
         self.closed_while_down: list[Link] = []
         """Its links the peers closed while it was paused (it sees that on resuming)."""
+        self.checked: object = None
+        """The node table as it was when its invariants were last checked."""
 
     @property
     def topology(self) -> Topology:
@@ -253,8 +255,15 @@ class Net:
         return self.now - start
 
     def check(self) -> None:
+        """The invariants on every live node whose table changed since it was last checked."""
         for n in self.live():
-            check(n.topology)
+            t = n.topology
+            seen = (tuple(t.owners), t.myself,
+                    tuple((name, node, node.name, bytes(node.slots), node.numslots, node.flags,
+                           node.master, tuple(node.replicas)) for name, node in t.nodes.items()))
+            if n.checked != seen:
+                check(t)
+                n.checked = seen
 
     # -- what a test does --------------------------------------------------------------------
     def call(self, fn: Callable[..., object], *args: object) -> None:
