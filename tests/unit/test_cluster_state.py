@@ -43,8 +43,8 @@ def epochs_settled(net: Net) -> bool:
     """Every master has a config epoch of its own, and every node knows them."""
     masters = [n for n in net.nodes if n.me.is_master]
     mine = [n.me.config_epoch for n in masters]
-    return len(set(mine)) == len(mine) and all(
-        [n.view(m).config_epoch for m in masters] == mine for n in net.live())
+    seen = [[getattr(n.view(m), "config_epoch", None) for m in masters] for n in net.live()]
+    return len(set(mine)) == len(mine) and all(epochs == mine for epochs in seen)
 
 
 def shards(masters: int = 3, replicas: int = 1, node_timeout: int = TIMEOUT) -> Net:
