@@ -302,6 +302,18 @@ def test_a_master_without_slots_back_is_cleared_at_once():
                for n in net.nodes for log in n.logs)
 
 
+def test_fail_needs_the_reports_of_a_majority_of_masters_through_the_gossip():
+    net = Net(5)  # 5 masters with slots: FAIL needs 3 (its own view and 2 reports)
+    net.form()
+    net.run_until(lambda: all(n.topology.state_ok for n in net.nodes), 6000)
+    e = net[4]
+    net.down(e)
+    net.run_until(lambda: all(n.view(e).flags & FAIL_FLAG for n in net.live()), 6 * TIMEOUT)
+    assert max(len(n.view(e).fail_reports) for n in net.live()) >= 2
+    assert any("reported node" in log.text and "as not reachable" in log.text
+               for n in net.live() for log in n.logs)
+
+
 def test_a_paused_master_is_failed_then_cleared_when_it_resumes():
     # its links stay open but nothing is answered (a stopped process)
     net = Net(3)
