@@ -932,6 +932,10 @@ class ClusterState:
         if settings.announce_ip and myself.ip != settings.announce_ip:
             myself.ip = settings.announce_ip
             self.later(save=True)
+        nofailover = NOFAILOVER if settings.replica_no_failover else 0
+        if myself.flags & NOFAILOVER != nofailover:  # Redis's clusterUpdateMyselfFlags
+            myself.flags = (myself.flags & ~NOFAILOVER) | nofailover
+            self.later(update=True, save=True)
         handshake_timeout = max(timeout, 1000)
         self.pfail_nodes = 0
         for node in list(topology.nodes.values()):
