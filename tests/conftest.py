@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import pytest
 import redis
+from hypothesis import settings
 
 from tests.support.processes import STARTED, ProcessGroup, RedisServer, stop
 from tests.support.rawclient import RawClient
 from tests.support.redis_oracle import REDIS_SERVER
 from tidelog import kernels
 from tidelog.server.embed import EmbeddedServer
+
+# No time limit per example: a deadline is a timed assertion, and fails on a
+# busy machine (two test passes share two cores) however right the code is.
+settings.register_profile("tidelog", deadline=None)
+settings.load_profile("tidelog")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

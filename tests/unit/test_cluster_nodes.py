@@ -2,7 +2,7 @@
 every change (each slot has at most one owner, the owners' bitmaps and
 counts agree with the map, masters list their replicas)."""
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidelog.cluster.messages import MASTER, MYSELF, SLAVE, slots_of
@@ -21,6 +21,7 @@ def check(t: Topology) -> None:
         assert owner is None or owner.name in t.nodes
 
 
+@settings(deadline=None)  # each check walks the 16384 slots: no time limit on a busy machine
 @given(st.lists(st.tuples(st.sampled_from("aur"), st.integers(0, 2), st.integers(0, SLOTS - 1)),
                 max_size=60))
 def test_slot_map_invariants(ops):
