@@ -112,7 +112,8 @@ redis-server:
 # built (compiled when a compiler worked), runs the whole suite; the pure
 # pass runs PURE_PATHS with TIDELOG_PURE=1, which the servers those tests
 # start inherit, so the compiled and the pure twins both serve the
-# integration and differential suites.  On two cores the work goes two
+# integration and differential suites (but the cluster's end-to-end tests,
+# which run no kernel code the others do not).  On two cores the work goes two
 # ways at once: the main pass without BACKGROUND_PATHS (tests/spark) in the
 # foreground; the pure pass, then the main pass's Spark tests, in the
 # background (those suites mostly wait on sockets, processes and the JVM).
