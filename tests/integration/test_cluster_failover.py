@@ -323,3 +323,61 @@ def test_a_replica_of_the_other_kind_wins_the_election(cluster, masters, replica
         nodes_table(n)[replica_id]["role"] == "master"
         and nodes_table(n)[replica_id]["slots"] == slots for n in rest), cluster)
     assert replica.client().get(key) == "v"
+
+
+@pytest.mark.long
+def test_add_node_rebalance_fix_and_del_node(cluster):
+    """redis-cli's other tools on an all-Tidelog cluster: add-node (an empty
+    master), rebalance onto it (--cluster-use-empty-masters), fix of a slot
+    left open, rebalance it empty again (weight 0), del-node."""
+    for _ in range(3):
+        cluster.tidelog()
+    created(cluster)
+    data = fill(cluster, 300)
+    new = cluster.tidelog()
+    added = cluster.cli("--cluster", "add-node", new.address, cluster.nodes[0].address)
+    assert added.returncode == 0, added.stdout + added.stderr + cluster.diagnostics()
+    new_id = new.node_id()
+    wait_for("the new node is known", lambda: all(
+        new_id in nodes_table(n) for n in cluster.nodes), cluster)
+    # a new master takes writes once it saw the majority for the rejoin delay
+    # (node timeout, at most 5 s), as in Redis: RESTORE-ASKING waits for that
+    wait_for("the new node's state ok",
+             lambda: "cluster_state:ok" in new.client().execute_command("CLUSTER", "INFO"),
+             cluster)
+    result = cluster.cli("--cluster", "rebalance", cluster.nodes[0].address,
+                         "--cluster-use-empty-masters", timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr + cluster.diagnostics()
+    views = cluster.wait_agree()
+    assert next(v for v in views[0] if v[0] == new_id)[2], "the new master got no slots"
+    read_all(cluster.nodes[0], data)
+
+    # a slot left migrating/importing (as a reshard cut short leaves it): fix closes it
+    owner = cluster.nodes[0]
+    owner_id = owner.node_id()
+    slot = int(nodes_table(owner)[owner_id]["slots"].split()[0].split("-")[0])
+    target = cluster.nodes[1]
+    assert target.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING",
+                                           owner_id) == "OK"
+    assert owner.client().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING",
+                                          target.node_id()) == "OK"
+    check = cluster.check(owner)
+    assert "open slot" in check.stdout.lower() or check.returncode != 0, check.stdout
+    fixed = cluster.cli("--cluster", "fix", owner.address, "--cluster-yes", timeout=300)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr + cluster.diagnostics()
+    cluster.wait_agree()
+    check = cluster.check(owner)
+    assert check.returncode == 0 and "[OK] All 16384 slots covered." in check.stdout, check.stdout
+
+    emptied = cluster.cli("--cluster", "rebalance", cluster.nodes[0].address, "--cluster-weight",
+                          f"{new_id}=0", timeout=600)
+    assert emptied.returncode == 0, emptied.stdout + emptied.stderr + cluster.diagnostics()
+    wait_for("the new node empty", lambda: not nodes_table(cluster.nodes[0])[new_id]["slots"],
+             cluster)
+    removed = cluster.cli("--cluster", "del-node", cluster.nodes[0].address, new_id)
+    assert removed.returncode == 0, removed.stdout + removed.stderr + cluster.diagnostics()
+    cluster.nodes.remove(new)
+    wait_for("it is forgotten", lambda: all(new_id not in nodes_table(n)
+                                            for n in cluster.nodes), cluster)
+    cluster.wait_agree()
+    read_all(cluster.nodes[1], data)
