@@ -16,7 +16,9 @@ import threading
 import time
 
 import pytest
+from redis.backoff import ExponentialBackoff
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 
 from tests.support.cluster import ClusterNodes, require_cluster_mode
 
@@ -35,7 +37,8 @@ def cluster(processes, tmp_path):
 
 def client_of(node) -> RedisCluster:
     return RedisCluster(host="127.0.0.1", port=node.port, decode_responses=True,
-                        socket_timeout=20, cluster_error_retry_attempts=10)
+                        socket_timeout=20,
+                        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), 10))
 
 
 class Load:
