@@ -63,31 +63,19 @@ def free_pair() -> int:
     raise RuntimeError("no free port pair")
 
 
-class Node(servers.Server):
-    """A server on a port pair (client port and bus port both free)."""
-
-    def start(self) -> None:
-        original = servers.free_port
-        servers.free_port = free_pair  # (Server.start picks its port with it)
-        try:
-            super().start()
-        finally:
-            servers.free_port = original
-
-
 def cluster_argv(base: list[str], node_timeout: int) -> list[str]:
     return servers.with_port_and_dir(base) + [
         "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", "{dir}/nodes.conf",
         "--cluster-node-timeout", str(node_timeout), "--save", "", "--appendonly", "no"]
 
 
-def call(node: Node, *argv: str):
+def call(node: servers.Server, *argv: str):
     with node.client(timeout=10) as c:
         value = c.call(*argv)
     return value.decode() if isinstance(value, bytes) else value
 
 
-def nodes_view(node: Node) -> set[tuple[str, str, str]]:
+def nodes_view(node: servers.Server) -> set[tuple[str, str, str]]:
     view = set()
     for line in call(node, "CLUSTER", "NODES").strip().splitlines():
         words = line.split()
@@ -96,7 +84,7 @@ def nodes_view(node: Node) -> set[tuple[str, str, str]]:
     return view
 
 
-def agreed(nodes: list[Node]) -> bool:
+def agreed(nodes: list[servers.Server]) -> bool:
     try:
         if not all("cluster_state:ok" in call(n, "CLUSTER", "INFO") for n in nodes):
             return False
@@ -123,9 +111,9 @@ def cli(*args: str, timeout: float = 600) -> str:
     return out.stdout
 
 
-def fill(nodes: list[Node], keys: int) -> None:
+def fill(nodes: list[servers.Server], keys: int) -> None:
     """``keys`` string keys, each SET on the master of its slot."""
-    owner: dict[int, Node] = {}
+    owner: dict[int, servers.Server] = {}
     by_id = {call(n, "CLUSTER", "MYID"): n for n in nodes}
     for line in call(nodes[0], "CLUSTER", "NODES").strip().splitlines():
         words = line.split()
@@ -148,7 +136,8 @@ def fill(nodes: list[Node], keys: int) -> None:
 
 def run_kind(name: str, base: list[str], env, args) -> dict:
     argv = cluster_argv(base, args.node_timeout)
-    nodes = [Node(f"{name}-{i}", argv, env) for i in range(args.nodes)]
+    nodes = [servers.Server(f"{name}-{i}", argv, env, pick_port=free_pair)
+             for i in range(args.nodes)]
     result: dict = {"server": name, "nodes": args.nodes, "node_timeout_ms": args.node_timeout}
     try:
         for node in nodes:

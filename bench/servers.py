@@ -194,11 +194,12 @@ class Server:
     """
 
     def __init__(self, name: str, argv: list[str], env: dict[str, str] | None = None,
-                 ready_timeout: float = 30.0) -> None:
+                 ready_timeout: float = 30.0, pick_port: Callable[[], int] | None = None) -> None:
         self.name = name
         self.template = argv
         self.env = env
         self.ready_timeout = ready_timeout
+        self.pick_port = pick_port or free_port
         self.port = 0
         self.dir = ""
         self.argv: list[str] = []
@@ -215,7 +216,7 @@ class Server:
 
     def start(self) -> None:
         self.dir = tempfile.mkdtemp(prefix=f"bench-{self.name}-")
-        self.port = free_port()
+        self.port = self.pick_port()
         self.argv = [a.format(port=self.port, dir=self.dir) for a in self.template]
         self._log = open(os.path.join(self.dir, "server.log"), "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._log,

@@ -43,6 +43,13 @@ class Link:
     without ``cluster-announce-ip`` learns as its own IP from a MEET."""
 
 
+def outbound_link(node: Node) -> Link | None:
+    """The link this node opened to ``node``, if any (Node keeps it untyped:
+    nodes.py sits below this module). O(1)."""
+    link = node.link
+    return link if isinstance(link, Link) else None
+
+
 @dataclass(slots=True)
 class Connect:
     """Open an outbound link to ``node`` (``node.ip``:``node.cport``); then

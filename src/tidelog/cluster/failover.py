@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..keyslot import SLOTS
-from .actions import Action, Link, PauseWrites, Replicate
+from .actions import Action, Link, PauseWrites, Replicate, outbound_link
 from .messages import (
     FAIL_FLAG,
     FAILOVER_AUTH_ACK,
@@ -135,7 +135,7 @@ def start_manual(state: ClusterState, mode: str, now: int) -> None:
         state.log("notice", "Manual failover user request accepted.")
         master = myself.master
         if master is not None:
-            state.send(_link(master), state.header(MFSTART))
+            state.send(outbound_link(master), state.header(MFSTART))
 
 
 def on_mfstart(state: ClusterState, link: Link, replica: Node, now: int) -> None:
@@ -312,10 +312,5 @@ def vote(state: ClusterState, node: Node, request: Message, now: int) -> None:
     topology.last_vote_epoch = topology.current_epoch
     master.voted_time = now
     state.save_config(True)  # the vote is on disk before it is sent
-    state.send(_link(node), state.header(FAILOVER_AUTH_ACK))
+    state.send(outbound_link(node), state.header(FAILOVER_AUTH_ACK))
     state.log("notice", f"Failover auth granted to {name} for epoch {topology.current_epoch}")
-
-
-def _link(node: Node) -> Link | None:
-    link = node.link
-    return link if isinstance(link, Link) else None

@@ -45,6 +45,7 @@ from .actions import (
     Replicate,
     SaveConfig,
     Send,
+    outbound_link,
 )
 from .messages import (
     EXT_FORGOTTEN_NODE,
@@ -239,7 +240,7 @@ class ClusterState:
         for node in list(self.topology.nodes.values()):
             if node.link is None or node.flags & (MYSELF | HANDSHAKE):
                 continue
-            self.send(_link(node), msg)
+            self.send(outbound_link(node), msg)
 
     def _gossip_entry(self, node: Node) -> Gossip:
         return Gossip(name=node.name, ping_sent=node.ping_sent // 1000,
@@ -300,7 +301,7 @@ class ClusterState:
             if local_replicas_only and not (node.is_replica and node.master is not None and (
                     node.master is myself.master or node.master is myself)):
                 continue
-            self.send_ping(_link(node), PONG, now)
+            self.send_ping(outbound_link(node), PONG, now)
 
     def send_update(self, link: Link | None, about: Node) -> None:
         msg = self.header(UPDATE)
@@ -325,7 +326,7 @@ class ClusterState:
         for node in (master, *master.replicas):
             if node.link is None or node.flags & (MYSELF | HANDSHAKE):
                 continue
-            self.send(_link(node), msg)
+            self.send(outbound_link(node), msg)
 
     # -- links ---------------------------------------------------------------------------
     def on_link_connected(self, link: Link, now: int) -> None:
@@ -337,7 +338,7 @@ class ClusterState:
         if node is None or self.topology.nodes.get(node.name) is not node:
             self.outbox.append(Close(link))  # the node went meanwhile
             return
-        old = _link(node)
+        old = outbound_link(node)
         if old is not None and old is not link:
             self.outbox.append(Close(old))
         node.link = link
@@ -371,7 +372,7 @@ class ClusterState:
     def delete_node(self, node: Node) -> None:
         """Redis's clusterDelNode: its slots unassigned, its reports gone,
         its links closed."""
-        self._free_link(_link(node))
+        self._free_link(outbound_link(node))
         inbound = node.inbound_link
         self._free_link(inbound if isinstance(inbound, Link) else None)
         self.topology.remove_node(node)
@@ -397,7 +398,7 @@ class ClusterState:
         if (node.ip, node.port, node.cport, node.pport) == (ip, msg.port, msg.cport, msg.pport):
             return False
         node.ip, node.port, node.cport, node.pport = ip, msg.port, msg.cport, msg.pport
-        self._free_link(_link(node))
+        self._free_link(outbound_link(node))
         node.flags &= ~NOADDR
         self.log("notice", f"Address updated for node {node.name.decode()}, now "
                            f"{ip.decode(errors='replace')}:{node.port}")
@@ -710,7 +711,7 @@ class ClusterState:
                     self.log("verbose", f"Node {sender.name.decode()} has old slots "
                                         f"configuration, sending an UPDATE message about "
                                         f"{owner.name.decode()}")
-                    self.send_update(_link(sender), owner)
+                    self.send_update(outbound_link(sender), owner)
                     break
         if (myself.is_master and sender.is_master
                 and msg.config_epoch == myself.config_epoch):
@@ -780,7 +781,7 @@ class ClusterState:
                 if (node.flags & (FAIL_FLAG | PFAIL) and not flags & (NOADDR | FAIL_FLAG | PFAIL)
                         and node is not myself
                         and (node.ip, node.port, node.cport) != (entry.ip, entry.port, entry.cport)):
-                    self._free_link(_link(node))
+                    self._free_link(outbound_link(node))
                     node.ip, node.port, node.cport, node.pport = (
                         entry.ip, entry.port, entry.cport, entry.pport)
                     node.flags &= ~NOADDR
@@ -960,14 +961,14 @@ class ClusterState:
                 if oldest is None or node.pong_received < oldest.pong_received:
                     oldest = node
             if oldest is not None:
-                self.send_ping(_link(oldest), PING, now)
+                self.send_ping(outbound_link(oldest), PING, now)
         update = False
         for node in list(topology.nodes.values()):
             if node.flags & (MYSELF | NOADDR | HANDSHAKE):
                 continue
             ping_delay = now - node.ping_sent
             data_delay = now - node.data_received
-            link = _link(node)
+            link = outbound_link(node)
             if (link is not None and now - link.ctime > timeout and node.ping_sent
                     and ping_delay > timeout // 2 and data_delay > timeout // 2):
                 self._free_link(link)  # silent for too long: reconnect
@@ -995,9 +996,3 @@ class ClusterState:
         if update or not topology.state_ok:
             self.later(update=True)
         self.finish(now)
-
-
-def _link(node: Node) -> Link | None:
-    """A node's outbound link (Node keeps it untyped, below this module)."""
-    link = node.link
-    return link if isinstance(link, Link) else None
