@@ -28,11 +28,12 @@ def name(digit: str) -> bytes:
 
 
 def cluster(replica_of: list[int], masters: int = 3, names: list[bytes] | None = None,
-            **settings: object) -> Net:
+            spare: int = 0, **settings: object) -> Net:
     """``masters`` masters with the slots spread over them (known everywhere
     before any replica is set), then node ``masters + k`` a replica of
-    master ``replica_of[k]``; ``settings`` on every node; all ok."""
-    net = Net(masters + len(replica_of), node_timeout=TIMEOUT, names=names)
+    master ``replica_of[k]``, then ``spare`` masters without slots;
+    ``settings`` on every node; all ok."""
+    net = Net(masters + len(replica_of) + spare, node_timeout=TIMEOUT, names=names)
     for n in net.nodes:
         for key, value in settings.items():
             setattr(n.state.settings, key, value)
@@ -240,6 +241,27 @@ def test_a_replica_promoted_in_place_of_a_master_with_replicas_is_a_target():
     net.run_until(lambda: net[3].me.master is not None and net[3].me.master.name == net[5].name,
                   3 * MIGRATION_DELAY_MS)
     assert migration_logs(net[3]) == [f"Migrating to orphaned master {net[5].name.decode()}"]
+
+
+def test_a_master_getting_its_first_slot_while_others_have_replicas_gets_one():
+    # 1 has replicas 3 and 4, 2 has 5; 6 is a master without slots that
+    # takes slots of 0: a valid target of replica migration at once
+    net = cluster([1, 1, 2], spare=1)
+    new = net[6]
+    for n in net.live():
+        assert not n.view(new).flags & MIGRATE_TO
+    for s in range(100):
+        new.topology.assign(s, new.me)
+    new.state.bump_epoch()
+    net.call(new.state.claim_slots_changed)
+    net.run_until(lambda: net.owner_everywhere(0, new), 3000)
+    for n in net.live():
+        assert n.view(new).flags & MIGRATE_TO
+    net.run_until(lambda: net[3].me.master.name == new.name, 3 * MIGRATION_DELAY_MS)
+    net.run_until(lambda: replica_everywhere(net, net[3], new), 5000)
+    net.run(2 * MIGRATION_DELAY_MS)
+    # master 0 lost some slots but never had a replica: nobody goes there
+    assert masters_of(net) == {0: None, 1: None, 2: None, 3: 6, 4: 1, 5: 2, 6: None}
 
 
 # -- cluster-allow-replica-migration and a master that loses its last slot -----------------
