@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .messages import FAIL_FLAG, HANDSHAKE, MIGRATE_TO, NOADDR, PFAIL
+from .messages import FAIL_FLAG, HANDSHAKE, MASTER, MIGRATE_TO, NOADDR, PFAIL, SLAVE
 from .nodes import Node, Topology
 
 MIGRATION_DELAY_MS = 5000
@@ -84,12 +84,15 @@ def handle(state: ClusterState, now: int) -> None:
     # master, those of this replica's master
     orphans = most = mine = 0
     for node in topology.nodes.values():
-        if not _orphan(node):
-            node.orphaned_time = 0  # the delay counts one unbroken spell
-        if node is myself or not node.is_master or _failing(node) or node.flags & (HANDSHAKE | NOADDR):
+        flags = node.flags
+        if flags & SLAVE or flags & (FAIL_FLAG | PFAIL) or not flags & MIGRATE_TO:
+            node.orphaned_time = 0  # not orphaned: the delay counts one unbroken spell
+        if node is myself or not flags & MASTER or flags & (FAIL_FLAG | PFAIL | HANDSHAKE | NOADDR):
             continue
         ok = working_replicas(node)
-        if ok == 0 and node.numslots > 0 and node.flags & MIGRATE_TO:
+        if ok:
+            node.orphaned_time = 0
+        elif node.numslots > 0 and flags & MIGRATE_TO:
             orphans += 1
         most = max(most, ok)
         if node is master:
