@@ -1,0 +1,268 @@
+"""tidelog.client.topic on real clusters of three primaries, one of Tidelog
+nodes and one of redis-server 7.0.15 nodes (the helper is client code: it
+must work on both), through redis-py's RedisCluster: partitions spread one
+range per primary, every message produced is delivered exactly once to one
+of two consumers of one group and acknowledged, a key's messages keep their
+order, a dead consumer's pending messages are claimed, and consuming goes on
+while a partition's slot moves (ASK, then MOVED).
+
+Consumers take turns in one thread, so nothing depends on timing; every
+loop is bounded.  The processes go through a ``ProcessGroup`` stopped in the
+fixture's finaliser."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from tests.support.cluster import ClusterNodes, require_cluster_mode
+from tests.support.processes import ProcessGroup
+from tests.support.redis_oracle import free_port
+from tidelog.client.partitions import partition_for, slot_range
+from tidelog.client.topic import Message, Topic
+from tidelog.keyslot import key_slot
+
+MASTERS = 3
+
+
+@pytest.fixture(scope="module", params=["tidelog", "redis"])
+def cluster(request, tmp_path_factory):
+    require_cluster_mode()
+    group = ProcessGroup(tmp_path_factory.mktemp(f"topic-{request.param}"))
+    try:
+        nodes = ClusterNodes(group, tmp_path_factory.mktemp("nodes"))
+        for _ in range(MASTERS):
+            getattr(nodes, request.param)()
+        result = nodes.create()
+        assert result.returncode == 0, result.stdout + result.stderr + nodes.diagnostics()
+        nodes.wait_agree()
+        yield nodes
+    finally:
+        group.stop_all()
+
+
+def connect(cluster: ClusterNodes, node: int = 0, **kw) -> RedisCluster:
+    kw.setdefault("decode_responses", True)
+    return RedisCluster(host="127.0.0.1", port=cluster.nodes[node].port, socket_timeout=10, **kw)
+
+
+def primaries(client: RedisCluster) -> dict[str, range]:
+    """node name -> the slot range it serves (one range each, as created)."""
+    out = {}
+    for (first, last), info in client.cluster_slots().items():
+        out[f"{info['primary'][0]}:{info['primary'][1]}"] = range(first, last + 1)
+    return out
+
+
+def drain(consumers, expected: int, count: int = 7, limit: int = 1000) -> dict[str, list[Message]]:
+    """The consumers read in turns (acknowledging what they got) until
+    ``expected`` messages came in all, or ``limit`` turns passed."""
+    got: dict[str, list[Message]] = defaultdict(list)
+    for turn in range(limit):
+        consumer = consumers[turn % len(consumers)]
+        messages = consumer.read(count=count, block_ms=0)
+        assert consumer.ack(messages) == len(messages)
+        got[consumer.name].extend(messages)
+        if sum(len(m) for m in got.values()) >= expected:
+            break
+    return got
+
+
+def field(message: Message, name: str):
+    value = message.fields.get(name, message.fields.get(name.encode()))
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def test_partitions_spread_one_range_per_primary(cluster):
+    client = connect(cluster)
+    try:
+        served = primaries(client)
+        assert sorted(served.values(), key=lambda r: r.start) == [
+            slot_range(j, MASTERS) for j in range(MASTERS)]  # redis-cli's split
+        for per_primary in (1, 2, 4):
+            topic = Topic(client, "spread", MASTERS * per_primary)
+            placement = topic.placement()
+            assert sorted(len(v) for v in placement.values()) == [per_primary] * MASTERS
+            for name, indexes in placement.items():
+                for i in indexes:
+                    assert topic.partitions[i].slot in served[name]
+        topic = Topic(client, "spread", 6)
+        assert topic.create_group("g") == 6
+        assert topic.create_group("g") == 0  # BUSYGROUP: left as it is
+        for p in topic.partitions:  # each stream is on the primary of its slot
+            node = next(n for n in cluster.nodes
+                        if f"127.0.0.1:{n.port}" == client.get_node_from_key(p.key).name)
+            assert node.client().execute_command("CLUSTER", "KEYSLOT", p.key) == p.slot
+            assert node.client().exists(p.key) == 1
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("protocol,decode", [(2, True), (3, False)])
+def test_every_message_once_in_key_order(cluster, protocol, decode):
+    name = f"orders-{protocol}"
+    producer = connect(cluster, 0, protocol=protocol, decode_responses=decode)
+    readers = [connect(cluster, i, protocol=protocol, decode_responses=decode) for i in (1, 2)]
+    try:
+        topic = Topic(producer, name, 6, maxlen=10_000)
+        assert topic.create_group("workers") == 6
+        produced = []
+        seq = Counter()
+        batch = []
+        for i in range(240):  # 30 keys, one batch, then one at a time, then keyless
+            key = f"customer:{i % 30}"
+            seq[key] += 1
+            batch.append((key, {"key": key, "seq": seq[key]}))
+        produced += [(s, i, k["key"]) for (s, i), (_, k) in zip(topic.produce_many(batch), batch)]
+        for i in range(60):
+            key = f"customer:{i % 30}"
+            seq[key] += 1
+            stream, entry = topic.produce(key, {"key": key, "seq": seq[key]})
+            produced.append((stream, entry, key))
+        for _ in range(30):
+            stream, entry = topic.produce(None, {"key": "-", "seq": 0})
+            produced.append((stream, entry, "-"))
+        assert topic.produce_many([]) == []
+        for stream, _, key in produced:
+            if key != "-":
+                assert stream == topic.keys[partition_for(key, 6)]
+        keyless = Counter(stream for stream, _, key in produced if key == "-")
+        assert sorted(keyless.values()) == [5] * 6  # round robin
+        assert sum(topic.lengths()) == len(produced)
+
+        consumers = [Topic(r, name, 6).consumer("workers", f"c{i}") for i, r in enumerate(readers)]
+        got = drain(consumers, len(produced))
+        delivered = [(m.stream, m.id) for ms in got.values() for m in ms]
+        assert len(delivered) == len(set(delivered)) == len(produced)
+        assert set(delivered) == {(s, i) for s, i, _ in produced}
+        assert all(len(ms) > 0 for ms in got.values()), "one consumer got everything"
+        assert [c.rerouted for c in consumers] == [0, 0]  # each read went straight to its primary
+        assert consumers[0].read(block_ms=0) == [] and consumers[0].pending() == 0
+        assert consumers[1].read(block_ms=10) == []  # the blocking read times out empty
+
+        # per key: the partition holds its messages in production order, and
+        # each consumer saw its share of them in that order
+        for consumer_messages in got.values():
+            last = Counter()
+            for m in consumer_messages:
+                key = field(m, "key")
+                if key != "-":
+                    assert m.partition == partition_for(key, 6)
+                    assert int(field(m, "seq")) > last[key]
+                    last[key] = int(field(m, "seq"))
+        for p in topic.partitions:
+            order = defaultdict(list)
+            for _entry_id, fields in producer.xrange(p.key):
+                fields = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
+                order[fields["key"]].append(int(fields["seq"]))
+            for key, seqs in order.items():
+                if key not in ("-", b"-"):
+                    assert seqs == sorted(seqs)
+    finally:
+        producer.close()
+        for r in readers:
+            r.close()
+
+
+def test_a_dead_consumers_messages_are_claimed(cluster):
+    client = connect(cluster)
+    try:
+        topic = Topic(client, "claims", 3)
+        topic.create_group("g", id="0")
+        topic.produce_many((f"k{i}", {"n": i}) for i in range(60))
+        dead = topic.consumer("g", "dead")
+        lost = dead.read(count=4, block_ms=0)  # read, never acknowledged
+        assert len(lost) == 12
+        alive = topic.consumer("g", "alive")
+        rest = drain([alive], 48)["alive"]
+        assert len(rest) == 48 and alive.pending() == 12
+        assert alive.claim(min_idle_ms=3_600_000) == []  # not idle for an hour
+        claimed = alive.claim(min_idle_ms=0, count=2)  # two per partition and call:
+        assert len(claimed) == 6
+        claimed += alive.claim(min_idle_ms=0, count=2)  # the cursors went on from there
+        assert sorted((m.stream, m.id) for m in claimed) == sorted((m.stream, m.id) for m in lost)
+        assert {m.fields["n"] for m in claimed} == {m.fields["n"] for m in lost}
+        for p in topic.partitions:
+            consumers = {c["name"]: c["pending"] for c in client.xinfo_consumers(p.key, "g")}
+            assert consumers == {"dead": 0, "alive": 4}
+        assert alive.ack(claimed) == 12 and alive.pending() == 0
+        with pytest.raises(ValueError):
+            topic.consumer("g", "x", partitions=[3])
+    finally:
+        client.close()
+
+
+def move_slot(cluster: ClusterNodes, slot: int, source, target, step) -> None:
+    """Move ``slot`` with its keys from ``source`` to ``target`` as redis-cli
+    does, calling ``step(phase)`` while the slot is open and its keys moved
+    (``"ask"``) and after every primary was told (``"moved"``)."""
+    src, dst = source.client(), target.client()
+    src_id, dst_id = source.node_id(), target.node_id()
+    assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
+    assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
+    keys = src.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
+    assert keys
+    assert src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 10_000,
+                               "KEYS", *keys) == "OK"
+    step("ask")
+    for node in [target, source] + [n for n in cluster.nodes if n not in (source, target)]:
+        assert node.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == "OK"
+    step("moved")
+
+
+def test_consuming_goes_on_while_a_partition_moves(cluster):
+    client = connect(cluster)
+    reader = connect(cluster, 1)
+    try:
+        topic = Topic(client, "moving", 3)
+        topic.create_group("g")
+        consumer = Topic(reader, "moving", 3).consumer("g", "c")
+        produced = topic.produce_many((f"k{i}", {"n": i}) for i in range(30))
+        got = drain([consumer], 30)["c"]
+        moving = topic.partitions[0]
+        by_port = {n.port: n for n in cluster.nodes}
+        source = by_port[int(client.get_node_from_key(moving.key).port)]
+        target = next(n for n in cluster.nodes if n is not source)
+        counts = {}
+
+        def step(phase: str) -> None:
+            batch = [(f"{phase}{i}", {"n": i}) for i in range(30)]
+            produced.extend(topic.produce_many(batch))
+            produced.append(topic.produce(batch[0][0], {"n": "one"}))
+            counts[phase] = len(produced)
+            before = consumer.rerouted
+            got.extend(drain([consumer], counts[phase] - len(got))["c"])
+            assert consumer.rerouted > before  # -ASK, then -MOVED: read again through the client
+
+        move_slot(cluster, moving.slot, source, target, step)
+        assert key_slot(moving.key.encode()) == moving.slot
+        assert client.get_node_from_key(moving.key).port == target.port
+        assert reader.get_node_from_key(moving.key).port == target.port
+        delivered = [(m.stream, m.id) for m in got]
+        assert len(delivered) == len(set(delivered)) == len(produced) == 92
+        assert set(delivered) == set(produced)
+        assert consumer.pending() == 0
+        assert target.client().xlen(moving.key) == topic.lengths()[0] > 0
+    finally:
+        client.close()
+        reader.close()
+
+
+def test_a_plain_client_of_one_server(processes):
+    """Every command names one key: a single server (no cluster) works too."""
+    port = free_port()
+    processes.tidelog(["--port", str(port), "--save", ""], port=port)
+    client = redis.Redis(port=port, decode_responses=True)
+    try:
+        topic = Topic(client, "single", 4)
+        assert topic.create_group("g") == 4
+        assert list(topic.placement().values()) == [[0, 1, 2, 3]]
+        produced = topic.produce_many((f"k{i}", {"n": i}) for i in range(20))
+        consumer = topic.consumer("g", "c")
+        got = drain([consumer], 20)["c"]
+        assert sorted((m.stream, m.id) for m in got) == sorted(produced)
+    finally:
+        client.close()
