@@ -12,15 +12,18 @@ fixture's finaliser."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter, defaultdict
 
 import pytest
 import redis
+import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
 from tests.support.cluster import ClusterNodes, require_cluster_mode
 from tests.support.processes import ProcessGroup
 from tests.support.redis_oracle import free_port
+from tidelog.client.aio import AsyncTopic
 from tidelog.client.partitions import partition_for, slot_range
 from tidelog.client.topic import Message, Topic
 from tidelog.keyslot import key_slot
@@ -266,3 +269,49 @@ def test_a_plain_client_of_one_server(processes):
         assert sorted((m.stream, m.id) for m in got) == sorted(produced)
     finally:
         client.close()
+
+
+def test_asyncio_topic(cluster):
+    """AsyncTopic/AsyncConsumer on redis.asyncio's RedisCluster: the same
+    exactly-once delivery, a blocking read woken by a produce, and a claim."""
+    async def scenario() -> None:
+        clients = [redis.asyncio.cluster.RedisCluster(
+            host="127.0.0.1", port=cluster.nodes[i].port, decode_responses=True,
+            socket_timeout=10) for i in range(3)]
+        try:
+            topic = AsyncTopic(clients[0], "async-orders", 6)
+            assert await topic.create_group("g") == 6
+            batch = [(f"k{i % 10}", {"n": i}) for i in range(120)]
+            produced = await topic.produce_many(batch)
+            produced.append(await topic.produce(None, {"n": "keyless"}))
+            assert sum(await topic.lengths()) == 121
+            consumers = [AsyncTopic(c, "async-orders", 6).consumer("g", f"c{i}")
+                         for i, c in enumerate(clients[1:])]
+            got: list[Message] = []
+            for turn in range(200):
+                consumer = consumers[turn % 2]
+                messages = await consumer.read(count=5, block_ms=0)
+                assert await consumer.ack(messages) == len(messages)
+                got += messages
+                if len(got) >= len(produced):
+                    break
+            assert sorted((m.stream, m.id) for m in got) == sorted(produced)
+            assert [c.rerouted for c in consumers] == [0, 0]
+            assert await consumers[0].pending() == 0
+
+            # a blocking read on partition 0 (the first in turn) returns what
+            # a produce there adds, whether it came before or during the wait
+            waiting = asyncio.ensure_future(consumers[0].read(block_ms=5000))
+            key = next(f"w{i}" for i in range(1000) if partition_for(f"w{i}", 6) == 0)
+            stream, entry = await topic.produce(key, {"n": "late"})
+            woke = await waiting
+            assert [(m.stream, m.id, m.fields) for m in woke] == [(stream, entry, {"n": "late"})]
+
+            assert await consumers[1].claim(min_idle_ms=0) == [woke[0]._replace(
+                fields={"n": "late"})]
+            assert await consumers[1].ack(woke) == 1
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    asyncio.run(scenario())

@@ -64,9 +64,10 @@ class Message(NamedTuple):
     fields: dict[Any, Any]
 
 
-class Topic:
-    """``count`` partition streams named after ``name`` on ``client`` (a
-    ``RedisCluster`` or a ``Redis``)."""
+class TopicBase:
+    """What :class:`Topic` and :class:`~tidelog.client.aio.AsyncTopic` share:
+    the partitions, the routing of message keys, no I/O but :meth:`placement`
+    (the client's slot map, in memory)."""
 
     def __init__(self, client: Any, name: str, count: int, *, maxlen: int | None = None,
                  approximate: bool = True) -> None:
@@ -101,6 +102,41 @@ class Topic:
         approximate = self.approximate if approximate is None else approximate
         return {"maxlen": maxlen, "approximate": approximate} if maxlen is not None else {}
 
+    def _queue_xadds(self, pipe: Any, messages: Iterable[tuple[str | bytes | None, Mapping[Any, Any]]],
+                     maxlen: int | None, approximate: bool | None) -> list[str]:
+        extra = self._xadd_args(maxlen, approximate)
+        streams = []
+        for key, fields in messages:
+            stream = self.keys[self.partition_for(key)]
+            streams.append(stream)
+            pipe.xadd(stream, dict(fields), **extra)
+        return streams
+
+    @staticmethod
+    def _created(replies: Iterable[Any]) -> int:
+        created = 0
+        for reply in replies:
+            if isinstance(reply, redis.ResponseError):
+                if not str(reply).startswith("BUSYGROUP"):
+                    raise reply
+            else:
+                created += 1
+        return created
+
+    def placement(self) -> dict[str, list[int]]:
+        """Which node serves which partitions, as the client's slot map has it:
+        ``{"host:port": [partition indexes]}``."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for p in self.partitions:
+            out[_node_name(self.client, p.key)].append(p.index)
+        return dict(out)
+
+
+class Topic(TopicBase):
+    """``count`` partition streams named after ``name`` on ``client`` (a
+    ``RedisCluster`` or a ``Redis``)."""
+
+
     def produce(self, key: str | bytes | None, fields: Mapping[Any, Any], *,
                 maxlen: int | None = None, approximate: bool | None = None) -> tuple[str, Any]:
         """XADD ``fields`` to the partition of ``key``: (partition key, entry ID).
@@ -114,13 +150,8 @@ class Topic:
         """XADD each (key, fields) to its partition, in one pipeline (a round
         trip per primary); the (partition key, entry ID) of each, in order.
         Messages of one key are appended in the order given."""
-        extra = self._xadd_args(maxlen, approximate)
         pipe = self.client.pipeline(transaction=False)
-        streams = []
-        for key, fields in messages:
-            stream = self.keys[self.partition_for(key)]
-            streams.append(stream)
-            pipe.xadd(stream, dict(fields), **extra)
+        streams = self._queue_xadds(pipe, messages, maxlen, approximate)
         if not streams:
             return []
         return list(zip(streams, pipe.execute()))
@@ -132,27 +163,12 @@ class Topic:
         pipe = self.client.pipeline(transaction=False)
         for key in self.keys:
             pipe.xgroup_create(key, group, id=id, mkstream=True)
-        created = 0
-        for reply in pipe.execute(raise_on_error=False):
-            if isinstance(reply, redis.ResponseError):
-                if not str(reply).startswith("BUSYGROUP"):
-                    raise reply
-            else:
-                created += 1
-        return created
+        return self._created(pipe.execute(raise_on_error=False))
 
     def consumer(self, group: str, name: str, *, partitions: Iterable[int] | None = None,
                  block_ms: int = 100, count: int = 100) -> Consumer:
         """A member ``name`` of ``group`` reading ``partitions`` (every one by default)."""
         return Consumer(self, group, name, partitions=partitions, block_ms=block_ms, count=count)
-
-    def placement(self) -> dict[str, list[int]]:
-        """Which node serves which partitions, as the client's slot map has it:
-        ``{"host:port": [partition indexes]}``."""
-        out: dict[str, list[int]] = defaultdict(list)
-        for p in self.partitions:
-            out[_node_name(self.client, p.key)].append(p.index)
-        return dict(out)
 
     def lengths(self) -> list[int]:
         """XLEN of every partition, in index order (one pipeline)."""
@@ -162,10 +178,11 @@ class Topic:
         return list(pipe.execute())
 
 
-class Consumer:
-    """One consumer of a group over some or all partitions of a topic."""
+class ConsumerBase:
+    """What :class:`Consumer` and :class:`~tidelog.client.aio.AsyncConsumer`
+    share: the partitions read, the cursors, the parsing of replies."""
 
-    def __init__(self, topic: Topic, group: str, name: str, *,
+    def __init__(self, topic: TopicBase, group: str, name: str, *,
                  partitions: Iterable[int] | None = None, block_ms: int = 100,
                  count: int = 100) -> None:
         self.topic = topic
@@ -187,6 +204,40 @@ class Consumer:
         # unreachable): they happen while slots move and after a failover.
         self.rerouted = 0
 
+    def _messages(self, reply: Any) -> list[Message]:
+        out: list[Message] = []
+        for stream, entries in _stream_replies(reply):
+            index = self.topic.index_of(stream)
+            key = self.topic.keys[index]
+            out.extend(Message(index, key, entry_id, fields) for entry_id, fields in entries
+                       if entry_id is not None)
+        return out
+
+    def _next_turn(self) -> str:
+        key = self.keys[self._turn % len(self.keys)]
+        self._turn += 1
+        return key
+
+    def _ack_ids(self, messages: Iterable[Message]) -> dict[str, list[Any]]:
+        ids: dict[str, list[Any]] = defaultdict(list)
+        for m in messages:
+            ids[m.stream].append(m.id)
+        return ids
+
+    def _claimed(self, replies: Iterable[Any]) -> list[Message]:
+        out: list[Message] = []
+        for key, reply in zip(self.keys, replies):
+            cursor, entries = reply[0], reply[1]
+            self._cursors[key] = cursor
+            index = self.topic.index_of(key)
+            out.extend(Message(index, key, entry_id, fields) for entry_id, fields in entries
+                       if entry_id is not None)
+        return out
+
+
+class Consumer(ConsumerBase):
+    """One consumer of a group over some or all partitions of a topic."""
+
     def read(self, count: int | None = None, block_ms: int | None = None) -> list[Message]:
         """New messages for this consumer: up to ``count`` per partition from a
         pass over every partition without blocking; if that found none, one
@@ -197,8 +248,7 @@ class Consumer:
         found = self._pass(count)
         if found or block_ms <= 0:
             return found
-        key = self.keys[self._turn % len(self.keys)]
-        self._turn += 1
+        key = self._next_turn()
         reply = self.client.xreadgroup(self.group, self.name, {key: ">"}, count=count,
                                        block=block_ms)
         return self._messages(reply)
@@ -228,20 +278,9 @@ class Consumer:
                 self.group, self.name, {key: ">"}, count=count)))
         return out
 
-    def _messages(self, reply: Any) -> list[Message]:
-        out: list[Message] = []
-        for stream, entries in _stream_replies(reply):
-            index = self.topic.index_of(stream)
-            key = self.topic.keys[index]
-            out.extend(Message(index, key, entry_id, fields) for entry_id, fields in entries
-                       if entry_id is not None)
-        return out
-
     def ack(self, messages: Iterable[Message]) -> int:
         """XACK the messages, per partition in one pipeline; how many were pending."""
-        ids: dict[str, list[Any]] = defaultdict(list)
-        for m in messages:
-            ids[m.stream].append(m.id)
+        ids = self._ack_ids(messages)
         if not ids:
             return 0
         pipe = self.client.pipeline(transaction=False)
@@ -259,14 +298,7 @@ class Consumer:
         for key in self.keys:
             pipe.xautoclaim(key, self.group, self.name, min_idle_ms,
                             start_id=self._cursors[key], count=count)
-        out: list[Message] = []
-        for key, reply in zip(self.keys, pipe.execute()):
-            cursor, entries = reply[0], reply[1]
-            self._cursors[key] = cursor
-            index = self.topic.index_of(key)
-            out.extend(Message(index, key, entry_id, fields) for entry_id, fields in entries
-                       if entry_id is not None)
-        return out
+        return self._claimed(pipe.execute())
 
     def pending(self) -> int:
         """How many messages of this consumer's partitions the group has
