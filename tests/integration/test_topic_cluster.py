@@ -135,6 +135,7 @@ def test_every_message_once_in_key_order(cluster, protocol, decode):
         keyless = Counter(stream for stream, _, key in produced if key == "-")
         assert sorted(keyless.values()) == [5] * 6  # round robin
         assert sum(topic.lengths()) == len(produced)
+        assert topic.rerouted == 0  # each batch went straight to the primaries
 
         consumers = [Topic(r, name, 6).consumer("workers", f"c{i}") for i, r in enumerate(readers)]
         got = drain(consumers, len(produced))
@@ -232,13 +233,15 @@ def test_consuming_goes_on_while_a_partition_moves(cluster):
         counts = {}
 
         def step(phase: str) -> None:
-            batch = [(f"{phase}{i}", {"n": i}) for i in range(30)]
+            batch = [(f"{phase}{i % 10}", {"key": f"{phase}{i % 10}", "n": i}) for i in range(30)]
+            before = topic.rerouted
             produced.extend(topic.produce_many(batch))
-            produced.append(topic.produce(batch[0][0], {"n": "one"}))
+            assert topic.rerouted > before  # -ASK, then -MOVED: sent again through the client
+            produced.append(topic.produce(batch[0][0], {"key": batch[0][0], "n": 30}))
             counts[phase] = len(produced)
             before = consumer.rerouted
             got.extend(drain([consumer], counts[phase] - len(got))["c"])
-            assert consumer.rerouted > before  # -ASK, then -MOVED: read again through the client
+            assert consumer.rerouted > before
 
         move_slot(cluster, moving.slot, source, target, step)
         assert key_slot(moving.key.encode()) == moving.slot
@@ -249,6 +252,11 @@ def test_consuming_goes_on_while_a_partition_moves(cluster):
         assert set(delivered) == set(produced)
         assert consumer.pending() == 0
         assert target.client().xlen(moving.key) == topic.lengths()[0] > 0
+        for p in topic.partitions:  # a key's messages in production order
+            order = defaultdict(list)
+            for _entry_id, fields in client.xrange(p.key):
+                order[fields.get("key")].append(int(fields["n"]))
+            assert all(ns == sorted(ns) for ns in order.values()), order
     finally:
         client.close()
         reader.close()

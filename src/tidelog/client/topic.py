@@ -6,9 +6,12 @@ key).  ``pip install "tidelog[client]"`` brings redis-py.
 
 Producing: :meth:`Topic.produce` sends a message with a key to partition
 ``crc32(key) mod P`` (so one key's messages keep their order), one without a
-key round robin; :meth:`Topic.produce_many` pipelines a batch (redis-py's
-cluster pipeline: one round trip per primary).  ``maxlen`` caps each partition
-with ``XADD ... MAXLEN ~`` (or ``=``).
+key round robin; :meth:`Topic.produce_many` pipelines a batch, one round trip
+per primary.  ``maxlen`` caps each partition with ``XADD ... MAXLEN ~`` (or
+``=``).  Delivery to the server is at least once, as with redis-py's own
+retries: when a primary's connection drops in the middle of a batch, the
+messages sent on it go again through the cluster client, and those the
+primary had appended before it went away are then there twice.
 
 Consuming: :meth:`Topic.create_group` creates the group on every partition
 (``XGROUP CREATE ... MKSTREAM``, an existing group is left as it is).  A
@@ -22,7 +25,11 @@ keys of several slots); only when that pass found nothing does it block, for
 partition never holds up a busy one for longer than that.  A partition whose
 slot moved (``MOVED``, ``ASK``, ``TRYAGAIN``) or whose primary is unreachable is
 read again through ``RedisCluster`` itself, which follows the redirection and
-refreshes its slot map, so resharding and failovers are transparent.
+refreshes its slot map, so resharding and failovers are transparent.  (The
+per-primary pipelines are plain ones on the connections ``RedisCluster``
+keeps for its nodes: its own cluster pipeline would ask a node for the keys
+of each ``XREADGROUP`` first, ``COMMAND GETKEYS``, a round trip each, and costs
+more in Python per command.)
 :meth:`Consumer.ack` acknowledges (``XACK``, pipelined), and
 :meth:`Consumer.claim` takes over messages another consumer read and has not
 acknowledged for ``min_idle_ms`` (``XAUTOCLAIM``, a cursor per partition): the
@@ -43,7 +50,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import redis
@@ -81,6 +88,9 @@ class TopicBase:
         for p in self.partitions:
             self._index[p.key] = self._index[p.key.encode()] = p.index
         self._next = random.randrange(count)
+        # Commands sent again through the cluster client (redirected, or their
+        # node unreachable): they happen while slots move and after a failover.
+        self.rerouted = 0
 
     @property
     def count(self) -> int:
@@ -150,11 +160,19 @@ class Topic(TopicBase):
         """XADD each (key, fields) to its partition, in one pipeline (a round
         trip per primary); the (partition key, entry ID) of each, in order.
         Messages of one key are appended in the order given."""
-        pipe = self.client.pipeline(transaction=False)
-        streams = self._queue_xadds(pipe, messages, maxlen, approximate)
-        if not streams:
-            return []
-        return list(zip(streams, pipe.execute()))
+        extra = self._xadd_args(maxlen, approximate)
+        batch = [(self.keys[self.partition_for(key)], dict(fields)) for key, fields in messages]
+        streams = [stream for stream, _ in batch]
+
+        def queue(pipe: Any, pos: int) -> None:
+            pipe.xadd(*batch[pos], **extra)
+
+        def resend(pos: int) -> Any:
+            return self.client.xadd(*batch[pos], **extra)
+
+        ids, rerouted = _per_node(self.client, streams, queue, resend)
+        self.rerouted += rerouted
+        return list(zip(streams, ids))
 
     def create_group(self, group: str, id: str = "$") -> int:
         """XGROUP CREATE ``group`` at ``id`` with MKSTREAM on every partition;
@@ -254,29 +272,15 @@ class Consumer(ConsumerBase):
         return self._messages(reply)
 
     def _pass(self, count: int) -> list[Message]:
-        out: list[Message] = []
-        again: list[str] = []
-        for conn, keys in _by_node(self.client, self.keys):
-            pipe = conn.pipeline(transaction=False)
-            for key in keys:
-                pipe.xreadgroup(self.group, self.name, {key: ">"}, count=count)
-            try:
-                replies = pipe.execute(raise_on_error=False)
-            except (redis.ConnectionError, redis.TimeoutError):
-                again.extend(keys)  # the cluster client reconnects or finds the new primary
-                continue
-            for key, reply in zip(keys, replies):
-                if isinstance(reply, REDIRECTIONS):
-                    again.append(key)
-                elif isinstance(reply, Exception):
-                    raise reply
-                else:
-                    out.extend(self._messages(reply))
-        self.rerouted += len(again)
-        for key in again:
-            out.extend(self._messages(self.client.xreadgroup(
-                self.group, self.name, {key: ">"}, count=count)))
-        return out
+        def queue(pipe: Any, pos: int) -> None:
+            pipe.xreadgroup(self.group, self.name, {self.keys[pos]: ">"}, count=count)
+
+        def resend(pos: int) -> Any:
+            return self.client.xreadgroup(self.group, self.name, {self.keys[pos]: ">"}, count=count)
+
+        replies, rerouted = _per_node(self.client, self.keys, queue, resend)
+        self.rerouted += rerouted
+        return [m for reply in replies for m in self._messages(reply)]
 
     def ack(self, messages: Iterable[Message]) -> int:
         """XACK the messages, per partition in one pipeline; how many were pending."""
@@ -316,18 +320,55 @@ def _node_name(client: Any, key: str) -> str:
     return f"{kw.get('host', 'localhost')}:{kw.get('port', 6379)}"
 
 
-def _by_node(client: Any, keys: Sequence[str]) -> list[tuple[Any, list[str]]]:
-    """The keys grouped by the node serving them (client's slot map), each with
-    a plain client of that node."""
+def _by_node(client: Any, keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
+    """The positions of ``keys`` grouped by the node serving each key (the
+    client's slot map), each group with a plain client of its node."""
     if not hasattr(client, "get_node_from_key"):
-        return [(client, list(keys))]
-    groups: dict[str, tuple[Any, list[str]]] = {}
-    for key in keys:
+        return [(client, list(range(len(keys))))]
+    groups: dict[str, tuple[Any, list[int]]] = {}
+    for pos, key in enumerate(keys):
         node = client.get_node_from_key(key)
         if node.name not in groups:
             groups[node.name] = (client.get_redis_connection(node), [])
-        groups[node.name][1].append(key)
+        groups[node.name][1].append(pos)
     return list(groups.values())
+
+
+def _per_node(client: Any, keys: Sequence[str], queue: Callable[[Any, int], None],
+              resend: Callable[[int], Any]) -> tuple[list[Any], int]:
+    """One command per key (``queue(pipe, position)`` queues it), in one
+    pipeline per node: a round trip per node, without the cluster pipeline's
+    work per command.  A command answered by a redirection (the slot moved or
+    is moving) or whose node could not be reached is sent again, in order,
+    with ``resend(position)`` through the cluster client, which follows
+    ``MOVED``/``ASK`` and refreshes its slot map.  Any other error reply is
+    raised once every command was sent.  The replies in order, and how many
+    were sent again."""
+    replies: list[Any] = [None] * len(keys)
+    again: list[int] = []
+    error: Exception | None = None
+    for conn, positions in _by_node(client, keys):
+        pipe = conn.pipeline(transaction=False)
+        for pos in positions:
+            queue(pipe, pos)
+        try:
+            got = pipe.execute(raise_on_error=False)
+        except (redis.ConnectionError, redis.TimeoutError):
+            again.extend(positions)
+            continue
+        for pos, reply in zip(positions, got):
+            if isinstance(reply, REDIRECTIONS):
+                again.append(pos)
+            elif isinstance(reply, Exception):
+                error = error or reply
+            else:
+                replies[pos] = reply
+    again.sort()
+    for pos in again:
+        replies[pos] = resend(pos)
+    if error is not None:
+        raise error
+    return replies, len(again)
 
 
 def _stream_replies(reply: Any) -> list[tuple[Any, list[Any]]]:
