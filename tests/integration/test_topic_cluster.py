@@ -22,6 +22,7 @@ from redis.cluster import RedisCluster
 
 from tests.support.cluster import ClusterNodes, require_cluster_mode
 from tests.support.processes import ProcessGroup
+from tests.support.readme import ROOT, blocks
 from tests.support.redis_oracle import free_port
 from tidelog.client.aio import AsyncTopic
 from tidelog.client.partitions import partition_for, slot_range
@@ -29,6 +30,7 @@ from tidelog.client.topic import Message, Topic
 from tidelog.keyslot import key_slot
 
 MASTERS = 3
+DOCS = ROOT / "docs" / "topics.md"
 
 
 @pytest.fixture(scope="module", params=["tidelog", "redis"])
@@ -257,6 +259,10 @@ def test_consuming_goes_on_while_a_partition_moves(cluster):
             for _entry_id, fields in client.xrange(p.key):
                 order[fields.get("key")].append(int(fields["n"]))
             assert all(ns == sorted(ns) for ns in order.values()), order
+        # back where redis-cli put it: the other tests see the cluster as created
+        length = client.xlen(moving.key)
+        move_slot(cluster, moving.slot, target, source, lambda phase: None)
+        assert source.client().xlen(moving.key) == length
     finally:
         client.close()
         reader.close()
@@ -323,3 +329,24 @@ def test_asyncio_topic(cluster):
                 await c.aclose()
 
     asyncio.run(scenario())
+
+
+def test_the_docs_example(cluster, capsys):
+    """docs/topics.md's example, read from the page, run as written (the port
+    moved to the cluster's)."""
+    found = [b for b in blocks(DOCS) if b.lang == "python" and b.section == "Example"]
+    assert len(found) == 1
+    code = found[0].text.replace("port=7000", f"port={cluster.nodes[0].port}")
+    namespace: dict = {}
+    exec(compile(code, str(DOCS), "exec"), namespace)
+    try:
+        assert sorted(map(len, namespace["orders"].placement().values())) == [2, 2, 2]
+        messages = namespace["messages"]
+        items = [m.fields["item"] for m in messages]
+        assert sorted(items) == ["book", "flyer", "ink", "pen"]
+        assert items.index("book") < items.index("ink")  # customer:42's order
+        assert namespace["taken_over"] == []
+        assert namespace["worker"].pending() == 0
+        assert len(capsys.readouterr().out.splitlines()) == 5
+    finally:
+        namespace["client"].close()
