@@ -179,9 +179,13 @@ def test_a_dead_consumers_messages_are_claimed(cluster):
         topic = Topic(client, "claims", 3)
         topic.create_group("g", id="0")
         topic.produce_many((f"k{i}", {"n": i}) for i in range(60))
-        dead = topic.consumer("g", "dead")
-        lost = dead.read(count=4, block_ms=0)  # read, never acknowledged
-        assert len(lost) == 12
+        dying = connect(cluster, 2)
+        try:
+            dead = Topic(dying, "claims", 3).consumer("g", "dead")
+            lost = dead.read(count=4, block_ms=0)  # read, never acknowledged
+            assert len(lost) == 12
+        finally:
+            dying.close()  # gone: its connections closed, its messages pending
         alive = topic.consumer("g", "alive")
         rest = drain([alive], 48)["alive"]
         assert len(rest) == 48 and alive.pending() == 12
