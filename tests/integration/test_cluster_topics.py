@@ -13,6 +13,7 @@ fixture's finaliser."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter, defaultdict
 
 import pytest
@@ -20,7 +21,7 @@ import redis
 import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
-from tests.support.cluster import ClusterNodes, require_cluster_mode
+from tests.support.cluster import WAIT_S, ClusterNodes, require_cluster_mode
 from tests.support.processes import ProcessGroup
 from tests.support.readme import ROOT, blocks
 from tests.support.redis_oracle import free_port
@@ -354,3 +355,73 @@ def test_the_docs_example(cluster, capsys):
         assert len(capsys.readouterr().out.splitlines()) == 5
     finally:
         namespace["client"].close()
+
+
+def test_consuming_goes_on_after_a_primary_is_killed(processes, tmp_path):
+    """Six Tidelog nodes, a replica per primary; the primary of partition 0 is
+    killed (SIGKILL) once its replica has every message and the group's state:
+    the consumer keeps reading the other partitions while the cluster elects
+    the replica, then reads partition 0 there, and every message produced
+    before and after arrives exactly once."""
+    require_cluster_mode()
+    nodes = ClusterNodes(processes, tmp_path)
+    for _ in range(6):
+        nodes.tidelog()
+    result = nodes.create(replicas=1)
+    assert result.returncode == 0, result.stdout + result.stderr + nodes.diagnostics()
+    nodes.wait_agree()
+    client = connect(nodes)
+    try:
+        topic = Topic(client, "failover", 6)
+        topic.create_group("g")
+        consumer = topic.consumer("g", "c")
+        produced = topic.produce_many((f"k{i}", {"n": i}) for i in range(60))
+        got = drain([consumer], 60)["c"]
+        produced += topic.produce_many((f"k{i}", {"n": i}) for i in range(60, 120))
+
+        by_port = {n.port: n for n in nodes.nodes}
+        victim = by_port[int(client.get_node_from_key(topic.keys[0]).port)]
+        victim_id = victim.node_id()
+        heir = next(n for n in nodes.nodes if n is not victim and n.client().execute_command(
+            "ROLE")[0] == "slave" and n.client().execute_command("ROLE")[2] == victim.port)
+        mine = topic.placement()[victim.address]
+
+        def state(node) -> list:
+            c = node.client()
+            c.execute_command("READONLY")
+            return [(c.xlen(topic.keys[i]), c.xinfo_groups(topic.keys[i])[0]["last-delivered-id"])
+                    for i in mine]
+
+        deadline = time.monotonic() + WAIT_S
+        while state(heir) != state(victim):
+            assert time.monotonic() < deadline, "the replica did not catch up"
+            time.sleep(0.05)
+        victim.process.sigkill()
+
+        deadline = time.monotonic() + 60
+        while len(got) < len(produced):
+            assert time.monotonic() < deadline, (
+                f"{len(got)} of {len(produced)} read; {consumer.errors}; "
+                f"{client.get_node_from_key(topic.keys[0])}; heir {heir.port}: "
+                f"{heir.client().execute_command('CLUSTER', 'NODES')}")
+            try:
+                messages = consumer.read(count=10, block_ms=0)
+            except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
+                    redis.exceptions.ClusterDownError, redis.exceptions.SlotNotCoveredError):
+                time.sleep(0.2)  # no primary for those slots yet
+                continue
+            assert consumer.ack(messages) == len(messages)
+            got += messages
+        assert consumer.rerouted > 0
+        assert client.get_node_from_key(topic.keys[0]).port == heir.port
+        assert all(victim_id not in line or "fail" in line for line in heir.client().execute_command(
+            "CLUSTER", "NODES").splitlines())
+
+        produced += topic.produce_many((f"k{i}", {"n": i}) for i in range(120, 180))
+        got += drain([consumer], 60)["c"]
+        delivered = [(m.stream, m.id) for m in got]
+        assert len(delivered) == len(set(delivered)) == len(produced) == 180
+        assert set(delivered) == set(produced)
+        assert consumer.pending() == 0
+    finally:
+        client.close()

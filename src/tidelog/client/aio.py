@@ -5,9 +5,12 @@
 The difference is in :meth:`AsyncConsumer.read`'s pass: every partition is
 read at once (``asyncio.gather``), each ``XREADGROUP`` sent straight to the
 node the client's slot map names for its key; the client follows ``MOVED``
-and ``ASK`` itself, and a node it cannot reach makes that partition's read go
-again through the cluster client (which finds the new primary).  Partitions
-never wait for each other, so there is no per-primary pipeline to build.
+and ``ASK`` itself, and after a node it cannot reach it fetches the slot map
+again, so the next read finds the new primary.  What the partitions that
+answered delivered is returned even when others failed (their errors are in
+``AsyncConsumer.errors``; a read that got nothing raises the first).
+Partitions never wait for each other, so there is no per-primary pipeline to
+build.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import redis
 
 from .topic import ConsumerBase, Message, TopicBase
 
@@ -78,28 +79,34 @@ class AsyncConsumer(ConsumerBase):
         block_ms = self.block_ms if block_ms is None else block_ms
         if hasattr(self.client, "get_node_from_key"):
             await self.client.initialize()  # the slot map (a no-op once it is there)
-        found = [m for ms in await asyncio.gather(*(self._read(key, count) for key in self.keys))
-                 for m in ms]
+        results = await asyncio.gather(*(self._read(key, count) for key in self.keys),
+                                       return_exceptions=True)
+        # What was read is returned even when other partitions failed (the
+        # server delivered it); those failures are in self.errors, and raised
+        # when nothing was read.
+        self.errors = {key: r for key, r in zip(self.keys, results) if isinstance(r, BaseException)}
+        found = [m for r in results if not isinstance(r, BaseException) for m in r]
+        if self.errors and not found:
+            raise next(iter(self.errors.values()))
         if found or block_ms <= 0:
             return found
-        key = self._next_turn()
-        return self._messages(await self.client.xreadgroup(
-            self.group, self.name, {key: ">"}, count=count, block=block_ms))
+        return self._messages(await self._read_raw(self._next_turn(), count, block_ms))
 
     async def _read(self, key: str, count: int) -> list[Message]:
-        if not hasattr(self.client, "get_node_from_key"):
-            return self._messages(await self.client.xreadgroup(
-                self.group, self.name, {key: ">"}, count=count))
-        try:
-            # Straight to the key's node: redis-py would otherwise ask a node for
-            # XREADGROUP's keys (COMMAND GETKEYS) before every read.
-            reply = await self.client.execute_command(
-                "XREADGROUP", "GROUP", self.group, self.name, "COUNT", count, "STREAMS", key, ">",
-                target_nodes=self.client.get_node_from_key(key))
-        except (redis.ConnectionError, redis.TimeoutError):
-            self.rerouted += 1
-            reply = await self.client.xreadgroup(self.group, self.name, {key: ">"}, count=count)
-        return self._messages(reply)
+        return self._messages(await self._read_raw(key, count))
+
+    async def _read_raw(self, key: str, count: int, block_ms: int | None = None) -> Any:
+        # Straight to the key's node: client.xreadgroup would first ask the
+        # client's default node for XREADGROUP's keys (COMMAND GETKEYS), a
+        # round trip more, and no read at all while that node is down.
+        args: list[Any] = ["XREADGROUP", "GROUP", self.group, self.name, "COUNT", count]
+        if block_ms is not None:
+            args += ["BLOCK", block_ms]
+        args += ["STREAMS", key, ">"]
+        if hasattr(self.client, "get_node_from_key"):
+            return await self.client.execute_command(
+                *args, target_nodes=self.client.get_node_from_key(key))
+        return await self.client.execute_command(*args)
 
     async def ack(self, messages: Iterable[Message]) -> int:
         """XACK the messages, per partition in one pipeline; how many were pending."""

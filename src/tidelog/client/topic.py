@@ -25,7 +25,11 @@ keys of several slots); only when that pass found nothing does it block, for
 partition never holds up a busy one for longer than that.  A partition whose
 slot moved (``MOVED``, ``ASK``, ``TRYAGAIN``) or whose primary is unreachable is
 read again through ``RedisCluster`` itself, which follows the redirection and
-refreshes its slot map, so resharding and failovers are transparent.  (The
+refreshes its slot map, so resharding and failovers are transparent.  A read
+returns what the partitions that answered delivered even when others failed
+(their errors are in ``Consumer.errors``; a read that got nothing raises the
+first), so a primary that is down, until its replica takes over, holds up
+only its own partitions and loses no delivered message.  (The
 per-primary pipelines are plain ones on the connections ``RedisCluster``
 keeps for its nodes: its own cluster pipeline would ask a node for the keys
 of each ``XREADGROUP`` first, ``COMMAND GETKEYS``, a round trip each, and costs
@@ -170,8 +174,10 @@ class Topic(TopicBase):
         def resend(pos: int) -> Any:
             return self.client.xadd(*batch[pos], **extra)
 
-        ids, rerouted = _per_node(self.client, streams, queue, resend)
+        ids, errors, rerouted = _per_node(self.client, streams, queue, resend)
         self.rerouted += rerouted
+        if errors:
+            raise errors[min(errors)]
         return list(zip(streams, ids))
 
     def create_group(self, group: str, id: str = "$") -> int:
@@ -221,6 +227,10 @@ class ConsumerBase:
         # Partition reads sent again through the cluster client (redirected or
         # unreachable): they happen while slots move and after a failover.
         self.rerouted = 0
+        # The partitions the last read could not read, with the error: a read
+        # that got messages returns them (the server delivered them) and
+        # leaves the failures here; one that got none raises the first.
+        self.errors: dict[str, BaseException] = {}
 
     def _messages(self, reply: Any) -> list[Message]:
         out: list[Message] = []
@@ -266,21 +276,37 @@ class Consumer(ConsumerBase):
         found = self._pass(count)
         if found or block_ms <= 0:
             return found
-        key = self._next_turn()
-        reply = self.client.xreadgroup(self.group, self.name, {key: ">"}, count=count,
-                                       block=block_ms)
-        return self._messages(reply)
+        return self._messages(self._xreadgroup(self._next_turn(), count, block_ms))
+
+    def _xreadgroup(self, key: str, count: int, block_ms: int | None = None) -> Any:
+        """XREADGROUP of one partition through the client, sent to the node its
+        slot map names for the key (RedisCluster follows MOVED and ASK from
+        there, and refreshes the map when that node is unreachable).
+        ``client.xreadgroup`` would first ask the client's default node for the
+        command's keys (COMMAND GETKEYS): a round trip more, and no read at all
+        while that node is down."""
+        args: list[Any] = ["XREADGROUP", "GROUP", self.group, self.name, "COUNT", count]
+        if block_ms is not None:
+            args += ["BLOCK", block_ms]
+        args += ["STREAMS", key, ">"]
+        if hasattr(self.client, "get_node_from_key"):
+            return self.client.execute_command(*args, target_nodes=self.client.get_node_from_key(key))
+        return self.client.execute_command(*args)
 
     def _pass(self, count: int) -> list[Message]:
         def queue(pipe: Any, pos: int) -> None:
             pipe.xreadgroup(self.group, self.name, {self.keys[pos]: ">"}, count=count)
 
         def resend(pos: int) -> Any:
-            return self.client.xreadgroup(self.group, self.name, {self.keys[pos]: ">"}, count=count)
+            return self._xreadgroup(self.keys[pos], count)
 
-        replies, rerouted = _per_node(self.client, self.keys, queue, resend)
+        replies, errors, rerouted = _per_node(self.client, self.keys, queue, resend)
         self.rerouted += rerouted
-        return [m for reply in replies for m in self._messages(reply)]
+        self.errors = {self.keys[pos]: e for pos, e in errors.items()}
+        found = [m for reply in replies for m in self._messages(reply)]
+        if errors and not found:
+            raise errors[min(errors)]
+        return found
 
     def ack(self, messages: Iterable[Message]) -> int:
         """XACK the messages, per partition in one pipeline; how many were pending."""
@@ -335,18 +361,19 @@ def _by_node(client: Any, keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
 
 
 def _per_node(client: Any, keys: Sequence[str], queue: Callable[[Any, int], None],
-              resend: Callable[[int], Any]) -> tuple[list[Any], int]:
+              resend: Callable[[int], Any]) -> tuple[list[Any], dict[int, Exception], int]:
     """One command per key (``queue(pipe, position)`` queues it), in one
     pipeline per node: a round trip per node, without the cluster pipeline's
     work per command.  A command answered by a redirection (the slot moved or
     is moving) or whose node could not be reached is sent again, in order,
     with ``resend(position)`` through the cluster client, which follows
-    ``MOVED``/``ASK`` and refreshes its slot map.  Any other error reply is
-    raised once every command was sent.  The replies in order, and how many
-    were sent again."""
+    ``MOVED``/``ASK`` and refreshes its slot map; once one of a key's commands
+    failed there, that key's later ones are not sent (they would overtake it).
+    Returns the replies in order (None where failed), the error of each
+    position that failed, and how many were sent again."""
     replies: list[Any] = [None] * len(keys)
+    errors: dict[int, Exception] = {}
     again: list[int] = []
-    error: Exception | None = None
     for conn, positions in _by_node(client, keys):
         pipe = conn.pipeline(transaction=False)
         for pos in positions:
@@ -360,15 +387,20 @@ def _per_node(client: Any, keys: Sequence[str], queue: Callable[[Any, int], None
             if isinstance(reply, REDIRECTIONS):
                 again.append(pos)
             elif isinstance(reply, Exception):
-                error = error or reply
+                errors[pos] = reply
             else:
                 replies[pos] = reply
     again.sort()
+    failed: dict[str, Exception] = {}
     for pos in again:
-        replies[pos] = resend(pos)
-    if error is not None:
-        raise error
-    return replies, len(again)
+        if keys[pos] in failed:
+            errors[pos] = failed[keys[pos]]
+            continue
+        try:
+            replies[pos] = resend(pos)
+        except redis.RedisError as e:  # no primary for the slot yet, the node down ...
+            errors[pos] = failed[keys[pos]] = e
+    return replies, errors, len(again)
 
 
 def _stream_replies(reply: Any) -> list[tuple[Any, list[Any]]]:
