@@ -164,9 +164,10 @@ class Topic(TopicBase):
         """XADD each (key, fields) to its partition, in one pipeline (a round
         trip per primary); the (partition key, entry ID) of each, in order.
         Messages of one key are appended in the order given.  When some could
-        not be appended (an error reply, or no primary for their slot yet), the
-        others are, except a key's messages after its first failed one, and
-        then the first error is raised."""
+        not be appended, the first error is raised after the rest were sent:
+        an error reply fails its own message only; of the messages sent again
+        (redirected, or their primary unreachable), a partition's are not sent
+        after its first that failed (no primary for the slot yet)."""
         extra = self._xadd_args(maxlen, approximate)
         batch = [(self.keys[self.partition_for(key)], dict(fields)) for key, fields in messages]
         streams = [stream for stream, _ in batch]
