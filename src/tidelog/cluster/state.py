@@ -159,8 +159,12 @@ class ClusterState:
     offset_source: Callable[[], int] | None = None
     master_data_age: int = 0
     """A replica: ms since it last heard from its master (or lost the link)."""
-    owner_not_claiming: set[int] = field(default_factory=set)
-    """Slots whose owner stopped claiming them (kept bound, not gossiped as sure)."""
+    owner_not_claiming: dict[int, Node] = field(default_factory=dict)
+    """Slot -> the owner that stopped claiming it (kept bound, not defended
+    by epoch).  An entry counts only while that node still owns the slot
+    here: a slot bound anew (ADDSLOTS, SETSLOT, a claim) is defended again,
+    as Redis clears the mark when it unbinds a slot."""
+
     replicating: Node | None = None
     """The master the shell was last told to replicate."""
     iteration: int = 0
@@ -706,7 +710,7 @@ class ClusterState:
                 if not slot_bit(msg.myslots, slot):
                     continue
                 owner = owners[slot]
-                if owner is sender or owner is None or slot in self.owner_not_claiming:
+                if owner is sender or owner is None or self.not_claimed(slot, owner):
                     continue
                 if owner.config_epoch > msg.config_epoch:
                     self.log("verbose", f"Node {sender.name.decode()} has old slots "
@@ -833,6 +837,10 @@ class ClusterState:
             self.later(update=True, save=True)
 
     # -- slots ---------------------------------------------------------------------------
+    def not_claimed(self, slot: int, owner: Node) -> bool:
+        """Whether ``owner`` (the slot's owner here) stopped claiming it. O(1)."""
+        return self.owner_not_claiming.get(slot) is owner
+
     def update_slots_with(self, sender: Node, epoch: int, slots: bytes, now: int) -> None:
         """A master's claim (Redis's clusterUpdateSlotsConfigWith): each
         claimed slot that is unassigned, or owned with a smaller config
@@ -854,21 +862,21 @@ class ClusterState:
             if slot_bit(slots, slot):
                 claimed += 1
                 if owner is sender:
-                    self.owner_not_claiming.discard(slot)
+                    self.owner_not_claiming.pop(slot, None)
                     continue
                 if slot in topology.importing_from:
                     continue
-                if owner is None or slot in self.owner_not_claiming or owner.config_epoch < epoch:
+                if owner is None or self.not_claimed(slot, owner) or owner.config_epoch < epoch:
                     if owner is myself:
                         lost.append(slot)
                     if owner is current_master:
                         new_master = sender
                         migrated += 1
                     topology.assign(slot, sender)
-                    self.owner_not_claiming.discard(slot)
+                    self.owner_not_claiming.pop(slot, None)
                     self.later(update=True, save=True, fsync=True)
             elif owner is sender:
-                self.owner_not_claiming.add(slot)
+                self.owner_not_claiming[slot] = sender
         if (new_master is not None and current_master.numslots == 0
                 and (self.settings.allow_replica_migration or claimed == migrated)):
             self.log("notice", f"Configuration change detected. Reconfiguring myself as a "
