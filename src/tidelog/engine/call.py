@@ -33,10 +33,12 @@ from ..commands import table
 from ..commands.contract import ClientState, Ctx, Reply, Wait
 from ..errors import CommandError, CountedError
 from ..resp.replies import ErrorReply, Replies
+from ..slotstats import SlotStats, request_bytes
 from .admission import _NETWORK_KINDS, CROSS_PROTOCOL_NAMES, FROM_SCRIPT
 from .base import EngineCore
-from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, Entry, Waiter
+from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, SCRIPT_RUNNERS, Entry, Waiter
 from .outcomes import BLOCKED, NOT_RUN
+from .slots import count_slot_call, shard_message_bytes
 
 log = logging.getLogger("tidelog")
 
@@ -140,13 +142,51 @@ def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -
                 client.tracking.caching = False
         return self._error(exc.message)
     client.last_command = entry.name
-    refusal = self.admit(client, entry, argv)
+    stats = self.slot_stats
+    if stats.enabled and entry.keyed and self.slot_router is not None:
+        client.cluster_slot = -1  # the slot check notes the command's slot
+        refusal = self.admit(client, entry, argv)
+        slot = client.cluster_slot
+        if slot >= 0:
+            return _counted_call(self, client, entry, argv, refusal, stats, slot)
+    else:
+        refusal = self.admit(client, entry, argv)
     if refusal is not None:
         return refusal
+    return _network_call(self, client, entry, argv)
+
+
+def _network_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply:
+    """An admitted client's command that the fast dispatch did not take."""
     ops = self.ops
     if ops.monitors or ops.hotkeys is not None or client.tracking is not None:
         return self.call(client, entry, argv, CALL_NETWORK)
     return self.call(client, entry, argv, CALL_FAST)  # nobody to tell: CALL_NETWORK's work is none
+
+
+def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
+                  refusal: Reply | None, stats: SlotStats, slot: int) -> Reply:
+    """A client's command of one slot while CLUSTER SLOT-STATS counts
+    (cluster-slot-stats-enabled), as Valkey 9.1 counts it: its time, and
+    its request's and reply's bytes (:func:`~tidelog.engine.slots.count_slot_call`);
+    a refused command only its request's bytes; a command that blocks its
+    time now, its bytes when it is served (none at a timeout); a script
+    (EVAL, FCALL ...) only its reply's bytes.  Cost: O(argc) plus encoding
+    the reply once more."""
+    if refusal is not None:
+        stats.net_in[slot] += request_bytes(argv)
+        return refusal
+    started = now_ns()
+    reply = _network_call(self, client, entry, argv)
+    script = entry.name in SCRIPT_RUNNERS
+    if not script:
+        stats.cpu_ns[slot] += now_ns() - started
+    if reply is not BLOCKED and not client.mute:
+        count_slot_call(stats, slot, None if script else argv, reply, client.protocol)
+        if entry.name == "spublish" and reply.__class__ is int and reply:
+            # the message each subscriber here was sent
+            stats.net_out[slot] += reply * shard_message_bytes(argv[1], argv[2])
+    return reply
 
 
 def script_command(self: EngineCore, client: ClientState, argv: list[bytes],

@@ -238,5 +238,8 @@ class NoCluster:
     def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]:
         _cluster_disabled()
 
+    def shard_slots(self) -> list[int]:
+        _cluster_disabled()
+
     def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
         return False
