@@ -38,7 +38,7 @@ from ...resp.replies import OK, Map, SimpleString, Verbatim
 from ...slotstats import order_slots
 from ..args import ArgReader, parse_int
 from ..contract import Cluster, Ctx, Reply
-from ..key_specs import ND
+from ..key_specs import ALL_SHARDS, ND
 from ..table import COMMANDS, command
 
 
@@ -485,7 +485,7 @@ _SUBCOMMANDS = (
     ("setslot", -4, _ADMIN, "3.0.0", "Bind a hash slot to a specific node"),
     ("shards", 2, "stale", "7.0.0", "Get array of cluster slots to node mappings"),
     ("slaves", 3, "admin stale", "3.0.0", "List replica nodes of the specified master node"),
-    ("slot-stats", -4, "stale", "8.0.0", "Return an array of slot usage statistics for slots "
+    ("slot-stats", -4, "loading stale", "8.2.0", "Return an array of slot usage statistics for slots "
      "assigned to the current node"),
     ("slots", 2, "stale", "3.0.0", "Get array of Cluster slot to node mappings"),
 )
@@ -499,7 +499,14 @@ _NONDETERMINISTIC = frozenset((
 _HANDLERS: dict[str, Callable[[Ctx, list[bytes]], Reply]] = {
     name: globals()["cluster_" + name.replace("-", "_")] for name, *_ in _SUBCOMMANDS}
 
+# SLOT-STATS (Redis 8.2, as redis.io's page and Valkey 9.1's COMMAND INFO
+# give it): asked of every shard.
+_COMPLEXITY = {"slot-stats": "O(N) where N is the total number of slots based on arguments. "
+                             "O(N*log(N)) with ORDERBY subcommand."}
+_TIPS = {"slot-stats": (ND, ALL_SHARDS)}
+
 for _name, _arity, _flags, _since, _summary in _SUBCOMMANDS:
     command(f"cluster|{_name}", arity=_arity, flags=_flags, group="cluster", since=_since,
-            complexity="O(1)", summary=_summary,
-            tips=(ND,) if _name in _NONDETERMINISTIC else ())(_HANDLERS[_name])
+            complexity=_COMPLEXITY.get(_name, "O(1)"), summary=_summary,
+            tips=_TIPS.get(_name, (ND,) if _name in _NONDETERMINISTIC else ()))(
+                _HANDLERS[_name])
