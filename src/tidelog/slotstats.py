@@ -35,10 +35,10 @@ def request_bytes(argv: Sequence[bytes]) -> int:
     """The size of ``argv`` as a RESP multibulk request
     (``*<argc>\\r\\n`` then ``$<len>\\r\\n<arg>\\r\\n`` per argument).
     O(argc)."""
-    size = len(str(len(argv))) + 3
+    size = len(str(len(argv))) + 3 + 6 * len(argv)  # (a one-digit length each)
     for arg in argv:
         n = len(arg)
-        size += len(str(n)) + n + 5
+        size += n if n < 10 else n + len(str(n)) - 1
     return size
 
 

@@ -13,10 +13,10 @@ from tests.support.cluster_control import ClusterHarness
 from tests.support.rawclient import encode_command
 from tidelog.cluster.messages import SLAVE
 from tidelog.cluster.nodes import Node
-from tidelog.engine.slots import shard_message_bytes
+from tidelog.engine.slots import count_slot_call, shard_message_bytes
 from tidelog.keyslot import key_slot
 from tidelog.resp.encoder import encode
-from tidelog.resp.replies import Map, Push
+from tidelog.resp.replies import ErrorReply, Map, Push, Replies
 from tidelog.slotstats import SlotStats, order_slots, request_bytes
 
 LIMIT_ERR = b"ERR Limit has to lie in between 1 and 16384 (maximum number of slots)."
@@ -40,6 +40,18 @@ def test_request_bytes_is_the_multibulk_size(argv):
 def test_shard_message_bytes_is_the_push_size(channel, message):
     push = Push([b"smessage", channel, message])
     assert shard_message_bytes(channel, message) == len(encode(push, 2)) == len(encode(push, 3))
+
+
+@pytest.mark.parametrize("reply", [b"", b"v", b"x" * 10, b"y" * 12345, 0, -17, 10**18, None,
+                                   [b"a", 1, [b"b"]], Map([(b"k", 1)]), Replies([b"a", 2]),
+                                   ErrorReply(b"ERR x"), True])
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_reply_bytes_are_the_encoded_size(reply, protocol):
+    stats = SlotStats()
+    count_slot_call(stats, 9, None, reply, protocol)
+    items = reply.items if isinstance(reply, Replies) else [reply]
+    assert stats.net_out[9] == sum(len(encode(item, protocol)) for item in items)
+    assert stats.net_in[9] == 0
 
 
 def test_order_slots_ties_by_ascending_slot():

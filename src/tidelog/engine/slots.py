@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..commands.contract import ClientState, Reply
 from ..config import NOTIFY_GENERIC
 from ..keyspace import SlotKeyIndex
-from ..resp import encode_all
+from ..resp import encode_all, encode_into
 from ..resp.replies import Replies
 from ..slotstats import SlotStats, request_bytes
 from .base import EngineCore
@@ -80,12 +80,23 @@ def count_slot_call(stats: SlotStats, slot: int, argv: list[bytes] | None, reply
                     protocol: int) -> None:
     """CLUSTER SLOT-STATS: a call's bytes charged to ``slot``: its request's
     (``argv`` as a RESP multibulk; None: not counted) and its reply's as
-    ``protocol`` encodes it.  O(argc + the reply's size)."""
+    ``protocol`` encodes it.  O(argc), plus the reply's size for one that is
+    not a bulk string or an integer (encoded once more to be measured)."""
     if argv is not None:
         stats.net_in[slot] += request_bytes(argv)
-    out = bytearray()
-    encode_all(out, reply.items if reply.__class__ is Replies else [reply], protocol)
-    stats.net_out[slot] += len(out)
+    kind = reply.__class__
+    if kind is bytes:  # $<n>\r\n<bytes>\r\n
+        n = len(reply)
+        stats.net_out[slot] += n + len(str(n)) + 5
+    elif kind is int:  # :<n>\r\n
+        stats.net_out[slot] += len(str(reply)) + 3
+    else:
+        out = bytearray()
+        if kind is Replies:
+            encode_all(out, reply.items, protocol)
+        else:
+            encode_into(out, reply, protocol)
+        stats.net_out[slot] += len(out)
 
 
 def shard_message_bytes(channel: bytes, message: bytes) -> int:
