@@ -5,8 +5,8 @@ compared byte for byte: argument errors, SLOTSRANGE and ORDERBY with
 key-count in RESP2 and RESP3, and with cluster-slot-stats-enabled the bytes
 in and out each slot was charged (cpu-usec, a measured time, is blanked),
 for plain calls, errors, a blocked and served call, SPUBLISH to a subscriber,
-a script, a refused call when the cluster is down, and a slot changing
-owner."""
+a transaction's requests, a script, a refused call when the cluster is down,
+and a slot changing owner."""
 
 from __future__ import annotations
 
@@ -183,6 +183,14 @@ def test_blocked_pubsub_script_and_refused(pair):
     finally:
         for c in others:
             c.close()
+    # a transaction's requests (its replies Valkey counts its own way: not compared)
+    pair.same("CONFIG", "RESETSTAT")
+    for argv in (["MULTI"], ["GET", K0], ["PING"], ["SET", K0, "b"], ["EXEC"], ["MULTI"],
+                 ["GET", K0], ["DISCARD"]):
+        pair.same(*argv)
+    rows = [c.call("CLUSTER", "SLOT-STATS", "SLOTSRANGE", 0, 0) for c in pair.clients]
+    bytes_in = [re.search(rb"network-bytes-in\r\n:(\d+)", r).group(1) for r in rows]
+    assert bytes_in[0] == bytes_in[1] == b"%d" % (15 + 23 + 30 + 14 + 23)
     pair.same("CONFIG", "RESETSTAT")
     pair.same("EVAL", "return redis.call('get', KEYS[1])", 1, K0)
     _stats(pair, 0, 0)

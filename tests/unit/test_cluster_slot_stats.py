@@ -293,6 +293,20 @@ def test_a_script_counts_its_reply_only(h):
                                    b"network-bytes-out": 7}
 
 
+def test_a_transaction_charges_multi_with_its_exec(h):
+    enabled(h)
+    h.ok("MULTI")
+    h.ok("GET", K0)
+    h.ok("PING")  # no key: nothing
+    assert len(h.ok("EXEC")) == 2
+    assert counts(h, 0)[0] == 15 + 23 + 14  # MULTI, GET k596, EXEC (Valkey's 52)
+    h.ok("CONFIG", "RESETSTAT")
+    h.ok("MULTI")
+    h.ok("GET", K0)
+    h.ok("DISCARD")
+    assert counts(h, 0) == (23, 0)  # the queued GET only
+
+
 def test_cpu_usec_grows_with_calls(h):
     enabled(h)
     for _ in range(200):

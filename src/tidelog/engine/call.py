@@ -164,6 +164,10 @@ def _network_call(self: EngineCore, client: ClientState, entry: Entry, argv: lis
     return self.call(client, entry, argv, CALL_FAST)  # nobody to tell: CALL_NETWORK's work is none
 
 
+# CLUSTER SLOT-STATS: the size of MULTI's request.
+_MULTI_BYTES = request_bytes([b"MULTI"])
+
+
 def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
                   refusal: Reply | None, stats: SlotStats, slot: int) -> Reply:
     """A client's command of one slot while CLUSTER SLOT-STATS counts
@@ -171,7 +175,8 @@ def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: lis
     its request's and reply's bytes (:func:`~tidelog.engine.slots.count_slot_call`);
     a refused command only its request's bytes; a command that blocks its
     time now, its bytes when it is served (none at a timeout); a script
-    (EVAL, FCALL ...) only its reply's bytes.  Cost: O(argc) plus encoding
+    (EVAL, FCALL ...) only its reply's bytes; a command queued in MULTI its
+    request (not +QUEUED), and EXEC also MULTI's request.  Cost: O(argc) plus encoding
     the reply once more."""
     if refusal is not None:
         stats.net_in[slot] += request_bytes(argv)
@@ -181,6 +186,8 @@ def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: lis
     script = entry.name in SCRIPT_RUNNERS
     if not script:
         stats.cpu_ns[slot] += now_ns() - started
+    if entry.name == "exec":
+        stats.net_in[slot] += _MULTI_BYTES  # the transaction's MULTI, charged with its EXEC
     if reply is not BLOCKED and not client.mute:
         count_slot_call(stats, slot, None if script else argv, reply, client.protocol)
         if entry.name == "spublish" and reply.__class__ is int and reply:
