@@ -4,7 +4,8 @@ With ``cluster-slot-stats-enabled yes`` the engine charges each client
 command whose keys hash to one slot to that slot: the time the call took
 (``cpu-usec``), the bytes of the request as it came on the wire
 (``network-bytes-in``, also for a command the cluster refused) and the bytes
-of its reply (``network-bytes-out``).  The counters are arrays of 16384
+of its reply, of the messages SPUBLISH sent to subscribers and of what it
+added to the replication stream, once per replica (``network-bytes-out``).  The counters are arrays of 16384
 64-bit integers; CONFIG RESETSTAT zeroes them, and a slot's go to zero when
 the slot changes owner (the cluster's slot map calls :meth:`SlotStats.reset_slot`).
 With the option off nothing is counted (the engine tests ``enabled`` once a

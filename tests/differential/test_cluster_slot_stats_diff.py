@@ -209,3 +209,42 @@ def test_blocked_pubsub_script_and_refused(pair):
     pair.same("CLUSTER", "SLOT-STATS", "SLOTSRANGE", 0, 0)
     pair.same("CLUSTER", "ADDSLOTS", 0)
     _stats(pair, 0, 5)
+
+
+def _wait_replica_online(master: RawClient) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while b"state=online" not in master.call("INFO", "replication"):
+        assert time.monotonic() < deadline, "the replica never came online"
+        time.sleep(0.05)
+
+
+def test_replication_bytes(processes, tmp_path):
+    """A master with a replica: a write's bytes in the replication stream
+    are the slot's network-bytes-out too."""
+    require_cluster_mode()
+    nodes = ClusterNodes(processes, tmp_path)
+    masters = []
+    for start in (nodes.valkey, nodes.tidelog):
+        master, replica = start(), start()
+        m, r = RawClient(master.port), RawClient(replica.port)
+        assert m.call("CLUSTER", "ADDSLOTSRANGE", 0, 16383) == b"+OK\r\n"
+        assert r.call("CLUSTER", "MEET", "127.0.0.1", master.port) == b"+OK\r\n"
+        myid = m.call("CLUSTER", "MYID").split(b"\r\n")[1]
+        deadline = time.monotonic() + WAIT_S
+        while r.call("CLUSTER", "REPLICATE", myid) != b"+OK\r\n":
+            assert time.monotonic() < deadline, "the replica never knew its master"
+            time.sleep(0.1)
+        _wait_state(m, b"ok")
+        _wait_replica_online(m)
+        r.close()
+        m.close()
+        masters.append(master.port)
+    p = Pair(*masters)
+    p.same("CONFIG", "SET", "cluster-slot-stats-enabled", "yes")
+    p.same("SET", K0, "first")  # (the stream's SELECT goes with the first write)
+    p.same("CONFIG", "RESETSTAT")
+    for argv in (["SET", K0, "abc"], ["GET", K0], ["APPEND", K0, "x" * 40], ["DEL", K0],
+                 ["HSET", K5, "f", "v"], ["INCR", K1], ["INCR", K1]):
+        p.same(*argv)
+    _stats(p)
+    p.close()

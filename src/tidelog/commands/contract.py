@@ -254,6 +254,10 @@ class Replication(Protocol):
         """CONFIG SET repl-backlog-size."""
         ...
 
+    def replicas_fed(self) -> int:
+        """How many replicas the stream is sent to now (the online ones)."""
+        ...
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         """Send a command to replicas but not to the AOF (PUBLISH, as Redis
         does, so subscribers of replicas get the messages too)."""

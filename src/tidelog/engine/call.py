@@ -171,18 +171,24 @@ _MULTI_BYTES = request_bytes([b"MULTI"])
 def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
                   refusal: Reply | None, stats: SlotStats, slot: int) -> Reply:
     """A client's command of one slot while CLUSTER SLOT-STATS counts
-    (cluster-slot-stats-enabled), as Valkey 9.1 counts it: its time, and
-    its request's and reply's bytes (:func:`~tidelog.engine.slots.count_slot_call`);
-    a refused command only its request's bytes; a command that blocks its
+    (cluster-slot-stats-enabled), as Valkey 9.1 counts it: its time, its
+    request's and reply's bytes (:func:`~tidelog.engine.slots.count_slot_call`)
+    and the bytes it adds to the replication stream, once per replica; a
+    refused command only its request's bytes; a command that blocks its
     time now, its bytes when it is served (none at a timeout); a script
     (EVAL, FCALL ...) only its reply's bytes; a command queued in MULTI its
-    request (not +QUEUED), and EXEC also MULTI's request.  Cost: O(argc) plus encoding
-    the reply once more."""
+    request (not +QUEUED), and EXEC also MULTI's request.  Cost: O(argc),
+    plus encoding a reply that is not a bulk string nor an integer."""
     if refusal is not None:
         stats.net_in[slot] += request_bytes(argv)
         return refusal
+    replication = self.replication
+    offset = replication.offset
     started = now_ns()
     reply = _network_call(self, client, entry, argv)
+    fed = replication.offset - offset
+    if fed > 0:  # the replication stream's bytes, to each replica
+        stats.net_out[slot] += fed * replication.replicas_fed()
     script = entry.name in SCRIPT_RUNNERS
     if not script:
         stats.cpu_ns[slot] += now_ns() - started

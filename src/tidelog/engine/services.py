@@ -109,6 +109,9 @@ class NoReplication:
     def resize_backlog(self, size: int) -> None:
         pass
 
+    def replicas_fed(self) -> int:
+        return 0
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         pass
 
