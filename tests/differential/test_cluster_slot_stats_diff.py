@@ -218,12 +218,19 @@ def _wait_replica_online(master: RawClient) -> None:
         time.sleep(0.05)
 
 
+def _offset(client: RawClient, field: bytes) -> int:
+    info = client.call("INFO", "replication")
+    return int(re.search(field + rb":(\d+)", info).group(1))
+
+
 def test_replication_bytes(processes, tmp_path):
     """A master with a replica: a write's bytes in the replication stream
-    are the slot's network-bytes-out too."""
+    are the slot's network-bytes-out on the master, and the replica charges
+    each command of the stream it applies (its request and time) to its
+    slot."""
     require_cluster_mode()
     nodes = ClusterNodes(processes, tmp_path)
-    masters = []
+    masters, replicas = [], []
     for start in (nodes.valkey, nodes.tidelog):
         master, replica = start(), start()
         m, r = RawClient(master.port), RawClient(replica.port)
@@ -239,12 +246,23 @@ def test_replication_bytes(processes, tmp_path):
         r.close()
         m.close()
         masters.append(master.port)
-    p = Pair(*masters)
-    p.same("CONFIG", "SET", "cluster-slot-stats-enabled", "yes")
+        replicas.append(replica.port)
+    p, q = Pair(*masters), Pair(*replicas)
+    for x in (p, q):
+        x.same("CONFIG", "SET", "cluster-slot-stats-enabled", "yes")
     p.same("SET", K0, "first")  # (the stream's SELECT goes with the first write)
-    p.same("CONFIG", "RESETSTAT")
+    for x in (p, q):
+        x.same("CONFIG", "RESETSTAT")
     for argv in (["SET", K0, "abc"], ["GET", K0], ["APPEND", K0, "x" * 40], ["DEL", K0],
                  ["HSET", K5, "f", "v"], ["INCR", K1], ["INCR", K1]):
         p.same(*argv)
     _stats(p)
+    for m, r in zip(p.clients, q.clients, strict=True):
+        deadline = time.monotonic() + WAIT_S
+        while _offset(r, b"slave_repl_offset") < _offset(m, b"master_repl_offset"):
+            assert time.monotonic() < deadline, "the replica never caught up"
+            time.sleep(0.05)
+    replica_rows = _stats(q)
+    assert b"network-bytes-in\r\n:0\r\n" not in replica_rows.split(b"\r\n:1\r\n")[0]
     p.close()
+    q.close()

@@ -143,9 +143,21 @@ def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -
         return self._error(exc.message)
     client.last_command = entry.name
     stats = self.slot_stats
-    if stats.enabled and entry.keyed and self.slot_router is not None:
+    router = self.slot_router
+    if stats.enabled and entry.keyed and router is not None:
         client.cluster_slot = -1  # the slot check notes the command's slot
         refusal = self.admit(client, entry, argv)
+        if client.kind == "master" and refusal is None and client.multi is None:
+            # a replica applying its primary's stream: the slot of the
+            # command's keys (served here or not), its request and time counted
+            router.check(client, entry.spec, argv, self.dbs[client.db])
+            slot = client.cluster_slot
+            if slot >= 0:
+                started = now_ns()
+                reply = _network_call(self, client, entry, argv)
+                stats.cpu_ns[slot] += now_ns() - started
+                stats.net_in[slot] += request_bytes(argv)
+                return reply
         slot = client.cluster_slot
         if slot >= 0:
             return _counted_call(self, client, entry, argv, refusal, stats, slot)
