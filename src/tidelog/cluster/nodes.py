@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..keyslot import SLOTS
+from ..slotstats import SlotStats
 from .messages import MASTER, MIGRATE_TO, MYSELF, SLAVE, SLOT_BITMAP_LEN
 
 
@@ -99,6 +100,9 @@ class Topology:
     size: int = 0
     """Masters serving at least one slot (the quorum's base), as of the last state update."""
     forgotten: dict[bytes, int] = field(default_factory=dict)
+    slot_stats: SlotStats | None = None
+    """The engine's per-slot counters (CLUSTER SLOT-STATS): a slot's go to
+    zero when it changes owner."""
 
     def __post_init__(self) -> None:
         self.nodes.setdefault(self.myself.name, self.myself)
@@ -116,6 +120,8 @@ class Topology:
         for slot in range(SLOTS):
             if self.owners[slot] is node:
                 self.owners[slot] = None
+                if self.slot_stats is not None:
+                    self.slot_stats.reset_slot(slot)
             if self.migrating_to.get(slot) is node:
                 del self.migrating_to[slot]
             if self.importing_from.get(slot) is node:
@@ -167,6 +173,8 @@ class Topology:
         self.owners[slot] = node
         node.slots[slot >> 3] |= 1 << (slot & 7)
         node.numslots += 1
+        if self.slot_stats is not None:
+            self.slot_stats.reset_slot(slot)
         if node.numslots == 1 and self.masters_have_replicas():
             node.flags |= MIGRATE_TO
 
@@ -181,6 +189,8 @@ class Topology:
             old.slots[slot >> 3] &= ~(1 << (slot & 7)) & 0xFF
             old.numslots -= 1
             self.owners[slot] = None
+            if self.slot_stats is not None:
+                self.slot_stats.reset_slot(slot)
         return old
 
     def slot_ranges(self, node: Node) -> list[tuple[int, int]]:

@@ -37,6 +37,7 @@ from ..keyspace import Database
 from ..lfu import Lfu
 from ..resp.replies import ErrorReply, RawReply
 from ..scripting.scripts import Scripts
+from ..slotstats import SlotStats
 from ..types.latency import LatencyEvent, SlowlogEntry
 from ..types.pubsub import PubSub
 from .entry import Entry, Waiter
@@ -165,6 +166,7 @@ class EngineCore(EngineAPI, Protocol):
     listen_hook: Callable[[str], bytes | None] | None
     persistence: Persistence
     slot_router: SlotRouter | None
+    slot_stats: SlotStats
     replication: Replication
     cluster: Cluster
     started: float

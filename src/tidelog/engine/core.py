@@ -20,6 +20,7 @@ from ..config import Config
 from ..keyspace import Database
 from ..lfu import Lfu
 from ..scripting.scripts import Scripts
+from ..slotstats import SlotStats
 from ..types.latency import LatencyEvent, SlowlogEntry
 from ..types.pubsub import PubSub
 from . import (
@@ -93,6 +94,9 @@ class Engine(_Core):
         self.cluster: Cluster = NoCluster()
         # Cluster mode: the slot check (set_slot_router); None otherwise.
         self.slot_router: SlotRouter | None = None
+        # Cluster mode's per-slot counters (CLUSTER SLOT-STATS), counted
+        # while cluster-slot-stats-enabled is on (call._execute_checked).
+        self.slot_stats = SlotStats(self.config["cluster-slot-stats-enabled"])
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()
