@@ -25,6 +25,7 @@ import socket
 from typing import Any
 
 from .. import tls
+from ..clock import next_beat
 from ..config import Config
 from ..engine import Engine
 from ..persistence.durability import attach
@@ -85,7 +86,8 @@ class Server:
     async def _cron(self) -> None:
         while True:
             hz = max(1, min(500, self.config["hz"]))
-            await asyncio.sleep(1 / hz)
+            loop = asyncio.get_running_loop()
+            await asyncio.sleep(next_beat(loop.time(), 1 / hz) - loop.time())
             try:
                 self.engine.cron()
                 self._close_idle_clients()
