@@ -14,7 +14,8 @@ Redis 7.0.15's cluster does (its ``clusterProcessPacket``, ``clusterCron``,
 - epochs and slots: the highest config epoch wins a slot; a stale claimer
   gets an UPDATE; equal epochs of two masters are told apart by their names;
 - roles: a master left without slots follows their new owner; a replica
-  follows its master's moves;
+  follows its master's moves; a replica moves to an orphaned master
+  (:mod:`tidelog.cluster.migration`);
 - the cluster state (ok or fail) that the router checks;
 - PUBLISH over the bus.
 
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..keyslot import SLOTS
-from . import failover
+from . import failover, migration
 from .actions import (
     Action,
     Close,
@@ -932,7 +933,8 @@ class ClusterState:
 
     # -- the timer -----------------------------------------------------------------------
     def on_tick(self, now: int) -> None:
-        """Every 100 ms (Redis's clusterCron): reconnect, ping, time out."""
+        """Every 100 ms (Redis's clusterCron): reconnect, ping, time out,
+        fail over, migrate to an orphaned master."""
         self.now = now
         self.iteration += 1
         topology = self.topology
@@ -1002,6 +1004,7 @@ class ClusterState:
         if myself.is_replica:
             failover.handle_manual(self, now)
             failover.handle_replica(self, now)
+            migration.handle(self, now)
         if update or not topology.state_ok:
             self.later(update=True)
         self.finish(now)
