@@ -83,6 +83,7 @@ from .messages import (
     Gossip,
     Message,
     slot_bit,
+    slots_of,
 )
 from .nodes import Node, Topology, random_name
 
@@ -706,11 +707,13 @@ class ClusterState:
             self.update_slots_with(sender, msg.config_epoch, msg.myslots, now)
         if dirty:
             owners = topology.owners
-            for slot in range(SLOTS):
-                if not slot_bit(msg.myslots, slot):
-                    continue
+            # the slots it claims that it does not own here (its own bitmap
+            # is the slots whose owner is it)
+            others = (int.from_bytes(msg.myslots, "little")
+                      & ~int.from_bytes(sender.slots, "little"))
+            for slot in slots_of(others.to_bytes(len(msg.myslots), "little")):
                 owner = owners[slot]
-                if owner is sender or owner is None or self.not_claimed(slot, owner):
+                if owner is None or self.not_claimed(slot, owner):
                     continue
                 if owner.config_epoch > msg.config_epoch:
                     self.log("verbose", f"Node {sender.name.decode()} has old slots "
@@ -846,7 +849,10 @@ class ClusterState:
         claimed slot that is unassigned, or owned with a smaller config
         epoch, and not being imported here, moves to it; this node (or its
         master) left without slots follows it; slots lost with keys still
-        here have their keys deleted. O(16384)."""
+        here have their keys deleted.  Only the slots where the claim and
+        what it owns here differ are visited (a node's bitmap is the slots
+        whose owner it is), plus its slots awaiting a claim.  O(2048/8 +
+        the slots that differ)."""
         topology = self.topology
         myself = topology.myself
         if sender is myself:
@@ -855,15 +861,18 @@ class ClusterState:
         current_master = topology.master_of(myself)
         owners = topology.owners
         new_master: Node | None = None
-        claimed = migrated = 0
+        claimed_mask = int.from_bytes(slots, "little")
+        claimed = claimed_mask.bit_count()
+        migrated = 0
         lost: list[int] = []
-        for slot in range(SLOTS):
+        # claimed and its own here: no longer awaiting a claim
+        for slot in [s for s in self.owner_not_claiming
+                     if owners[s] is sender and slot_bit(slots, s)]:
+            self.owner_not_claiming.pop(slot, None)
+        differ = claimed_mask ^ int.from_bytes(sender.slots, "little")
+        for slot in slots_of(differ.to_bytes(len(slots), "little")):
             owner = owners[slot]
-            if slot_bit(slots, slot):
-                claimed += 1
-                if owner is sender:
-                    self.owner_not_claiming.pop(slot, None)
-                    continue
+            if slot_bit(slots, slot):  # claimed, owned by another or nobody
                 if slot in topology.importing_from:
                     continue
                 if owner is None or self.not_claimed(slot, owner) or owner.config_epoch < epoch:
@@ -875,7 +884,7 @@ class ClusterState:
                     topology.assign(slot, sender)
                     self.owner_not_claiming.pop(slot, None)
                     self.later(update=True, save=True, fsync=True)
-            elif owner is sender:
+            else:  # its own here, not claimed
                 self.owner_not_claiming[slot] = sender
         if (new_master is not None and current_master.numslots == 0
                 and (self.settings.allow_replica_migration or claimed == migrated)):

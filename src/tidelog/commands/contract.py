@@ -465,6 +465,8 @@ class EngineAPI(Protocol):
     # Client-side caching: the tracking table and its delivery (a
     # tidelog.commands.tracking.Tracker); the server's timer (None: none).
     tracking: Any
+    # MIGRATE's cached connections (a tidelog.commands.keys.migrate_sockets.MigrateSockets).
+    migrate_sockets: Any
     schedule: Callable[[float, Callable[[], None]], Any] | None
     # HOTKEYS: the latest session, recording or stopped (a
     # tidelog.commands.hotkeys.Session; None: none); hotkeys_changed() after

@@ -31,6 +31,7 @@ from ..commands.contract import (
     Reply,
     Wait,
 )
+from ..commands.keys.migrate_sockets import MigrateSockets
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
@@ -193,6 +194,7 @@ class EngineCore(EngineAPI, Protocol):
     _idmp_swept: weakref.WeakSet[Any]
     scripts: Scripts
     tracking: Tracker
+    migrate_sockets: MigrateSockets
     hotkeys: Any
     names: dict[bytes, bytes | None]
     lfu: Lfu

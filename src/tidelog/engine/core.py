@@ -15,6 +15,7 @@ from .. import commands, errors, eviction, heap  # noqa: F401  (importing comman
 from ..acl.registry import Acl
 from ..clock import Clock
 from ..commands.contract import ClientState, Cluster, Effect, Persistence, Replication
+from ..commands.keys.migrate_sockets import MigrateSockets
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
@@ -163,6 +164,9 @@ class Engine(_Core):
         # Client-side caching (CLIENT TRACKING): the tracking table, and who
         # is told of which modified key (commands.session.tracking).
         self.tracking = Tracker(self)
+        # MIGRATE's connections to its targets, kept for the next MIGRATE;
+        # the cron closes the idle ones (commands.keys.migrate_sockets).
+        self.migrate_sockets = MigrateSockets()
         # HOTKEYS: the latest session, recording or stopped (a
         # commands.hotkeys.Session; None: none).  See hotkeys_changed.
         self.hotkeys: Any = None
