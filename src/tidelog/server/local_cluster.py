@@ -602,11 +602,13 @@ class LocalCluster:
             role, slots = "down", "-"
             try:
                 with self.client(node) as c:
-                    me = next(n for n in cluster_nodes(c) if "myself" in n.flags)
+                    lines = cluster_nodes(c)
+                me = next(n for n in lines if "myself" in n.flags)
                 role = "master" if "master" in me.flags else "replica"
                 slots = me.slots or "-"
-                if role == "replica":
-                    slots = f"(of {me.master[:8]})"
+                if role == "replica":  # (of <its master's port>)
+                    master = next((n.address for n in lines if n.id == me.master), "?:?")
+                    slots = f"(of {master.split('@')[0].rsplit(':', 1)[-1]})"
             except (OSError, ReplyError, StopIteration):
                 pass
             rows.append((str(node.port), str(node.bus_port), role, slots,

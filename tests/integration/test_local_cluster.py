@@ -1,0 +1,331 @@
+"""``tidelog-server --cluster-local N``: the launcher with real processes.
+
+Each test starts the launcher in a session of its own through the
+``processes`` fixture, so its finaliser kills the launcher's whole process
+group (the launcher and its nodes) whatever happens.  The launcher prints a
+table once the cluster is ok (port, bus, role, slots, pid, core, dir); the
+tests read the nodes' pids from it.  Pure parts (the slot split, the
+replica assignment, the options): tests/unit/test_local_cluster.py.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from tests.support.cluster import REDIS_CLI, require_cluster_mode
+from tests.support.processes import server_command, server_env
+
+WAIT_S = 120.0
+NODE_TIMEOUT = "3000"
+
+
+def free_range(count: int) -> int:
+    """A first port P with P..P+count-1 and their bus ports (+10000) free."""
+    for _ in range(200):
+        base = random.randint(20000, 29000)
+        free = True
+        for port in range(base, base + count):
+            for p in (port, port + 10000):
+                with socket.socket() as s:
+                    try:
+                        s.bind(("127.0.0.1", p))
+                    except OSError:
+                        free = False
+        if free:
+            return base
+    raise RuntimeError("no free port range")
+
+
+class Launcher:
+    """One ``tidelog-server --cluster-local`` process and its output file."""
+
+    def __init__(self, processes, workdir: Path, count: int, base: int, *extra: str,
+                 name: str = "launcher") -> None:
+        self.count = count
+        self.base = base
+        self.dir = workdir / "data"
+        self.out_path = workdir / f"{name}.out"
+        argv = [*server_command(), "--cluster-local", str(count), "--port", str(base),
+                "--dir", str(self.dir), "--cluster-node-timeout", NODE_TIMEOUT,
+                "--save", "", *extra]
+        with open(self.out_path, "ab") as out:
+            self.proc = processes.popen(argv, cwd=workdir, env=server_env(),
+                                        stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def output(self) -> str:
+        return self.out_path.read_text(errors="replace")
+
+    def wait_for(self, text: str, after: int = 0, timeout: float = WAIT_S) -> str:
+        """Until ``text`` is in the output (from offset ``after``); fails with
+        the output and the nodes' logs if the launcher exits first."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output[after:]:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"no {text!r} from the launcher (exit code {self.proc.poll()})\n"
+                            f"{self.output}\n{self.logs()}")
+            time.sleep(0.1)
+        return self.output
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in sorted(self.dir.glob("*/*.log")))
+
+    def ready(self) -> dict[int, dict[str, str]]:
+        """Wait for the launcher's table; per port: its row."""
+        self.wait_for(">>> Ready")
+        return self.table()
+
+    def table(self) -> dict[int, dict[str, str]]:
+        lines = self.output.splitlines()
+        start = max(i for i, line in enumerate(lines) if line.startswith("port "))
+        header = re.split(r"\s{2,}", lines[start].strip())
+        rows = {}
+        for line in lines[start + 1:start + 1 + self.count]:
+            row = dict(zip(header, re.split(r"\s{2,}", line.strip())))
+            rows[int(row["port"])] = row
+        return rows
+
+    def ports(self) -> list[int]:
+        return list(range(self.base, self.base + self.count))
+
+    def terminate(self, timeout: float = 90.0) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+
+def client(port: int) -> redis.Redis:
+    return redis.Redis(port=port, socket_timeout=10, decode_responses=True)
+
+
+def node_ids(ports: list[int]) -> dict[int, str]:
+    return {port: client(port).execute_command("CLUSTER", "MYID") for port in ports}
+
+
+def cli(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    if REDIS_CLI is None:
+        pytest.skip("redis-cli is not installed")
+    return subprocess.run([REDIS_CLI, *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def wait_ok(ports: list[int], size: int, timeout: float = WAIT_S) -> None:
+    """Until every node says cluster_state:ok and lists ``size`` nodes, none failing."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            good = True
+            for port in ports:
+                c = client(port)
+                nodes = c.execute_command("CLUSTER", "NODES").strip().splitlines()
+                if ("cluster_state:ok" not in c.execute_command("CLUSTER", "INFO")
+                        or len(nodes) != size or any("fail" in n.split()[2] for n in nodes)):
+                    good = False
+        except (redis.RedisError, OSError):
+            good = False
+        if good:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the cluster on {ports} is not ok within {timeout} s")
+        time.sleep(0.2)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie (its parent gone too) counts as gone
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def check(port: int) -> subprocess.CompletedProcess:
+    done = cli("--cluster", "check", f"127.0.0.1:{port}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[OK] All nodes agree about slots configuration." in done.stdout
+    assert "[OK] All 16384 slots covered." in done.stdout
+    return done
+
+
+@pytest.fixture
+def launch(processes, tmp_path):
+    require_cluster_mode()
+
+    def start(count: int, *extra: str, base: int | None = None, name: str = "launcher",
+              workdir: Path | None = None) -> Launcher:
+        return Launcher(processes, workdir or tmp_path, count,
+                        base if base is not None else free_range(count), *extra, name=name)
+    return start
+
+
+def test_two_nodes_one_per_core_redis_cli_and_redis_py(launch):
+    launcher = launch(2)
+    table = launcher.ready()
+    ports = launcher.ports()
+    assert sorted(table) == ports
+    assert [table[p]["slots"] for p in ports] == ["0-8191", "8192-16383"]
+    for i, port in enumerate(ports):
+        row = table[port]
+        assert row["role"] == "master" and row["bus"] == str(port + 10000)
+        assert (launcher.out_path.parent / row["dir"]).resolve() == launcher.dir / str(port)
+        assert (launcher.dir / str(port) / "nodes.conf").exists()
+        assert (launcher.dir / str(port) / "server.log").exists()
+        cores = sorted(os.sched_getaffinity(0))
+        assert row["core"] == str(cores[i % len(cores)])
+        assert os.sched_getaffinity(int(row["pid"])) == {cores[i % len(cores)]}
+    check(ports[0])
+    # redis-cli -c follows MOVED between the two nodes
+    for key in ("a", "b", "c", "d", "e"):
+        assert cli("-c", "-p", str(ports[0]), "SET", key, key * 3).stdout.strip() == "OK"
+    for key in ("a", "b", "c", "d", "e"):
+        assert cli("-c", "-p", str(ports[1]), "GET", key).stdout.strip() == key * 3
+    assert {client(p).dbsize() for p in ports} != {0}
+    cluster = RedisCluster(host="127.0.0.1", port=ports[1], decode_responses=True)
+    try:
+        for i in range(200):
+            cluster.xadd(f"s{i}", {"n": str(i)}, id="1-1")
+        assert [cluster.xlen(f"s{i}") for i in range(200)] == [1] * 200
+        assert sorted(n.port for n in cluster.get_nodes()) == ports
+    finally:
+        cluster.close()
+    pids = [int(table[p]["pid"]) for p in ports]
+    assert launcher.terminate() == 0
+    assert all(gone(pid) for pid in pids)
+    assert ">>> All nodes stopped" in launcher.output
+
+
+def test_a_node_killed_is_started_again_with_its_node_id(launch):
+    launcher = launch(3)
+    table = launcher.ready()
+    ports = launcher.ports()
+    ids = node_ids(ports)
+    assert [table[p]["slots"] for p in ports] == ["0-5460", "5461-10922", "10923-16383"]
+    check(ports[0])
+    before = len(launcher.output)
+    victim = int(table[ports[1]]["pid"])
+    os.kill(victim, signal.SIGKILL)
+    out = launcher.wait_for(f"node {ports[1]} started again", after=before)
+    assert f"node {ports[1]} exited with code -9" in out[before:]
+    wait_ok(ports, 3)
+    assert node_ids(ports) == ids
+    check(ports[0])
+    new_pid = int(re.findall(rf"node {ports[1]} started again \(pid (\d+)\)", out)[-1])
+    assert new_pid != victim and not gone(new_pid)
+    assert launcher.terminate() == 0
+    assert gone(new_pid)
+
+
+def test_sigterm_stops_every_node_and_a_second_start_finds_the_cluster(launch):
+    launcher = launch(3, "--appendonly", "yes")
+    table = launcher.ready()
+    ports = launcher.ports()
+    ids = node_ids(ports)
+    cluster = RedisCluster(host="127.0.0.1", port=ports[0], decode_responses=True)
+    try:
+        for i in range(60):
+            cluster.set(f"key:{i}", str(i))
+    finally:
+        cluster.close()
+    pids = [int(table[p]["pid"]) for p in ports]
+    assert launcher.terminate() == 0
+    assert all(gone(pid) for pid in pids)
+    for port in ports:
+        assert (launcher.dir / str(port) / "appendonlydir").is_dir()
+
+    again = launch(3, "--appendonly", "yes", base=launcher.base, name="again")
+    again.ready()
+    assert "not creating one" in again.output
+    assert ">>> Creating" not in again.output
+    assert node_ids(ports) == ids
+    check(ports[0])
+    cluster = RedisCluster(host="127.0.0.1", port=ports[2], decode_responses=True)
+    try:
+        assert [cluster.get(f"key:{i}") for i in range(60)] == [str(i) for i in range(60)]
+    finally:
+        cluster.close()
+    assert again.terminate() == 0
+
+
+@pytest.mark.parametrize("busy", ["port", "bus port"])
+def test_a_port_in_use_is_an_error_and_nothing_runs(launch, busy):
+    base = free_range(3)
+    taken = base + 1 + (10000 if busy == "bus port" else 0)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", taken))
+        sock.listen()
+        launcher = launch(3, base=base)
+        assert launcher.proc.wait(60) == 1
+    out = launcher.output
+    assert f"error: {busy} {taken} (node 2 of 3, ports {base}-{base + 2}" in out
+    assert "is not free on 127.0.0.1" in out
+    for port in (base, base + 2):  # nothing was started
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0
+    assert not launcher.dir.exists()
+
+
+def test_bad_options_exit_1_with_the_usage(launch, tmp_path):
+    done = subprocess.run([*server_command(), "--cluster-local", "3", "--cluster-port", "9"],
+                          env=server_env(), capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert "error: --cluster-port cannot be given with --cluster-local" in done.stderr
+    assert "Usage: tidelog-server --cluster-local N" in done.stderr
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.long
+def test_six_nodes_with_a_replica_each(launch):
+    launcher = launch(6, "--cluster-replicas", "1")
+    table = launcher.ready()
+    ports = launcher.ports()
+    roles = [table[p]["role"] for p in ports]
+    assert roles == ["master"] * 3 + ["replica"] * 3
+    # redis-cli's pairing on one host: 4th -> 3rd master, 5th -> 1st, 6th -> 2nd
+    assert [table[p]["slots"] for p in ports[3:]] == [f"(of {ports[2]})", f"(of {ports[0]})",
+                                                      f"(of {ports[1]})"]
+    done = check(ports[0])
+    assert done.stdout.count("| 1 slaves.") == 3  # redis-cli 7.0's words
+    assert launcher.terminate() == 0
+
+
+@pytest.mark.long
+def test_nodes_started_without_creation_join_with_add_node_and_take_slots(launch, tmp_path):
+    first = launch(3)
+    first.ready()
+    (tmp_path / "more").mkdir()
+    more = launch(1, "--cluster-create", "no", name="more", workdir=tmp_path / "more")
+    table = more.ready()
+    new_port = more.base
+    assert "without creating a cluster" in more.output
+    assert table[new_port]["role"] == "master" and table[new_port]["slots"] == "-"
+    assert client(new_port).execute_command("CLUSTER", "INFO").count("cluster_known_nodes:1")
+    done = cli("--cluster", "add-node", f"127.0.0.1:{new_port}", f"127.0.0.1:{first.base}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    wait_ok([*first.ports(), new_port], 4)
+    done = cli("--cluster", "rebalance", f"127.0.0.1:{first.base}",
+               "--cluster-use-empty-masters", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    wait_ok([*first.ports(), new_port], 4)
+    check(first.base)
+    myself = next(line for line in client(new_port).execute_command("CLUSTER", "NODES")
+                  .splitlines() if "myself" in line)
+    assert len(myself.split()) > 8, myself  # it serves slots now
+    assert more.terminate() == 0
+    assert first.terminate() == 0
