@@ -58,12 +58,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..clock import next_beat
 from ..commands.effects import Effect, encoded
 from . import rdb
 from .aof_format import encode_command
 from .aof_manifest import BASE, INCR, AofFile, Manifest, aof_dir, fsync_dir, write_atomically
 from .aof_rewrite import rdb_can_hold, write_commands_file
 from .snapshot import forked
+
+TICK_S = 0.1
+"""The AOF housekeeping timer's period (reap the rewrite child, start a rewrite)."""
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -220,7 +224,7 @@ class Aof:
     def attach(self, loop: Any) -> None:
         """Run on this event loop: flush at the end of each turn, housekeeping timer."""
         self._loop = loop
-        self._timer = loop.call_later(0.1, self._tick)
+        self._timer = loop.call_at(next_beat(loop.time(), TICK_S), self._tick)
 
     def close(self) -> None:
         """Flush and fsync everything (SHUTDOWN, SIGTERM), stop the thread."""
@@ -508,7 +512,7 @@ class Aof:
             self.engine.internal_errors += 1
         finally:
             if not self._stop.is_set() and self._loop is not None:
-                self._timer = self._loop.call_later(0.1, self._tick)
+                self._timer = self._loop.call_at(next_beat(self._loop.time(), TICK_S), self._tick)
 
     # -- INFO -----------------------------------------------------------------------
     def info_lines(self, enabled: bool | None = None) -> list[str]:

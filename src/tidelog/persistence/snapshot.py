@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..clock import next_beat
 from ..config import save_points
 from . import rdb
 
@@ -207,7 +208,8 @@ class Snapshotter:
             except Exception:  # a bug: keep serving, but say so
                 log.exception("snapshot cron failed")
                 self.engine.internal_errors += 1
-            self._timer = loop.call_later(1 / max(1, min(500, config["hz"])), tick)
+            self._timer = loop.call_at(next_beat(loop.time(), 1 / max(1, min(500, config["hz"]))),
+                                       tick)
 
         self._timer = loop.call_later(0, tick)
 

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..clock import next_beat
 from ..cluster import bus
 from ..cluster.actions import (
     Close,
@@ -453,7 +454,8 @@ class ClusterShell:
     # -- the timer
     async def _tick_loop(self) -> None:
         while not self.stopping:
-            await asyncio.sleep(TICK_S)
+            loop = asyncio.get_running_loop()
+            await asyncio.sleep(next_beat(loop.time(), TICK_S) - loop.time())
             try:
                 self.tick()
             except Exception:

@@ -23,6 +23,7 @@ import asyncio
 import logging
 from typing import Any
 
+from ..clock import next_beat
 from ..config import Config
 from ..engine import Engine
 from ..persistence.durability import attach
@@ -82,7 +83,8 @@ class Server:
     async def _cron(self) -> None:
         while True:
             hz = max(1, min(500, self.config["hz"]))
-            await asyncio.sleep(1 / hz)
+            loop = asyncio.get_running_loop()
+            await asyncio.sleep(next_beat(loop.time(), 1 / hz) - loop.time())
             try:
                 self.engine.cron()
                 self._close_idle_clients()
