@@ -33,7 +33,7 @@ from tests.support.readme import (
 from tests.support.redis_oracle import free_port
 
 SPARK = "Spark pipeline"
-# Its blocks start a cluster of their own: tests/integration/test_local_cluster_readme.py.
+# Its blocks start a cluster of their own: tests/integration/test_cluster_local_readme.py.
 LOCAL_CLUSTER = "Cluster on one machine"
 
 

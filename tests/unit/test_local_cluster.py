@@ -1,7 +1,7 @@
 """The launcher's pure parts (``tidelog.server.local_cluster``): the slot
 split and the replica assignment of ``redis-cli --cluster create``, and the
 command line (what is the launcher's, what goes to every node).  The
-processes themselves: tests/integration/test_local_cluster.py."""
+processes themselves: tests/integration/test_cluster_local.py."""
 
 from __future__ import annotations
 
