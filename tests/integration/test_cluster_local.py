@@ -200,3 +200,21 @@ def test_nodes_started_without_creation_join_with_add_node_and_take_slots(launch
     assert len(myself.split()) > 8, myself  # it serves slots now
     assert more.terminate() == 0
     assert first.terminate() == 0
+
+
+@pytest.mark.parametrize("to_group", [True, False])
+def test_ctrl_c_stops_the_nodes_and_exits_0(launch, to_group):
+    # A terminal's Ctrl-C sends SIGINT to the whole foreground group (the
+    # launcher and its nodes at once); a plain `kill -INT` to the launcher alone.
+    launcher = launch(1)
+    table = launcher.ready()
+    assert table[launcher.base]["slots"] == "0-16383"
+    pid = int(table[launcher.base]["pid"])
+    if to_group:
+        os.killpg(launcher.proc.pid, signal.SIGINT)
+    else:
+        launcher.proc.send_signal(signal.SIGINT)
+    assert launcher.proc.wait(90) == 0, launcher.output
+    assert gone(pid)
+    assert ">>> All nodes stopped" in launcher.output
+    assert "exited with code" not in launcher.output  # nothing was started again

@@ -650,6 +650,8 @@ class LocalCluster:
     def supervise(self) -> None:
         """Restart nodes that exit, until a stop is asked for."""
         while True:
+            if self.stopping:  # before looking: a Ctrl-C stops the nodes too
+                raise Stopping
             now = time.monotonic()
             for node in self.nodes:
                 if node.restart_at is None and not node.alive():
@@ -661,8 +663,6 @@ class LocalCluster:
                               f"starting it again in {node.backoff:g} s")
                     node.backoff = min(node.backoff * 2, BACKOFF_MAX_S)
                 elif node.restart_at is not None and now >= node.restart_at:
-                    if self.stopping:
-                        raise Stopping
                     self.spawn(node)
                     node.restarts += 1
                     assert node.proc is not None
