@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import redis
 from redis.cluster import RedisCluster
 
 from tests.support.cluster import require_cluster_mode
@@ -218,3 +219,14 @@ def test_ctrl_c_stops_the_nodes_and_exits_0(launch, to_group):
     assert gone(pid)
     assert ">>> All nodes stopped" in launcher.output
     assert "exited with code" not in launcher.output  # nothing was started again
+
+
+def test_nodes_with_a_password(launch):
+    launcher = launch(1, "--requirepass", "s3cret")
+    table = launcher.ready()
+    assert table[launcher.base]["role"] == "master"
+    with pytest.raises(redis.AuthenticationError):
+        client(launcher.base).ping()
+    authed = redis.Redis(port=launcher.base, password="s3cret", decode_responses=True)
+    assert "cluster_state:ok" in authed.execute_command("CLUSTER", "INFO")
+    assert launcher.terminate() == 0

@@ -144,3 +144,10 @@ def test_only_cluster_local_asks_for_the_launcher():
     assert wants_launcher(["--cluster-local 2"])
     assert not wants_launcher(["--port", "7000", "--cluster-enabled", "yes"])
     assert not wants_launcher(["redis.conf"])
+
+
+def test_requirepass_goes_to_the_nodes_and_the_launcher_authenticates_with_it():
+    options = parse_args(["--cluster-local", "2", "--requirepass", "s3cret"])
+    assert options.node_args == ["--requirepass", "s3cret"]
+    assert options.password == "s3cret"
+    assert parse_args(["--cluster-local", "2"]).password is None

@@ -178,6 +178,7 @@ class Options:
     create: bool = True
     host: str = "127.0.0.1"          # where the launcher reaches its nodes, and MEETs them
     config_file: str = ""            # absolute; given to every node first
+    password: str | None = None      # --requirepass given to the nodes: the launcher AUTHs
     node_args: list[str] = field(default_factory=list)
 
 
@@ -239,8 +240,8 @@ def parse_args(argv: Sequence[str]) -> Options:
                                 "each node's bus port is its port + 10000")
         else:
             node_args += ["--" + name, *values]
-            if name == "bind" and values:
-                own["bind"] = " ".join(values)
+            if name in ("bind", "requirepass") and values:
+                own[name] = " ".join(values)
     if "cluster-local" not in own:
         raise LauncherError("--cluster-local N is missing")
     nodes = _number("cluster-local", own["cluster-local"], 1, 1000)
@@ -253,7 +254,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         raise LauncherError(f"--cluster-create takes yes or no, got '{create}'")
     return Options(nodes=nodes, port=port, dir=own.get("dir", "data"), replicas=replicas,
                    create=create == "yes", host=_connect_host(own.get("bind", "127.0.0.1")),
-                   config_file=config_file, node_args=node_args)
+                   config_file=config_file, password=own.get("requirepass") or None,
+                   node_args=node_args)
 
 
 # -- a small blocking RESP client -----------------------------------------------------------
@@ -267,9 +269,16 @@ class NodeClient:
     request and returns the reply (bytes, int, list, None); an error reply
     raises ReplyError, a lost connection OSError."""
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
+    def __init__(self, host: str, port: int, timeout: float = 10.0,
+                 password: str | None = None) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.reader = self.sock.makefile("rb")
+        if password is not None:
+            try:
+                self.call("AUTH", password)
+            except BaseException:
+                self.close()
+                raise
 
     def close(self) -> None:
         self.reader.close()
@@ -494,7 +503,8 @@ class LocalCluster:
                                     f"{node.proc.returncode} at start:\n"
                                     f"{node.tail(OUTPUT_FILE)}{node.tail(LOG_FILE)}".rstrip())
             try:
-                with NodeClient(self.options.host, node.port, timeout=2) as client:
+                with NodeClient(self.options.host, node.port, timeout=2,
+                                password=self.options.password) as client:
                     if client.call("PING") == b"PONG":
                         return
             except (OSError, ReplyError):
@@ -506,7 +516,7 @@ class LocalCluster:
 
     # -- the cluster
     def client(self, node: Node) -> NodeClient:
-        return NodeClient(self.options.host, node.port)
+        return NodeClient(self.options.host, node.port, password=self.options.password)
 
     def is_empty(self, node: Node) -> bool:
         """Knows no other node and has no slot (so, no cluster yet)."""
@@ -707,7 +717,7 @@ class LocalCluster:
                 self.stop()
                 self.say(">>> All nodes stopped")
                 return 0
-            except LauncherError as exc:
+            except (LauncherError, ReplyError, OSError) as exc:  # a node's error reply, or gone
                 self.warn(f"error: {exc}")
                 self.stop()
                 return 1
