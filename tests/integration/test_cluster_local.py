@@ -230,3 +230,19 @@ def test_nodes_with_a_password(launch):
     authed = redis.Redis(port=launcher.base, password="s3cret", decode_responses=True)
     assert "cluster_state:ok" in authed.execute_command("CLUSTER", "INFO")
     assert launcher.terminate() == 0
+
+
+def test_more_nodes_over_a_formed_cluster_are_left_empty(launch):
+    launcher = launch(2)
+    launcher.ready()
+    ids = node_ids(launcher.ports())
+    assert launcher.terminate() == 0
+    more = launch(3, base=launcher.base, name="more")
+    table = more.ready()
+    assert ">>> Creating" not in more.output
+    assert (f"warning: the nodes on ports {launcher.base + 2} are empty while the others are "
+            "in a cluster: not creating one") in more.output
+    assert ">>> cluster_state:ok on 2 nodes" in more.output
+    assert node_ids(launcher.ports()) == ids
+    assert table[launcher.base + 2]["slots"] == "-"
+    assert more.terminate() == 0

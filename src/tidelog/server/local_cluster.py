@@ -578,10 +578,10 @@ class LocalCluster:
                 raise LauncherError(f"the nodes did not all meet within {JOIN_WAIT_S:.0f} s")
             self.pause(0.2)
 
-    def views(self) -> tuple[list[frozenset[tuple[str, str, str]]], list[str]]:
+    def views(self, nodes: list[Node]) -> tuple[list[frozenset[tuple[str, str, str]]], list[str]]:
         """Per node: its CLUSTER NODES as (id, master, slots), and its cluster_state."""
         views, states = [], []
-        for node in self.nodes:
+        for node in nodes:
             try:
                 with self.client(node) as c:
                     lines = cluster_nodes(c)
@@ -592,12 +592,12 @@ class LocalCluster:
             views.append(frozenset((n.id, n.master, n.slots) for n in lines))
         return views, states
 
-    def wait_ok(self, size: int | None) -> bool:
-        """Until every node says cluster_state:ok and all agree (and list
-        ``size`` nodes, when given); False after JOIN_WAIT_S."""
+    def wait_ok(self, size: int | None, nodes: list[Node] | None = None) -> bool:
+        """Until every node (of ``nodes``, else all) says cluster_state:ok and
+        all agree (and list ``size`` nodes, when given); False after JOIN_WAIT_S."""
         deadline = time.monotonic() + JOIN_WAIT_S
         while True:
-            views, states = self.views()
+            views, states = self.views(self.nodes if nodes is None else nodes)
             if (all(s == "ok" for s in states) and all(v == views[0] for v in views)
                     and (size is None or len(views[0]) == size)):
                 return True
@@ -634,11 +634,13 @@ class LocalCluster:
         empty = [node for node in self.nodes if self.is_empty(node)]
         formed = len(empty) == 0
         if not self.options.create:
-            self.say(f">>> {len(empty)} empty node(s) started without creating a cluster "
-                     f"(--cluster-create no): add them with redis-cli --cluster add-node")
-            if formed:
-                self.wait_ok(None)
+            if empty:
+                self.say(f">>> {len(empty)} empty node(s) started without creating a cluster "
+                         f"(--cluster-create no): add them with redis-cli --cluster add-node")
+            if len(empty) < len(self.nodes):  # the others came back from their nodes.conf
+                self.wait_ok(None, [node for node in self.nodes if node not in empty])
             return
+        members = self.nodes  # the nodes that are (or are made) one cluster
         if len(empty) == len(self.nodes):
             self.create()
             ok = self.wait_ok(len(self.nodes))
@@ -649,9 +651,11 @@ class LocalCluster:
             self.warn("warning: the nodes on ports " + ", ".join(str(n.port) for n in empty)
                       + " are empty while the others are in a cluster: not creating one "
                       "(add them with redis-cli --cluster add-node)")
-            ok = self.wait_ok(None)
+            members = [node for node in self.nodes if node not in empty]
+            ok = self.wait_ok(None, members)
         if ok:
-            self.say(f">>> cluster_state:ok on all {len(self.nodes)} nodes")
+            self.say(f">>> cluster_state:ok on "
+                     f"{'all ' if members is self.nodes else ''}{len(members)} nodes")
         else:
             self.warn(f"warning: the nodes do not all say cluster_state:ok and agree after "
                       f"{JOIN_WAIT_S:.0f} s; going on")
