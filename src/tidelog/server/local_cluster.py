@@ -365,6 +365,15 @@ def usable_cores() -> list[int]:
         return []
 
 
+def pinned_core(pid: int) -> str:
+    """The one core process ``pid`` may run on, or "-" (not pinned, or no way to know)."""
+    try:
+        cores = os.sched_getaffinity(pid)
+    except (AttributeError, OSError):
+        return "-"
+    return str(next(iter(cores))) if len(cores) == 1 else "-"
+
+
 def _libc_prctl() -> Any:
     if not sys.platform.startswith("linux"):
         return None
@@ -623,7 +632,7 @@ class LocalCluster:
                 pass
             rows.append((str(node.port), str(node.bus_port), role, slots,
                          str(node.proc.pid) if node.proc else "-",
-                         "-" if node.core is None else str(node.core),
+                         pinned_core(node.proc.pid) if node.proc else "-",
                          os.path.relpath(node.dir) if not os.path.relpath(node.dir).startswith("..")
                          else node.dir))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
