@@ -25,8 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import redis
+from redis.backoff import ExponentialBackoff
 from redis.cluster import LoadBalancingStrategy, RedisCluster
 from redis.crc import key_slot
+from redis.retry import Retry
 
 from .ids import MAX_ID, MIN_ID, StreamId, format_id, parse_id
 
@@ -51,7 +53,8 @@ def client(url: str, cluster: bool | None = None,
                          LoadBalancingStrategy.ROUND_ROBIN_REPLICAS} if replicas else {}
                 found = RedisCluster.from_url(
                     url, decode_responses=False, socket_keepalive=True,
-                    cluster_error_retry_attempts=20, **extra)
+                    retry=Retry(ExponentialBackoff(cap=1.0, base=0.01), 20), **extra)
+                _raw_nodes(found)
             else:
                 found = redis.Redis.from_url(
                     url, decode_responses=False, socket_keepalive=True,
@@ -62,6 +65,25 @@ def client(url: str, cluster: bool | None = None,
                 found.set_response_callback(name, _raw)
             _clients[key] = found
         return found
+
+
+def _raw_nodes(conn: RedisCluster) -> None:
+    """Raw replies from the per-node clients as well: a command redirected by MOVED or
+    ASK, and any single command, is parsed by the node's client, not the cluster's."""
+    manager = conn.nodes_manager
+    create = manager.create_redis_node
+
+    def create_raw(host, port, **kwargs):
+        node = create(host, port, **kwargs)
+        for name in RAW_REPLIES:
+            node.set_response_callback(name, _raw)
+        return node
+
+    manager.create_redis_node = create_raw
+    for node in manager.nodes_cache.values():
+        if node.redis_connection is not None:
+            for name in RAW_REPLIES:
+                node.redis_connection.set_response_callback(name, _raw)
 
 
 def is_cluster(url: str) -> bool:
