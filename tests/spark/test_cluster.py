@@ -138,6 +138,34 @@ def move_slot(cluster: ClusterNodes, slot: int, source, target) -> None:
     cluster.wait_agree(60)
 
 
+def replica_pair(cluster: ClusterNodes):
+    """The (primary, replica) pair of the shard that has a replica."""
+    for node in cluster.nodes:
+        with node.client() as c:
+            role = c.execute_command("ROLE")
+        if role[0] == "slave":
+            return next(n for n in cluster.nodes if n.port == int(role[2])), node
+    raise AssertionError("no replica")
+
+
+def primary_of(cluster: ClusterNodes, node):
+    """``node`` if it is a primary, else its primary."""
+    with node.client() as c:
+        role = c.execute_command("ROLE")
+    return node if role[0] == "master" else next(
+        n for n in cluster.nodes if n.port == int(role[2]))
+
+
+def fail_over(cluster: ClusterNodes) -> None:
+    """CLUSTER FAILOVER on the replica (the coordinated kind: no write is lost), until
+    every node agrees on the new roles."""
+    primary, replica = replica_pair(cluster)
+    with replica.client() as c:
+        c.execute_command("CLUSTER", "FAILOVER")
+    wait_for(lambda: replica_pair(cluster) == (replica, primary), "the failover", 60)
+    cluster.wait_agree(60)
+
+
 def other_primary(cluster: ClusterNodes, node):
     for n in cluster.nodes:
         if n is not node:
@@ -219,7 +247,7 @@ def test_a_slot_moved_after_planning_is_read_from_its_new_owner(spark, tidelog_c
 
 def test_read_replicas_reads_from_the_replica_with_readonly(spark, tidelog_clean):
     cluster = tidelog_clean
-    primary, replica = cluster.nodes[0], cluster.nodes[3]
+    primary, replica = replica_pair(cluster)
     # keys of the shard that has the replica
     keys = [k for k in (f"r:{{{i}}}" for i in range(40)) if owner(cluster, k) is primary][:3]
     c = cluster_client(cluster)
@@ -306,6 +334,7 @@ def test_a_reshard_during_a_streaming_query_delivers_every_entry_once(spark, tid
             for key in moved:                   # while the writer and the query run
                 move_slot(cluster, key_slot(key.encode()), homes[key],
                           other_primary(cluster, homes[key]))
+            fail_over(cluster)                  # and the shard with a replica fails over
             last = max((p["batchId"] for p in query.recentProgress), default=-1)
             after = writer.rounds
             wait_for(lambda: writer.rounds > after + 100 or writer.error is not None,
@@ -323,8 +352,9 @@ def test_a_reshard_during_a_streaming_query_delivers_every_entry_once(spark, tid
     rows = [(r.stream, r.id) for r in spark.read.parquet(str(out)).collect()]
     assert len(rows) == len(set(rows)), "an entry was delivered twice"
     assert set(rows) == all_entries(cluster, TOPIC) == writer.added
-    for key in moved:                           # leave the slots where they were
-        move_slot(cluster, key_slot(key.encode()), owner(cluster, key), homes[key])
+    for key in moved:                           # the slots back to their shards
+        move_slot(cluster, key_slot(key.encode()), owner(cluster, key),
+                  primary_of(cluster, homes[key]))
 
 
 # -- writes and the archive --------------------------------------------------------------------
