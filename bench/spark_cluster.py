@@ -139,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         session.stop()
     one, two = (r["median_rows_per_s"] for r in results)
+    shown = vars(args) | {"json": None, "tidelog_cmd": _program(args.tidelog_cmd)}
     report = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-              "machine": servers.machine_info(), "args": vars(args) | {"json": None, "tidelog_cmd": _program(args.tidelog_cmd)},
+              "machine": servers.machine_info(), "args": shown,
               "results": results, "two_over_one": round(two / one, 3)}
     print("| shards | entries | rows/s (median) | server CPU s per node (last run) |")
     print("|---|---|---|---|")
