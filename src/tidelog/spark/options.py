@@ -59,6 +59,15 @@ def get_str(options: Mapping[str, str], name: str, default: str | None = None) -
     return default if value is None else value
 
 
+def get_cluster(options: Mapping[str, str]) -> bool | None:
+    """Option ``cluster``: ``true``, ``false``, or ``auto`` (the default: None, the
+    server's ``INFO cluster`` decides)."""
+    value = _get(options, "cluster")
+    if value is None or value.strip().lower() == "auto":
+        return None
+    return get_bool(options, "cluster", False)
+
+
 def _stream_keys(options: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(options, "stream") or _get(options, "streams") or ""
     return tuple(k.strip() for k in text.split(",") if k.strip())
@@ -86,6 +95,8 @@ class ReadOptions:
     max_entries_per_trigger: int | None
     starting_offsets: str | None   # earliest (default) | latest | JSON {key: id}
     group: str | None              # consumer group kept at the committed offset
+    cluster: bool | None = None    # Redis Cluster: True, False, None (ask the server)
+    read_replicas: bool = False    # batch reads from the owning shard's replicas
 
     @staticmethod
     def parse_binary(options: Mapping[str, str]) -> bool:
@@ -127,6 +138,8 @@ class ReadOptions:
             max_entries_per_trigger=get_int(options, "maxEntriesPerTrigger", None),
             starting_offsets=get_str(options, "startingOffsets"),
             group=get_str(options, "group"),
+            cluster=get_cluster(options),
+            read_replicas=get_bool(options, "readReplicas", False),
         )
 
 
@@ -143,6 +156,7 @@ class WriteOptions:
     idempotent: bool               # XADD ... IDMP producer iid
     producer_id: str | None        # IDMP producer prefix; default: the query ID / a job UUID
     batch_size: int                # XADDs per pipeline round trip
+    cluster: bool | None = None    # Redis Cluster: True, False, None (ask the server)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> WriteOptions:
@@ -165,4 +179,5 @@ class WriteOptions:
             idempotent=get_bool(options, "idempotent", False),
             producer_id=get_str(options, "producerId"),
             batch_size=get_int(options, "batchSize", 1000),
+            cluster=get_cluster(options),
         )
