@@ -223,6 +223,25 @@ def test_batch_read_plans_per_shard_and_reads_every_entry(spark, tidelog_clean):
     assert len(rows) == len(expected) and set(rows) == expected
 
 
+def test_a_topic_produced_with_the_helper_reads_as_all_its_partitions(spark, tidelog_clean):
+    from tidelog.client.partitions import partition_keys
+    from tidelog.client.topic import Topic
+
+    cluster = tidelog_clean
+    c = cluster_client(cluster)
+    topic = Topic(c, "events", 6)
+    sent = {topic.produce(f"user-{i % 17}", {"n": str(i)}) for i in range(240)}
+    c.close()
+    keys = partition_keys("events", 6)
+    assert {key for key, _ in sent} == set(keys)   # the keys spread over all six partitions
+
+    df = (spark.read.format("tidelog").option("url", url_of(cluster))
+          .option("topic", "events").option("topicPartitions", 6).load())
+    rows = {(r.stream, r.id) for r in df.select("stream", "id").collect()}
+    assert rows == {(key, entry_id if isinstance(entry_id, str) else entry_id.decode())
+                    for key, entry_id in sent}
+
+
 def test_a_slot_moved_after_planning_is_read_from_its_new_owner(spark, tidelog_clean):
     cluster = tidelog_clean
     c = cluster_client(cluster)

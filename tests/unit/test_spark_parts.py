@@ -197,6 +197,31 @@ def test_read_options():
             ReadOptions.parse(bad)
 
 
+def test_a_topic_option_reads_its_partition_keys():
+    from tidelog.client.partitions import partition_keys
+
+    o = ReadOptions.parse({"topic": "orders", "topicPartitions": "4"})
+    assert o.keys == tuple(partition_keys("orders", 4)) and len(set(o.keys)) == 4
+    for bad in ({"topic": "orders"}, {"topicPartitions": "4", "stream": "a"},
+                {"topic": "orders", "topicPartitions": "4", "stream": "a"},
+                {"topic": "orders", "topicPartitions": "4", "pattern": "o*"},
+                {"topic": "a{b", "topicPartitions": "4"},
+                {"topic": "orders", "topicPartitions": "0"}):
+        with pytest.raises(ValueError):
+            ReadOptions.parse(bad)
+
+
+def test_archive_takes_a_topic_as_name_and_count():
+    from tidelog.client.partitions import partition_keys
+    from tidelog.spark.archive_job import _arguments
+
+    args = _arguments(["--topic", "orders:4", "--older-than", "1d", "--to", "x"])
+    assert args.topic_keys == tuple(partition_keys("orders", 4))
+    for bad in ("orders", "orders:x", "a{b:4"):
+        with pytest.raises(SystemExit):
+            _arguments(["--topic", bad, "--older-than", "1d", "--to", "x"])
+
+
 def test_write_options():
     o = WriteOptions.parse({"stream": "out", "maxlen": "10", "approximatetrim": "false"})
     assert o.key == "out" and o.max_len == 10 and not o.approximate_trim

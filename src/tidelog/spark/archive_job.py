@@ -72,6 +72,7 @@ from .manifest import (
     fsync_dir,
     stream_dir,
 )
+from .options import topic_keys
 from .schema import default_schema
 from .session import local_session
 
@@ -496,6 +497,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     which.add_argument("--stream", help="the stream key")
     which.add_argument("--pattern", help="every stream key matching this SCAN pattern "
                                          "(on every primary of a cluster)")
+    which.add_argument("--topic", metavar="NAME:P",
+                       help="every partition of a topic of P partitions (tidelog.client.topic)")
     when = parser.add_mutually_exclusive_group(required=True)
     when.add_argument("--older-than", type=_duration_argument, metavar="DURATION",
                       help="archive entries older than this: 30s, 15m, 12h, 7d")
@@ -514,6 +517,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
             parse_cut(args.cut)
         except ValueError as exc:
             parser.error(f"--cut: {exc}")
+    if args.topic is not None:
+        name, _, count = args.topic.rpartition(":")
+        try:
+            args.topic_keys = topic_keys(name, int(count))
+        except ValueError as exc:
+            parser.error(f"--topic {args.topic!r}: {exc} (use NAME:P, e.g. orders:8)")
     if args.partitions is not None and args.partitions < 1:
         parser.error("--partitions must be at least 1")
     for setting in args.conf:
@@ -542,7 +551,11 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = _session(args.master, args.conf)
     try:
-        if args.pattern is not None:
+        if args.topic is not None:
+            summaries = archive_all(spark, args.url, streams=args.topic_keys,
+                                    older_than=args.older_than, path=args.to, cut=args.cut,
+                                    num_partitions=args.partitions, progress=say)
+        elif args.pattern is not None:
             summaries = archive_all(spark, args.url, pattern=args.pattern,
                                     older_than=args.older_than, path=args.to, cut=args.cut,
                                     num_partitions=args.partitions, progress=say)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..client.partitions import partition_keys
 from .ids import MAX_ID, MIN_ID, StreamId, id_of_time, parse_id
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -70,7 +71,25 @@ def get_cluster(options: Mapping[str, str]) -> bool | None:
 
 def _stream_keys(options: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(options, "stream") or _get(options, "streams") or ""
-    return tuple(k.strip() for k in text.split(",") if k.strip())
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    topic = _get(options, "topic")
+    if topic is None:
+        if _get(options, "topicPartitions") is not None:
+            raise ValueError("option 'topicPartitions' goes with 'topic'")
+        return keys
+    if keys:
+        raise ValueError("options 'stream' and 'topic' exclude each other")
+    count = get_int(options, "topicPartitions", None)
+    if count is None:
+        raise ValueError("option 'topic' needs 'topicPartitions' (its number of partitions)")
+    return topic_keys(topic, count)
+
+
+def topic_keys(topic: str, count: int) -> tuple[str, ...]:
+    """The stream keys of a partitioned topic (tidelog.client.partitions:
+    ``topic:{tag}``, partition i in the i-th of ``count`` slot ranges).
+    ValueError for a name or count the topic helper refuses."""
+    return tuple(partition_keys(topic, count))
 
 
 @dataclass(frozen=True)
@@ -107,9 +126,9 @@ class ReadOptions:
         keys = _stream_keys(options)
         pattern = _get(options, "pattern")
         if not keys and not pattern:
-            raise ValueError("set option 'stream' (keys, comma-separated) or 'pattern'")
+            raise ValueError("set option 'stream' (keys, comma-separated), 'topic' or 'pattern'")
         if keys and pattern:
-            raise ValueError("options 'stream' and 'pattern' exclude each other")
+            raise ValueError("options 'stream' (or 'topic') and 'pattern' exclude each other")
         start, end = MIN_ID, MAX_ID
         if (text := _get(options, "startingId")) is not None:
             start = parse_id(text, missing_seq=0)
