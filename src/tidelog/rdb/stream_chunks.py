@@ -98,28 +98,36 @@ The whole move (to build on this module, in this order)
    blocked readers, and sends keyspace notification ``restore``.  ABORT, a
    passed deadline (checked by the cron, renewed by each APPEND), FLUSHALL /
    FLUSHDB, or the sender's connection closing drop the staged copy (the
-   sender's connection owns its tokens, as a client owns its MULTI queue).
+   sender's connection owns its tokens, as a client owns its MULTI queue);
+   whatever the reason, dropping a staged copy propagates ``ABORT <token>``.
    The commands are flagged ``write``, ``no-script``, ``no-multi``,
    ``asking``/``may-replicate``; COMMAND DOCS lists them with
    ``doc_flags: syscmd`` so tools know they are not for users.
    Memory: a staged stream counts toward ``used_memory`` (``maxmemory`` may
    refuse BEGIN/APPEND with OOM, as RESTORE is refused).
 
-2. Target side, propagation: the chunk commands are *not* propagated as they
-   come (a replica must not hold staged state that a failover could orphan).
-   The commit propagates the final state as a sequence of bounded commands,
-   each applying a part: ``TIDELOG.STAGE BEGIN/APPEND/...`` with the same
-   chunks, sent to the AOF and replicas in one MULTI/EXEC-free batch at commit
-   time.  A single RESTORE of the whole stream would make every replica (and an
-   AOF reload) block for the same seconds the chunks avoided on the target; the
-   chunk commands let a replica apply them in many short turns too, the last
-   one (COMMIT) installing the key atomically there as well.  The target keeps
-   the chunk bytes it received until commit for this (they are already in
-   memory as the staged nodes; the propagated chunks are re-encoded from the
-   staged stream with :func:`chunks`, which is cheap).  A Redis replica of a
-   Tidelog primary cannot run TIDELOG.STAGE: for a replica that does not
-   announce the capability (REPLCONF capa), the commit propagates one RESTORE
-   instead (documented cost, as towards a Redis target).
+2. Target side, propagation: each staging command is propagated as it is
+   run (BEGIN, every APPEND with its chunk, ABORT), to the AOF and to
+   replicas, so a replica stages the same stream in the same short steps and
+   the COMMIT chunk installs the key there atomically too.  Rejected
+   alternatives: propagating one RESTORE of the final stream at commit (every
+   replica, and every AOF reload, would pay the whole pause the chunks
+   avoided on the target), or re-encoding the staged stream into chunks at
+   commit (the target itself would pay O(size) in one turn).  A staged copy
+   orphaned on a replica (the primary failed over mid-move) is invisible and
+   is dropped by its deadline (or by the new primary's full resync); the
+   deadline runs on the
+   replica's own clock from the last APPEND it applied, and never during an
+   AOF load (the loader runs the commands in order, so a staged copy there
+   either commits or is dropped by a later ABORT, or at the end of the load).
+   An AOF rewrite writes installed keys only plus, for each staged copy
+   still open, its BEGIN and its chunks re-encoded with :func:`chunks`
+   (a method to add: ``StreamStager`` handing back the chunks it holds), so the APPENDs that
+   follow in the new AOF find their token.  A Redis or Valkey replica of a
+   Tidelog primary cannot run TIDELOG.STAGE: a replica that did not announce
+   the capability (``REPLCONF capa``) gets one RESTORE at commit instead,
+   built from the committed stream (the documented cost, as towards a Redis
+   MIGRATE target).
 
 3. Source side: MIGRATE (commands/keys/migrate.py) keeps its DUMP path for
    every key except a stream at or above ``migrate-stream-chunk-threshold``
@@ -133,13 +141,28 @@ The whole move (to build on this module, in this order)
    docs/compatibility.md states its cost (the pause grows with the stream,
    about as Redis's own).
 
-4. Source side, parking: MIGRATE with at least one chunked key cannot finish
-   within the command; the handler returns a *parked* outcome (as a blocked
-   XREAD does, engine/blocking.py) holding a sender task.  The server's shell
-   runs the task on the loop: per turn it takes the next chunk from
-   :func:`chunks`, writes ``TIDELOG.STAGE APPEND`` on the cached connection,
-   awaits the reply (pipelining a few chunks is a later optimisation), and
-   yields, so the bus, PINGs and every other client are served between chunks.
+4. Source side, parking: MIGRATE today is synchronous: it talks to the
+   target over a *blocking* socket (migrate_sockets.py) and serves nobody
+   until the last reply, which is exactly the pause to avoid, so the chunked
+   path cannot run inside the handler.  The engine has two ways to hold a
+   client back: BLOCKED (a ``Wait`` on keys, engine/blocking.py, re-run when
+   a key is marked ready) and POSTPONED (CLIENT PAUSE: the session keeps the
+   command until ``client.resume()``).  The chunked MIGRATE wants a third,
+   PARKED: the handler validates everything as now (arguments, AUTH/SELECT
+   replies are still read synchronously on first contact), then asks a
+   Protocol on the engine (``ctx.engine.mover``, implemented in server/, the
+   only layer with I/O; the bare engine's implementation answers "not
+   available" and the handler keeps to DUMP) to start a move, and returns
+   PARKED; the session answers the client only when the mover calls
+   ``client.resume(reply)``.  A MIGRATE inside MULTI/EXEC, a script or a
+   module-like context cannot park (``ctx.may_block`` is False there) and
+   keeps the DUMP path, as a blocking XREAD inside MULTI answers at once.
+   The mover is an asyncio task with its *own* non-blocking connection to
+   the target (opened with the same AUTH/SELECT/TLS settings; the cached
+   blocking socket stays for DUMP).  Per turn it takes the next chunk from
+   :func:`chunks`, writes ``TIDELOG.STAGE APPEND``, awaits the reply (a
+   small window of pipelined chunks is a later optimisation), and yields,
+   so the bus, PINGs and every other client are served between chunks.
    The stream is written to by nobody meanwhile: a write command to a key
    being moved gets ``-TRYAGAIN Multiple keys request during rehashing of
    slot`` (errors.py) in cluster mode and the same error outside it, decided
@@ -157,8 +180,13 @@ The whole move (to build on this module, in this order)
    chunk round trip), an error reply, the client disconnecting, StreamChanged
    - the sender sends ABORT if the socket is still usable, drops the socket
    from the cache, the source keeps its key untouched, and MIGRATE answers
-   Redis's ``-IOERR error or timeout ...`` text (or the target's error as
-   ``-ERR Target instance replied with error: ...``).  Nothing is lost: the
+   Redis's texts (errors.py: ``MIGRATE_IOERR_CONNECT``, ``_WRITE``,
+   ``_READ``; a target's error reply as ``MIGRATE_TARGET_ERROR`` + its text).
+   A client that disconnects while parked does not stop the move half-way
+   in an unknown state: the mover finishes or aborts it as above, and the
+   reply goes nowhere.  Outside cluster mode the TRYAGAIN for writes to the
+   key being moved is Tidelog's own (Redis never moves a key that slowly):
+   docs/compatibility.md must say so.  Nothing is lost: the
    key exists on exactly one node at any time in which a client can see it,
    as with RESTORE-then-DEL today.
    MIGRATE's other keys (KEYS ...) are sent with DUMP as now, in the same
