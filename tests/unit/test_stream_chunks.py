@@ -275,6 +275,9 @@ OPS = st.lists(st.one_of(
     st.tuples(st.just("nack"), st.sampled_from(["g1", "g2"]), st.integers(0, 60)),
     st.tuples(st.just("trim"), st.integers(0, 60)),
     st.tuples(st.just("tick"), st.integers(1, 1000)),
+    st.tuples(st.just("setid"), st.integers(1, 5), st.integers(0, 3)),
+    st.tuples(st.just("gsetid"), st.sampled_from(["g1", "g2"]), st.integers(0, 60),
+              st.sampled_from([None, 0, 5])),
 ), max_size=60)
 
 
@@ -300,6 +303,13 @@ def run(h, ops):
             h("XNACK", "s", op[1], "FAIL", "IDS", "1", f"{op[2]}-0")
         elif op[0] == "trim":
             h.ok("XTRIM", "s", "MINID", "=", f"{op[1]}-0")
+        elif op[0] == "setid":  # raise the last ID and entries-added, maybe max-deleted
+            n += op[1]
+            added = h.stream("s").entries_added + op[2]
+            h("XSETID", "s", f"{n}-0", "ENTRIESADDED", added, "MAXDELETEDID", f"{op[2]}-0")
+        elif op[0] == "gsetid":  # entries-read explicit, or left to Redis's estimate
+            extra = [] if op[3] is None else ["ENTRIESREAD", op[3]]
+            h("XGROUP", "SETID", "s", op[1], f"{op[2]}-0", *extra)
         else:
             h.clock.advance(op[1])
 
