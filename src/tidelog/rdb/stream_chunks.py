@@ -345,15 +345,14 @@ def _owned(group: ConsumerGroup) -> Iterator[PendingEntry]:
 def _unowned(group: ConsumerGroup) -> Iterator[PendingEntry]:
     """The group's unowned pending entries in NACK-zone order, lazily (as
     :func:`_owned`, by the zone's sequence numbers)."""
-    zone = group._nacked
     after = -1
     while True:
-        seqs = list(islice(zone.irange(after, None, (False, True)), _SCAN))
-        for seq in seqs:
-            yield group.pel[zone[seq]]
-        if len(seqs) < _SCAN:
+        page = group.nack_zone(after, _SCAN)
+        for _, id in page:
+            yield group.pel[id]
+        if len(page) < _SCAN:
             return
-        after = seqs[-1]
+        after = page[-1][0]
 
 
 _STAGES = {NODES: 0, GROUP: 1, PEL: 1, COMMIT: 2}  # GROUP and PEL alternate

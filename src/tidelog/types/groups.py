@@ -484,6 +484,19 @@ class ConsumerGroup:
         """
         return len(self._nack_seq)
 
+    def nack_zone(self, after: int, count: int) -> list[tuple[int, StreamID]]:
+        """Up to ``count`` ``(position, id)`` pairs of the NACK zone in zone
+        order (the order unowned records are claimed in), from the first
+        position above ``after`` (-1: from the start).  Positions only
+        compare; a copy of the group rebuilds the order by adding the IDs
+        with :meth:`add_unowned` in this order.
+
+        Cost: O(log N + count).
+        """
+        zone = self._nacked
+        return [(seq, zone[seq])
+                for seq in islice(zone.irange(after, None, (False, True)), count)]
+
     # -- scans ------------------------------------------------------------------
 
     def pending_range(
