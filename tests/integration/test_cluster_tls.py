@@ -322,3 +322,27 @@ def test_a_plain_peer_cannot_join_a_tls_bus(nodes, plain_kind):
     assert secure.plain().ping() is True
     assert secure.tls().ping() is True
     assert plain.plain().ping() is True
+
+
+def test_config_set_tls_cluster_reaches_the_bus(processes, tmp_path, certs):
+    """CONFIG SET tls-cluster: the bus listener serves TLS from the next
+    tick on, on the port it listens on, and plain TCP again when switched
+    off; the node then announces its TLS port (a TLS client sees it)."""
+    port, tls_port = free_pair(), free_plain_port()
+    workdir = tmp_path / "node"
+    workdir.mkdir()
+    processes.tidelog(cluster_args(port, workdir) + tls_args(certs, tls_port)
+                      + ["--tls-cluster", "no"], port=port)
+    node = Node("tidelog", port, tls_port, workdir, certs)
+    bus = Node("tidelog", port, port, workdir, certs)  # its bus: port + 10000
+    assert bus_handshake(bus, with_cert=True) == "refused"
+    assert node.plain().config_set("tls-cluster", "yes") is True
+    wait_until(lambda: bus_handshake(bus, with_cert=True) == "ok", timeout=WAIT_S)
+    assert bus_handshake(bus, with_cert=False) == "refused"
+    wait_until(lambda: node_ports(node.tls().execute_command("CLUSTER", "NODES")) == {tls_port},
+               timeout=WAIT_S)
+    assert node_ports(node.plain().execute_command("CLUSTER", "NODES")) == {port}
+    assert node.plain().config_set("tls-cluster", "no") is True
+    wait_until(lambda: bus_handshake(bus, with_cert=True) == "refused", timeout=WAIT_S)
+    assert node_ports(node.tls().execute_command("CLUSTER", "NODES")) == {port}
+    assert node.plain().ping() is True
