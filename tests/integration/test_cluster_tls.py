@@ -9,6 +9,7 @@ finaliser); every wait is bounded."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import socket
 import ssl
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode as PyClusterNode
 from redis.cluster import RedisCluster
 
@@ -293,6 +295,22 @@ def test_tidelog_and_redis_server_on_one_tls_bus(nodes):
         for i in range(30):
             rc.set(f"key:{i}", str(i))
         assert [rc.get(f"key:{i}") for i in range(30)] == [str(i) for i in range(30)]
+    tidelog_node = nodes.nodes[0]
+    c = tidelog_node.certs
+
+    async def over_asyncio() -> list[str | None]:
+        rc = AsyncRedisCluster(host="127.0.0.1", port=tidelog_node.tls_port, ssl=True,
+                               ssl_ca_certs=str(c.ca), ssl_certfile=str(c.client_cert),
+                               ssl_keyfile=str(c.client_key), decode_responses=True,
+                               protocol=3)
+        try:
+            for i in range(30):
+                await rc.set(f"async:{i}", str(i))
+            return [await rc.get(f"key:{i}") for i in range(30)]
+        finally:
+            await rc.aclose()
+
+    assert asyncio.run(over_asyncio()) == [str(i) for i in range(30)]
 
 
 def node_count(node: Node) -> int:
