@@ -360,6 +360,9 @@ def test_config_set_tls_cluster_reaches_the_bus(processes, tmp_path, certs):
     wait_until(lambda: node_ports(node.tls().execute_command("CLUSTER", "NODES")) == {tls_port},
                timeout=WAIT_S)
     assert node_ports(node.plain().execute_command("CLUSTER", "NODES")) == {port}
+    # a script's call is on no connection: the TLS port, as redis-server 7.0.15 answers
+    assert node_ports(node.plain().eval("return redis.call('cluster', 'nodes')", 0)) == \
+        {tls_port}
     assert node.plain().config_set("tls-cluster", "no") is True
     wait_until(lambda: bus_handshake(bus, with_cert=True) == "refused", timeout=WAIT_S)
     assert node_ports(node.tls().execute_command("CLUSTER", "NODES")) == {port}

@@ -91,8 +91,11 @@ def _database(ctx: Ctx) -> Database:
 
 def _plain(ctx: Ctx) -> bool:
     """Whether the client is given the nodes' plain ports: under tls-cluster
-    yes, a client not on the TLS port (7.0.15's use_pport)."""
-    return bool(ctx.config["tls-cluster"]) and not getattr(ctx.client, "tls", False)
+    yes, a client of a connection not on the TLS port (7.0.15's use_pport; a
+    script's calls, on no connection, are given the TLS ports)."""
+    client = ctx.client
+    return bool(ctx.config["tls-cluster"]) and client is not None and client.fd >= 0 \
+        and not client.tls
 
 
 class Control:
