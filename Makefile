@@ -2,6 +2,9 @@
 #
 #   make run      start tidelog-server on 127.0.0.1:6379, data in ./data (foreground;
 #                 PORT=, DATA=, HOST= change those, ARGS="--appendonly yes" adds options)
+#   make run-cluster  one tidelog-server per usable core as one Redis Cluster on
+#                 ports PORT, PORT+1, ... (bus ports +10000), data in DATA/<port>/
+#                 (NODES= how many, REPLICAS= replicas per master; HOST, ARGS as run)
 #   make test     ruff, the type checker (mypy), then the whole test suite (the
 #                 layer contracts included; installs Debian's redis-server when root),
 #                 and at the same time the integration and differential suites
@@ -43,6 +46,10 @@ HOST ?= 127.0.0.1
 PORT ?= 6379
 DATA ?= ./data
 ARGS ?=
+# make run-cluster: the number of nodes (the cores this process may use) and
+# of replicas per master.
+NODES ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')
+REPLICAS ?= 0
 
 # Extra arguments: make test PYTEST_ARGS="-k xadd -x", make bench BENCH_ARGS=...
 PYTEST_ARGS ?=
@@ -53,10 +60,11 @@ PURE_PATHS  ?= tests/integration tests/differential
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-long redis-server bench lint clean compat
+.PHONY: help venv run run-cluster test test-long redis-server bench lint clean compat
 
 help:
 	@echo "make run    start tidelog-server on $(HOST):$(PORT), data in $(DATA)"
+	@echo "make run-cluster  one node per core as one Redis Cluster from port $(PORT), data in $(DATA)/<port>/"
 	@echo "make test   run the whole test suite (integration and differential on both twins)"
 	@echo "make test-long  the long end-to-end runs (cluster resharding under load, failovers ...)"
 	@echo "make bench  run the benchmarks"
@@ -98,6 +106,14 @@ $(KSTAMP): $(STAMP) $(KERNEL_SOURCES)
 run: $(KSTAMP)
 	@$(BYTECODE)
 	exec $(BIN)/tidelog-server --bind $(HOST) --port $(PORT) --dir $(DATA) $(ARGS)
+
+# One node per core (NODES), ports PORT.., each node's data in DATA/<port>/;
+# the launcher creates the cluster (or finds it in the nodes' nodes.conf),
+# restarts nodes that exit, and stops them all on Ctrl-C.
+run-cluster: $(KSTAMP)
+	@$(BYTECODE)
+	exec $(BIN)/tidelog-server --cluster-local $(NODES) --cluster-replicas $(REPLICAS) \
+	    --bind $(HOST) --port $(PORT) --dir $(DATA) $(ARGS)
 
 # Debian's redis-server is the reference for the differential tests, and its
 # redis-tools (redis-cli, redis-benchmark) are driven by the CLI tests.

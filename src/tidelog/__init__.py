@@ -34,6 +34,9 @@ Layout (imports point down only):
 
     spark/        the PySpark data source and archive job: a client of the server
                   (redis-py only), importing nothing of the above
+    client/       topics: one logical stream as partition streams spread over a
+                  cluster's primaries, on redis-py's RedisCluster; a client too,
+                  importing nothing of the above but keyslot
 
 The layers are import-linter contracts in ``pyproject.toml``, checked by ``make test``.
 """

@@ -784,7 +784,7 @@ OPTIONS.update({o.name: o for o in [
            _parse_enum("ip", "hostname", "unknown-endpoint"), "ip"),
     Option("cluster-link-sendbuf-limit", _parse_memory_bounded(0, LONG_MAX), "0"),
     _nx("cluster-compatibility-sample-ratio", _parse_int(0, 100), "0"),
-    _bool_nx("cluster-slot-stats-enabled", "no"),
+    _bool_on("cluster-slot-stats-enabled", "no"),
     _nx("cluster-slot-migration-write-pause-timeout", _parse_int(0, LONG_MAX), "10000"),
     _nx("cluster-slot-migration-handoff-max-lag-bytes", _parse_memory_bounded(0, LONG_MAX),
         "1048576"),

@@ -933,3 +933,15 @@ def cluster_bad_config_epoch(epoch: int) -> CommandError:
 
 def cluster_save_failed(why: str) -> CommandError:
     return CommandError(b"ERR error saving the cluster node config: %s" % why.encode())
+
+
+# CLUSTER SLOT-STATS (Valkey 8.0 / Redis 8.2).
+CLUSTER_SLOT_STATS_METRIC = b"ERR Unrecognized sort metric for ORDERBY."
+CLUSTER_SLOT_STATS_LIMIT = b"ERR Limit has to lie in between 1 and 16384 (maximum number of slots)."
+CLUSTER_SLOT_STATS_REPEATED = b"ERR Multiple filters of the same type are disallowed."
+
+
+def cluster_slot_stats_reversed(start: int, end: int) -> CommandError:
+    """SLOT-STATS SLOTSRANGE's (a capital S, unlike ADDSLOTSRANGE's)."""
+    return CommandError(b"ERR Start slot number %d is greater than end slot number %d"
+                        % (start, end))

@@ -50,7 +50,7 @@ def test_the_fields_in_redis_order(tidelog_srv) -> None:
         for name in CLIENTS + STATS:
             assert info[name] >= 0, name
         assert info["lazyfree_pending_objects"] == info["lazyfreed_objects"] == 0
-        assert info["migrate_cached_sockets"] == 0  # MIGRATE caches no connection
+        assert info["migrate_cached_sockets"] == 0  # no MIGRATE has connected anywhere
         assert 0 < float(info["used_memory_peak_perc"].rstrip("%")) <= 100
         assert info["expire_cycle_cpu_milliseconds"] >= 0
         assert isinstance(info["instantaneous_input_kbps"], float)

@@ -33,6 +33,8 @@ from tests.support.readme import (
 from tests.support.redis_oracle import free_port
 
 SPARK = "Spark pipeline"
+# Its blocks start a cluster of their own: tests/integration/test_cluster_local_readme.py.
+LOCAL_CLUSTER = "Cluster on one machine"
 
 
 def run_python(block: Block, port: int) -> str:
@@ -98,7 +100,7 @@ def runner_for(block: Block):
 
 
 def outside_spark(kinds: tuple[str, ...]) -> list[Block]:
-    return [b for b in blocks() if b.lang in kinds and b.section != SPARK]
+    return [b for b in blocks() if b.lang in kinds and b.section not in (SPARK, LOCAL_CLUSTER)]
 
 
 def test_every_block_is_a_known_kind():

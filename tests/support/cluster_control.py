@@ -67,6 +67,9 @@ class StandInState:
     def claim_slots_changed(self) -> None:
         self.calls.append(("claim_slots_changed",))
 
+    def publish(self, channel: bytes, message: bytes, shard: bool) -> None:
+        self.calls.append(("publish", channel, message, shard))
+
 
 def make_myself(port: int = 7000, ip: bytes = b"127.0.0.1", cport: int | None = None) -> Node:
     me = Node(random_name(), MYSELF | MASTER, ip=ip, port=port,
@@ -83,6 +86,7 @@ class ClusterHarness(Harness):
         self.engine.config.set("cluster-enabled", "yes", at_startup=True)
         self.me = myself or make_myself()
         self.topology = Topology(self.me)
+        self.topology.slot_stats = self.engine.slot_stats  # as the shell attaches them
         self.state = StandInState(self.topology)
         self.control = Control(self.topology, self.state)
         self.engine.cluster = self.control

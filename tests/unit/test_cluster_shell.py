@@ -80,9 +80,11 @@ def test_bus_port_and_config_path():
 def test_cluster_options_take_effect():
     config = Config()
     config.load_text("cluster-enabled yes\ncluster-node-timeout 2000\n"
-                     "cluster-slot-stats-enabled yes\n")
+                     "cluster-slot-stats-enabled yes\n"
+                     "cluster-compatibility-sample-ratio 5\n")
     assert config["cluster-enabled"] is True
-    assert config.no_effect_read == ["cluster-slot-stats-enabled"]
+    assert config["cluster-slot-stats-enabled"] is True
+    assert config.no_effect_read == ["cluster-compatibility-sample-ratio"]
 
 
 class Settings:

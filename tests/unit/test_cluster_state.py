@@ -10,7 +10,7 @@ node_timeout 1000 ms unless a test says otherwise."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.support.cluster_net import IP, START_MS, Net, NetNode
@@ -416,6 +416,10 @@ def test_reset_soft_of_a_replica_keeps_the_name():
 @settings(max_examples=5, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, SLOTS - 1), st.integers(1, 3000),
                           st.booleans()), min_size=1, max_size=6))
+# A node that bound a slot itself (with the highest epoch) gave it up to a
+# lower epoch's claim: an earlier owner's "not claiming" mark was still on it.
+@example([(0, 11179, 546, False), (0, 484, 3000, True), (1, 8632, 611, True),
+          (1, 1909, 2860, False), (2, 84, 2132, True), (1, 2791, 1440, False)])
 def test_random_claims_keep_the_invariants_and_converge(claims):
     """SETSLOT NODE / ADDSLOTS-like claims by masters, some with a new epoch;
     a master that loses every slot turns replica and claims no more."""

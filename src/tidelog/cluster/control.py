@@ -433,6 +433,14 @@ class Control:
             return index.count_in_slot(slot)
         return sum(1 for key in db.data if key_slot(key) == slot)
 
+    def shard_slots(self) -> list[int]:
+        """SLOT-STATS: the slots of this node's shard (a replica's master's),
+        ascending, as Valkey's doesSlotBelongToMyShard picks them.
+        O(16384)."""
+        topology = self.topology
+        master = topology.master_of(topology.myself)
+        return [slot for slot, owner in enumerate(topology.owners) if owner is master]
+
     def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]:
         """GETKEYSINSLOT: up to ``count`` keys of the slot. O(count) with the
         per-slot key index; O(keys) without it."""

@@ -84,9 +84,11 @@ class ClusterState(Protocol):
     @property
     def mf(self) -> Failover: ...
     @property
-    def owner_not_claiming(self) -> set[int]: ...
+    def owner_not_claiming(self) -> dict[int, Node]: ...
     master_data_age: int
     replicating: Node | None
+
+    def not_claimed(self, slot: int, owner: Node) -> bool: ...
 
     def offset(self) -> int: ...
     def log(self, level: str, text: str) -> None: ...
@@ -304,7 +306,7 @@ def vote(state: ClusterState, node: Node, request: Message, now: int) -> None:
         if not slot_bit(request.myslots, slot):
             continue
         owner = owners[slot]
-        if owner is None or slot in state.owner_not_claiming or owner.config_epoch <= request.config_epoch:
+        if owner is None or state.not_claimed(slot, owner) or owner.config_epoch <= request.config_epoch:
             continue
         state.log("warning", f"Failover auth denied to {name}: slot {slot} epoch "
                              f"({owner.config_epoch}) > reqEpoch ({request.config_epoch})")

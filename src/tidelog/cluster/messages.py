@@ -170,12 +170,15 @@ def bitmap_of(slots: Iterable[int]) -> bytes:
 
 
 def slots_of(bitmap: bytes | bytearray) -> list[int]:
-    """The slot numbers set in a bitmap, ascending. Cost: O(16384)."""
+    """The slot numbers set in a bitmap, ascending.  Cost: O(2048/8 + the
+    slots set): 64 slots are looked at a time."""
     out = []
-    for byte_index, byte in enumerate(bitmap):
-        if byte:
-            base = byte_index << 3
-            for bit in range(8):
-                if byte & (1 << bit):
-                    out.append(base + bit)
+    data = bytes(bitmap)
+    for start in range(0, len(data), 8):
+        word = int.from_bytes(data[start:start + 8], "little")
+        base = start << 3
+        while word:
+            low = word & -word
+            out.append(base + low.bit_length() - 1)
+            word ^= low
     return out

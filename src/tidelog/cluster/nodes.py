@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..keyslot import SLOTS
-from .messages import MASTER, MYSELF, SLAVE, SLOT_BITMAP_LEN
+from ..slotstats import SlotStats
+from .messages import MASTER, MIGRATE_TO, MYSELF, SLAVE, SLOT_BITMAP_LEN
 
 
 def random_name() -> bytes:
@@ -99,6 +100,9 @@ class Topology:
     size: int = 0
     """Masters serving at least one slot (the quorum's base), as of the last state update."""
     forgotten: dict[bytes, int] = field(default_factory=dict)
+    slot_stats: SlotStats | None = None
+    """The engine's per-slot counters (CLUSTER SLOT-STATS): a slot's go to
+    zero when it changes owner."""
 
     def __post_init__(self) -> None:
         self.nodes.setdefault(self.myself.name, self.myself)
@@ -116,6 +120,8 @@ class Topology:
         for slot in range(SLOTS):
             if self.owners[slot] is node:
                 self.owners[slot] = None
+                if self.slot_stats is not None:
+                    self.slot_stats.reset_slot(slot)
             if self.migrating_to.get(slot) is node:
                 del self.migrating_to[slot]
             if self.importing_from.get(slot) is node:
@@ -124,8 +130,8 @@ class Topology:
             other.fail_reports.pop(node.name, None)
             if other.master is node:
                 other.master = None
-        if node.master is not None and node in node.master.replicas:
-            node.master.replicas.remove(node)
+        if node.master is not None:
+            _remove_replica(node.master, node)
         self.nodes.pop(node.name, None)
 
     def rename(self, node: Node, name: bytes) -> None:
@@ -135,9 +141,12 @@ class Topology:
         self.nodes[name] = node
 
     def set_master(self, node: Node, master: Node | None) -> None:
-        """Make ``node`` a replica of ``master`` (None: a master). Cost: O(replicas)."""
-        if node.master is not None and node in node.master.replicas:
-            node.master.replicas.remove(node)
+        """Make ``node`` a replica of ``master`` (None: a master).  A master
+        that gets a replica is flagged MIGRATE_TO (a target of replica
+        migration once orphaned), one left with none loses the flag.
+        Cost: O(replicas)."""
+        if node.master is not None:
+            _remove_replica(node.master, node)
         node.master = master
         if master is None:
             node.flags = (node.flags & ~SLAVE) | MASTER
@@ -145,11 +154,16 @@ class Topology:
             node.flags = (node.flags & ~MASTER) | SLAVE
             if node not in master.replicas:
                 master.replicas.append(node)
+                master.flags |= MIGRATE_TO
 
     # -- slots ------------------------------------------------------------
 
     def assign(self, slot: int, node: Node) -> None:
-        """Bind ``slot`` to ``node`` (unbinding it from its owner). Cost: O(1)."""
+        """Bind ``slot`` to ``node`` (unbinding it from its owner).  A node
+        getting its first slot while some master has replicas is flagged
+        MIGRATE_TO: a new master is a valid target of replica migration
+        unless the whole cluster is without replicas (as Redis does since
+        its issue 3043).  Cost: O(1); O(nodes) for a node's first slot."""
         old = self.owners[slot]
         if old is node:
             return
@@ -159,6 +173,14 @@ class Topology:
         self.owners[slot] = node
         node.slots[slot >> 3] |= 1 << (slot & 7)
         node.numslots += 1
+        if self.slot_stats is not None:
+            self.slot_stats.reset_slot(slot)
+        if node.numslots == 1 and self.masters_have_replicas():
+            node.flags |= MIGRATE_TO
+
+    def masters_have_replicas(self) -> bool:
+        """Whether any master has a replica. Cost: O(nodes)."""
+        return any(n.replicas for n in self.nodes.values() if not n.flags & SLAVE)
 
     def unassign(self, slot: int) -> Node | None:
         """Make ``slot`` unassigned; returns its former owner. Cost: O(1)."""
@@ -167,6 +189,8 @@ class Topology:
             old.slots[slot >> 3] &= ~(1 << (slot & 7)) & 0xFF
             old.numslots -= 1
             self.owners[slot] = None
+            if self.slot_stats is not None:
+                self.slot_stats.reset_slot(slot)
         return old
 
     def slot_ranges(self, node: Node) -> list[tuple[int, int]]:
@@ -185,3 +209,12 @@ class Topology:
     def master_of(self, node: Node) -> Node:
         """The master of ``node``'s shard: itself if a master. Cost: O(1)."""
         return node.master if node.master is not None else node
+
+
+def _remove_replica(master: Node, replica: Node) -> None:
+    """Take ``replica`` off ``master``'s list; a master left without
+    replicas is no target of replica migration any more. Cost: O(replicas)."""
+    if replica in master.replicas:
+        master.replicas.remove(replica)
+        if not master.replicas:
+            master.flags &= ~MIGRATE_TO

@@ -14,7 +14,8 @@ Redis 7.0.15's cluster does (its ``clusterProcessPacket``, ``clusterCron``,
 - epochs and slots: the highest config epoch wins a slot; a stale claimer
   gets an UPDATE; equal epochs of two masters are told apart by their names;
 - roles: a master left without slots follows their new owner; a replica
-  follows its master's moves;
+  follows its master's moves; a replica moves to an orphaned master
+  (:mod:`tidelog.cluster.migration`);
 - the cluster state (ok or fail) that the router checks;
 - PUBLISH over the bus.
 
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..keyslot import SLOTS
-from . import failover
+from . import failover, migration
 from .actions import (
     Action,
     Close,
@@ -82,6 +83,7 @@ from .messages import (
     Gossip,
     Message,
     slot_bit,
+    slots_of,
 )
 from .nodes import Node, Topology, random_name
 
@@ -158,8 +160,12 @@ class ClusterState:
     offset_source: Callable[[], int] | None = None
     master_data_age: int = 0
     """A replica: ms since it last heard from its master (or lost the link)."""
-    owner_not_claiming: set[int] = field(default_factory=set)
-    """Slots whose owner stopped claiming them (kept bound, not gossiped as sure)."""
+    owner_not_claiming: dict[int, Node] = field(default_factory=dict)
+    """Slot -> the owner that stopped claiming it (kept bound, not defended
+    by epoch).  An entry counts only while that node still owns the slot
+    here: a slot bound anew (ADDSLOTS, SETSLOT, a claim) is defended again,
+    as Redis clears the mark when it unbinds a slot."""
+
     replicating: Node | None = None
     """The master the shell was last told to replicate."""
     iteration: int = 0
@@ -701,11 +707,13 @@ class ClusterState:
             self.update_slots_with(sender, msg.config_epoch, msg.myslots, now)
         if dirty:
             owners = topology.owners
-            for slot in range(SLOTS):
-                if not slot_bit(msg.myslots, slot):
-                    continue
+            # the slots it claims that it does not own here (its own bitmap
+            # is the slots whose owner is it)
+            others = (int.from_bytes(msg.myslots, "little")
+                      & ~int.from_bytes(sender.slots, "little"))
+            for slot in slots_of(others.to_bytes(len(msg.myslots), "little")):
                 owner = owners[slot]
-                if owner is sender or owner is None or slot in self.owner_not_claiming:
+                if owner is None or self.not_claimed(slot, owner):
                     continue
                 if owner.config_epoch > msg.config_epoch:
                     self.log("verbose", f"Node {sender.name.decode()} has old slots "
@@ -832,12 +840,19 @@ class ClusterState:
             self.later(update=True, save=True)
 
     # -- slots ---------------------------------------------------------------------------
+    def not_claimed(self, slot: int, owner: Node) -> bool:
+        """Whether ``owner`` (the slot's owner here) stopped claiming it. O(1)."""
+        return self.owner_not_claiming.get(slot) is owner
+
     def update_slots_with(self, sender: Node, epoch: int, slots: bytes, now: int) -> None:
         """A master's claim (Redis's clusterUpdateSlotsConfigWith): each
         claimed slot that is unassigned, or owned with a smaller config
         epoch, and not being imported here, moves to it; this node (or its
         master) left without slots follows it; slots lost with keys still
-        here have their keys deleted. O(16384)."""
+        here have their keys deleted.  Only the slots where the claim and
+        what it owns here differ are visited (a node's bitmap is the slots
+        whose owner it is), plus its slots awaiting a claim.  O(2048/8 +
+        the slots that differ)."""
         topology = self.topology
         myself = topology.myself
         if sender is myself:
@@ -846,28 +861,31 @@ class ClusterState:
         current_master = topology.master_of(myself)
         owners = topology.owners
         new_master: Node | None = None
-        claimed = migrated = 0
+        claimed_mask = int.from_bytes(slots, "little")
+        claimed = claimed_mask.bit_count()
+        migrated = 0
         lost: list[int] = []
-        for slot in range(SLOTS):
+        # claimed and its own here: no longer awaiting a claim
+        for slot in [s for s in self.owner_not_claiming
+                     if owners[s] is sender and slot_bit(slots, s)]:
+            self.owner_not_claiming.pop(slot, None)
+        differ = claimed_mask ^ int.from_bytes(sender.slots, "little")
+        for slot in slots_of(differ.to_bytes(len(slots), "little")):
             owner = owners[slot]
-            if slot_bit(slots, slot):
-                claimed += 1
-                if owner is sender:
-                    self.owner_not_claiming.discard(slot)
-                    continue
+            if slot_bit(slots, slot):  # claimed, owned by another or nobody
                 if slot in topology.importing_from:
                     continue
-                if owner is None or slot in self.owner_not_claiming or owner.config_epoch < epoch:
+                if owner is None or self.not_claimed(slot, owner) or owner.config_epoch < epoch:
                     if owner is myself:
                         lost.append(slot)
                     if owner is current_master:
                         new_master = sender
                         migrated += 1
                     topology.assign(slot, sender)
-                    self.owner_not_claiming.discard(slot)
+                    self.owner_not_claiming.pop(slot, None)
                     self.later(update=True, save=True, fsync=True)
-            elif owner is sender:
-                self.owner_not_claiming.add(slot)
+            else:  # its own here, not claimed
+                self.owner_not_claiming[slot] = sender
         if (new_master is not None and current_master.numslots == 0
                 and (self.settings.allow_replica_migration or claimed == migrated)):
             self.log("notice", f"Configuration change detected. Reconfiguring myself as a "
@@ -923,7 +941,8 @@ class ClusterState:
 
     # -- the timer -----------------------------------------------------------------------
     def on_tick(self, now: int) -> None:
-        """Every 100 ms (Redis's clusterCron): reconnect, ping, time out."""
+        """Every 100 ms (Redis's clusterCron): reconnect, ping, time out,
+        fail over, migrate to an orphaned master."""
         self.now = now
         self.iteration += 1
         topology = self.topology
@@ -993,6 +1012,7 @@ class ClusterState:
         if myself.is_replica:
             failover.handle_manual(self, now)
             failover.handle_replica(self, now)
+            migration.handle(self, now)
         if update or not topology.state_ok:
             self.later(update=True)
         self.finish(now)

@@ -35,6 +35,7 @@ from .messages import (
     FAIL_FLAG,
     HANDSHAKE,
     MASTER,
+    MIGRATE_TO,
     MYSELF,
     NAME_LEN,
     NOADDR,
@@ -294,6 +295,9 @@ def load_nodes_conf(text: str) -> Topology:
     for node, start, end in owned:
         for slot in range(start, end + 1):
             topology.assign(slot, node)
+    for node in nodes.values():
+        # MIGRATE_TO is not in the file: after a load, the masters with replicas have it
+        node.flags = node.flags | MIGRATE_TO if node.replicas else node.flags & ~MIGRATE_TO
     for slot, name in migrating:
         topology.migrating_to[slot] = _node(nodes, name)
         topology.add_node(nodes[name])

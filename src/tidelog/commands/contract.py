@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..clock import Clock
     from ..config import Config
     from ..keyspace import Database
+    from ..slotstats import SlotStats
     from ..types.pubsub import PubSub
 
 Reply = Any
@@ -256,6 +257,10 @@ class Replication(Protocol):
         """CONFIG SET repl-backlog-size."""
         ...
 
+    def replicas_fed(self) -> int:
+        """How many replicas the stream is sent to now (the online ones)."""
+        ...
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         """Send a command to replicas but not to the AOF (PUBLISH, as Redis
         does, so subscribers of replicas get the messages too)."""
@@ -374,6 +379,12 @@ class Cluster(Protocol):
     def myid(self) -> bytes: ...
     def myshardid(self) -> bytes: ...
     def count_keys_in_slot(self, ctx: Ctx, slot: int) -> int: ...
+
+    def shard_slots(self) -> list[int]:
+        """The slots this node's shard serves (its own, or its master's for
+        a replica), ascending: those CLUSTER SLOT-STATS reports."""
+        ...
+
     def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]: ...
 
     def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:
@@ -414,6 +425,7 @@ class EngineAPI(Protocol):
     persistence: Persistence
     replication: Replication
     cluster: Cluster
+    slot_stats: SlotStats
     stats: dict[str, int]
     dirty: int
     run_id: str
@@ -456,6 +468,8 @@ class EngineAPI(Protocol):
     # Client-side caching: the tracking table and its delivery (a
     # tidelog.commands.tracking.Tracker); the server's timer (None: none).
     tracking: Any
+    # MIGRATE's cached connections (a tidelog.commands.keys.migrate_sockets.MigrateSockets).
+    migrate_sockets: Any
     schedule: Callable[[float, Callable[[], None]], Any] | None
     # HOTKEYS: the latest session, recording or stopped (a
     # tidelog.commands.hotkeys.Session; None: none); hotkeys_changed() after

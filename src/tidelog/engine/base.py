@@ -31,12 +31,14 @@ from ..commands.contract import (
     Reply,
     Wait,
 )
+from ..commands.keys.migrate_sockets import MigrateSockets
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
 from ..lfu import Lfu
 from ..resp.replies import ErrorReply, RawReply
 from ..scripting.scripts import Scripts
+from ..slotstats import SlotStats
 from ..types.latency import LatencyEvent, SlowlogEntry
 from ..types.pubsub import PubSub
 from .entry import Entry, Waiter
@@ -165,6 +167,7 @@ class EngineCore(EngineAPI, Protocol):
     listen_hook: Callable[[str], bytes | None] | None
     persistence: Persistence
     slot_router: SlotRouter | None
+    slot_stats: SlotStats
     replication: Replication
     cluster: Cluster
     started: float
@@ -191,6 +194,7 @@ class EngineCore(EngineAPI, Protocol):
     _idmp_swept: weakref.WeakSet[Any]
     scripts: Scripts
     tracking: Tracker
+    migrate_sockets: MigrateSockets
     hotkeys: Any
     names: dict[bytes, bytes | None]
     lfu: Lfu

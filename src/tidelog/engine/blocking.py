@@ -13,11 +13,13 @@ from collections import deque
 from typing import Any, cast
 
 from ..commands.contract import ClientState, Ctx, Reply, Wait
-from .admission import FROM_RETRY
+from ..keyslot import key_slot
+from .admission import _NETWORK_KINDS, FROM_RETRY
 from .base import EngineCore
 from .call import CALL_SERVED
 from .entry import Entry, Waiter
 from .outcomes import BLOCKED
+from .slots import count_slot_call
 
 
 # -- blocking -------------------------------------------------------------------
@@ -130,6 +132,11 @@ def serve_ready(self: EngineCore) -> None:
                 request.ready_key = db_key[1]
                 reply = self.call(client, request.entry, request.argv, CALL_SERVED, request)
                 if reply is not None:
+                    if self.slot_stats.enabled and self.slot_router is not None and \
+                            client.kind in _NETWORK_KINDS:
+                        # CLUSTER SLOT-STATS: a blocked command's bytes count when served
+                        count_slot_call(self.slot_stats, key_slot(db_key[1]), request.argv,
+                                        reply, client.protocol)
                     client.send(reply)
 
 

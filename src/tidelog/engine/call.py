@@ -33,10 +33,12 @@ from ..commands import table
 from ..commands.contract import ClientState, Ctx, Reply, Wait
 from ..errors import CommandError, CountedError
 from ..resp.replies import ErrorReply, Replies
+from ..slotstats import SlotStats, request_bytes
 from .admission import _NETWORK_KINDS, CROSS_PROTOCOL_NAMES, FROM_SCRIPT
 from .base import EngineCore
-from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, Entry, Waiter
+from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, SCRIPT_RUNNERS, Entry, Waiter
 from .outcomes import BLOCKED, NOT_RUN
+from .slots import count_slot_call, shard_message_bytes
 
 log = logging.getLogger("tidelog")
 
@@ -140,13 +142,76 @@ def _execute_checked(self: EngineCore, client: ClientState, argv: list[bytes]) -
                 client.tracking.caching = False
         return self._error(exc.message)
     client.last_command = entry.name
-    refusal = self.admit(client, entry, argv)
+    stats = self.slot_stats
+    router = self.slot_router
+    if stats.enabled and entry.keyed and router is not None:
+        client.cluster_slot = -1  # the slot check notes the command's slot
+        refusal = self.admit(client, entry, argv)
+        if client.kind == "master" and refusal is None and client.multi is None:
+            # a replica applying its primary's stream: the slot of the
+            # command's keys (served here or not), its request and time counted
+            router.check(client, entry.spec, argv, self.dbs[client.db])
+            slot = client.cluster_slot
+            if slot >= 0:
+                started = now_ns()
+                reply = _network_call(self, client, entry, argv)
+                stats.cpu_ns[slot] += now_ns() - started
+                stats.net_in[slot] += request_bytes(argv)
+                return reply
+        slot = client.cluster_slot
+        if slot >= 0:
+            return _counted_call(self, client, entry, argv, refusal, stats, slot)
+    else:
+        refusal = self.admit(client, entry, argv)
     if refusal is not None:
         return refusal
+    return _network_call(self, client, entry, argv)
+
+
+def _network_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]) -> Reply:
+    """An admitted client's command that the fast dispatch did not take."""
     ops = self.ops
     if ops.monitors or ops.hotkeys is not None or client.tracking is not None:
         return self.call(client, entry, argv, CALL_NETWORK)
     return self.call(client, entry, argv, CALL_FAST)  # nobody to tell: CALL_NETWORK's work is none
+
+
+# CLUSTER SLOT-STATS: the size of MULTI's request.
+_MULTI_BYTES = request_bytes([b"MULTI"])
+
+
+def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
+                  refusal: Reply | None, stats: SlotStats, slot: int) -> Reply:
+    """A client's command of one slot while CLUSTER SLOT-STATS counts
+    (cluster-slot-stats-enabled), as Valkey 9.1 counts it: its time, its
+    request's and reply's bytes (:func:`~tidelog.engine.slots.count_slot_call`)
+    and the bytes it adds to the replication stream, once per replica; a
+    refused command only its request's bytes; a command that blocks its
+    time now, its bytes when it is served (none at a timeout); a script
+    (EVAL, FCALL ...) only its reply's bytes; a command queued in MULTI its
+    request (not +QUEUED), and EXEC also MULTI's request.  Cost: O(argc),
+    plus encoding a reply that is not a bulk string nor an integer."""
+    if refusal is not None:
+        stats.net_in[slot] += request_bytes(argv)
+        return refusal
+    replication = self.replication
+    offset = replication.offset
+    started = now_ns()
+    reply = _network_call(self, client, entry, argv)
+    fed = replication.offset - offset
+    if fed > 0:  # the replication stream's bytes, to each replica
+        stats.net_out[slot] += fed * replication.replicas_fed()
+    script = entry.name in SCRIPT_RUNNERS
+    if not script:
+        stats.cpu_ns[slot] += now_ns() - started
+    if entry.name == "exec":
+        stats.net_in[slot] += _MULTI_BYTES  # the transaction's MULTI, charged with its EXEC
+    if reply is not BLOCKED and not client.mute:
+        count_slot_call(stats, slot, None if script else argv, reply, client.protocol)
+        if entry.name == "spublish" and reply.__class__ is int and reply:
+            # the message each subscriber here was sent
+            stats.net_out[slot] += reply * shard_message_bytes(argv[1], argv[2])
+    return reply
 
 
 def script_command(self: EngineCore, client: ClientState, argv: list[bytes],

@@ -15,11 +15,13 @@ from .. import commands, errors, eviction, heap  # noqa: F401  (importing comman
 from ..acl.registry import Acl
 from ..clock import Clock
 from ..commands.contract import ClientState, Cluster, Effect, Persistence, Replication
+from ..commands.keys.migrate_sockets import MigrateSockets
 from ..commands.session.tracking import Tracker
 from ..config import Config
 from ..keyspace import Database
 from ..lfu import Lfu
 from ..scripting.scripts import Scripts
+from ..slotstats import SlotStats
 from ..types.latency import LatencyEvent, SlowlogEntry
 from ..types.pubsub import PubSub
 from . import (
@@ -93,6 +95,9 @@ class Engine(_Core):
         self.cluster: Cluster = NoCluster()
         # Cluster mode: the slot check (set_slot_router); None otherwise.
         self.slot_router: SlotRouter | None = None
+        # Cluster mode's per-slot counters (CLUSTER SLOT-STATS), counted
+        # while cluster-slot-stats-enabled is on (call._execute_checked).
+        self.slot_stats = SlotStats(self.config["cluster-slot-stats-enabled"])
         self.started = self.clock.monotonic()
         self.started_ms = self.clock.now_ms()
         self.run_id = os.urandom(20).hex()
@@ -159,6 +164,9 @@ class Engine(_Core):
         # Client-side caching (CLIENT TRACKING): the tracking table, and who
         # is told of which modified key (commands.session.tracking).
         self.tracking = Tracker(self)
+        # MIGRATE's connections to its targets, kept for the next MIGRATE;
+        # the cron closes the idle ones (commands.keys.migrate_sockets).
+        self.migrate_sockets = MigrateSockets()
         # HOTKEYS: the latest session, recording or stopped (a
         # commands.hotkeys.Session; None: none).  See hotkeys_changed.
         self.hotkeys: Any = None

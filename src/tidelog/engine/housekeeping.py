@@ -136,6 +136,8 @@ def cron(self: EngineCore) -> None:
     if hotkeys is not None and hotkeys.expire(self.clock.now_ms()):  # HOTKEYS DURATION
         self.hotkeys_changed()
     self.replication.cron()
+    if self.migrate_sockets.targets:  # MIGRATE's connections idle too long
+        self.migrate_sockets.close_idle(self.clock.monotonic())
     now_ms = self.clock.monotonic() * 1000
     if now_ms - self.metrics.sampled_ms >= Metrics.PERIOD_MS:
         self.metrics.sample(now_ms, self.total_commands_processed, self.stats)

@@ -256,7 +256,8 @@ def latency_histograms(self: EngineCore) -> list[tuple[str, int, list[int]]]:
 
 
 def reset_stats(self: EngineCore) -> None:
-    """CONFIG RESETSTAT: the counters of INFO stats and commandstats go to zero."""
+    """CONFIG RESETSTAT: the counters of INFO stats, commandstats and CLUSTER
+    SLOT-STATS go to zero."""
     for name in self.stats:
         self.stats[name] = 0
     self.lazyfreed_objects = 0
@@ -265,3 +266,4 @@ def reset_stats(self: EngineCore) -> None:
         entry.calls = entry.ns = entry.failed = entry.rejected = 0
         entry.hist = [0] * HIST_BUCKETS
     self.error_counts.clear()
+    self.slot_stats.reset()

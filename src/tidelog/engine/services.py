@@ -109,6 +109,9 @@ class NoReplication:
     def resize_backlog(self, size: int) -> None:
         pass
 
+    def replicas_fed(self) -> int:
+        return 0
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         pass
 
@@ -236,6 +239,9 @@ class NoCluster:
         _cluster_disabled()
 
     def keys_in_slot(self, ctx: Ctx, slot: int, count: int) -> list[bytes]:
+        _cluster_disabled()
+
+    def shard_slots(self) -> list[int]:
         _cluster_disabled()
 
     def propagate_publish(self, channel: bytes, message: bytes, shard: bool) -> bool:

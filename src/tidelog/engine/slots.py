@@ -1,12 +1,16 @@
 """Cluster mode in the engine: the router attached (the slot check of
 :mod:`.admission` asks it), clients blocked on keys of a slot no longer
-served redirected, the keys of a slot deleted."""
+served redirected, the keys of a slot deleted, a call counted for CLUSTER
+SLOT-STATS."""
 
 from __future__ import annotations
 
-from ..commands.contract import ClientState
+from ..commands.contract import ClientState, Reply
 from ..config import NOTIFY_GENERIC
 from ..keyspace import SlotKeyIndex
+from ..resp import encode_all, encode_into
+from ..resp.replies import Replies
+from ..slotstats import SlotStats, request_bytes
 from .base import EngineCore
 from .slot_router import SlotRouter
 
@@ -70,3 +74,33 @@ def delete_slot_keys(self: EngineCore, slot: int) -> int:
         self.emit([(0, [verb, key])])
         self.notify_keyspace(NOTIFY_GENERIC, b"del", key, 0)
     return deleted
+
+
+def count_slot_call(stats: SlotStats, slot: int, argv: list[bytes] | None, reply: Reply,
+                    protocol: int) -> None:
+    """CLUSTER SLOT-STATS: a call's bytes charged to ``slot``: its request's
+    (``argv`` as a RESP multibulk; None: not counted) and its reply's as
+    ``protocol`` encodes it.  O(argc), plus the reply's size for one that is
+    not a bulk string or an integer (encoded once more to be measured)."""
+    if argv is not None:
+        stats.net_in[slot] += request_bytes(argv)
+    kind = reply.__class__
+    if kind is bytes:  # $<n>\r\n<bytes>\r\n
+        n = len(reply)
+        stats.net_out[slot] += n + len(str(n)) + 5
+    elif kind is int:  # :<n>\r\n
+        stats.net_out[slot] += len(str(reply)) + 3
+    else:
+        out = bytearray()
+        if kind is Replies:
+            encode_all(out, reply.items, protocol)
+        else:
+            encode_into(out, reply, protocol)
+        stats.net_out[slot] += len(out)
+
+
+def shard_message_bytes(channel: bytes, message: bytes) -> int:
+    """The size of the ``smessage`` push SPUBLISH sends each subscriber (the
+    same in RESP2 and RESP3). O(1)."""
+    return sum(len(str(len(part))) + len(part) + 5
+               for part in (b"smessage", channel, message)) + 4

@@ -327,6 +327,11 @@ class Primary:
         if self.backlog is not None:
             self.backlog.resize(size)
 
+    def replicas_fed(self) -> int:
+        """The online replicas (CLUSTER SLOT-STATS charges a write's stream
+        bytes once per replica). O(1)."""
+        return len(self.links)
+
     # -- the handshake ---------------------------------------------------------------
     def link_for(self, client: ClientState) -> ReplicaLink:
         """The link record of a client that speaks REPLCONF or PSYNC."""

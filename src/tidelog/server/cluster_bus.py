@@ -674,6 +674,7 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
                 f"Unrecoverable error: corrupted cluster config file \"{path}\": {exc}") from None
         log.info("Node configuration loaded, I'm %.40s", topology.myself.name.decode())
     announce_myself(topology.myself, config)
+    topology.slot_stats = engine.slot_stats  # a slot changing owner: its counters start again
     settings = _settings(state_module, config)
     state = state_module.ClusterState(topology, settings, now_ms())
     state.offset_source = lambda: int(engine.replication.offset)  # exact, for a paused master

@@ -21,7 +21,7 @@ from ..engine import Engine
 from ..persistence.durability import attach, load_at_startup, snapshotter
 from ..persistence.rdb import RdbError
 from ..replication.primary import follow_configured, stop_following
-from . import daemon
+from . import daemon, local_cluster
 from .listeners import ListenError
 from .net import Server
 
@@ -29,6 +29,7 @@ log = logging.getLogger("tidelog")
 
 USAGE = """\
 Usage: tidelog-server [/path/to/tidelog.conf] [--option value ...]
+       tidelog-server --cluster-local N [--port P] [--dir D] [--option value ...]
        tidelog-server -v or --version
        tidelog-server -h or --help
 
@@ -47,7 +48,10 @@ Examples:
        tidelog-server --appendonly yes --appendfsync everysec
 
 Stop it with Ctrl-C, SIGTERM or `redis-cli shutdown` (each saves a snapshot
-when save points are set).  More: README.md, "Running the server"."""
+when save points are set).  More: README.md, "Running the server".
+
+--cluster-local N starts N nodes on ports P..P+N-1 (data in D/<port>/) as one
+Redis Cluster and watches them: `tidelog-server --cluster-local --help`."""
 
 
 def parse_command_line(argv: list[str], stdin: TextIO | None = None) -> Config:
@@ -227,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
+    if local_cluster.wants_launcher(argv):  # N nodes, not this process, serve
+        return local_cluster.main(argv)
     try:
         config = parse_command_line(argv)
     except ConfigError as exc:

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from typing import Any
 
+from .. import tls
 from ..clock import next_beat
 from ..config import Config
 from ..engine import Engine
@@ -69,6 +71,7 @@ class Server:
         # CONFIG SET appendonly starts the AOF on this loop; it gates replies.
         attach(self.engine).bind(loop, self._install_write_gate)
         self.engine.listen_hook = self.listeners.reconfigure
+        self.engine.migrate_sockets.tls_wrap = self._migrate_tls
         await self.listeners.start(loop)
         self._cron_task = loop.create_task(self._cron())
 
@@ -112,7 +115,18 @@ class Server:
         await self.stopped.wait()
         await self.close()
 
+    def _migrate_tls(self, sock: socket.socket) -> socket.socket:
+        """MIGRATE's connection with ``tls-cluster yes``: TLS with the
+        ``tls-*`` client settings (the handshake within the socket's
+        timeout); OSError when it cannot be made."""
+        try:
+            context = tls.client_context(self.config)
+        except tls.TlsError as exc:
+            raise OSError(str(exc)) from None
+        return context.wrap_socket(sock)
+
     async def close(self) -> None:
+        self.engine.migrate_sockets.close_all()
         self.listeners.close()
         for conn in list(self.connections):
             conn.close()

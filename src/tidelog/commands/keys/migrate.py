@@ -4,24 +4,29 @@ As in Redis the command is synchronous: the server waits for the target
 (up to ``timeout`` milliseconds for the connection, the write and each
 reply line) and serves nobody meanwhile, which is what makes a move atomic
 for clients of both servers (https://redis.io/docs/latest/commands/migrate/).
-It opens a connection of its own (a blocking socket, as Redis's is), and
-needs nothing above the command layer: the payload is :mod:`tidelog.rdb`'s.
+The connection is a blocking socket, as Redis's is, kept for the next
+MIGRATE to the same ``host:port`` (:mod:`.migrate_sockets`: at most 64,
+closed by the cron after 10 idle seconds, TLS with ``tls-cluster yes``);
+nothing above the command layer is needed: the payload is
+:mod:`tidelog.rdb`'s.
 
-What is sent is ``AUTH`` (with AUTH or AUTH2), ``SELECT db``, then one
-``RESTORE key ttl payload [REPLACE]`` per key that exists (the TTL relative
-in milliseconds, 0 for none; ``RESTORE-ASKING`` in cluster mode, which a
-node importing the slot serves), all in one write; the replies are read as
-lines in that order.  A key whose RESTORE answered ``+OK`` is deleted here
-(not with COPY), sends ``del`` and is propagated as ``DEL``; the first error
-from the target (AUTH's or SELECT's first, which then counts for every key)
-becomes ``ERR Target instance replied with error: ...``.  Checked against
-redis-server 7.0.15 (tests/differential/test_migrate_diff.py).  Redis keeps
-the connection for the next MIGRATE for a while; Tidelog opens one per call.
+What is sent is ``AUTH`` (with AUTH or AUTH2, every time), ``SELECT db``
+(only when the connection last selected another database, or never did),
+then one ``RESTORE key ttl payload [REPLACE]`` per key that exists (the TTL
+relative in milliseconds, 0 for none; ``RESTORE-ASKING`` in cluster mode,
+which a node importing the slot serves), all in one write; the replies are
+read as lines in that order.  A key whose RESTORE answered ``+OK`` is
+deleted here (not with COPY), sends ``del`` and is propagated as ``DEL``;
+the first error from the target (AUTH's or SELECT's first, which then
+counts for every key) becomes ``ERR Target instance replied with error:
+...``.  An I/O error closes the connection, and unless it was a timeout
+the whole exchange is tried once more on a new connection when nothing of
+it can have been applied yet (a target restarted, or one that closed the
+idle connection, between two MIGRATEs).  Checked against redis-server
+7.0.15 (tests/differential/test_migrate_diff.py).
 """
 
 from __future__ import annotations
-
-import socket
 
 from ... import errors
 from ...config import NOTIFY_GENERIC
@@ -58,20 +63,6 @@ def migrate_keys(argv: list[bytes]) -> list[int]:
     return [3] if len(argv) > 3 else []
 
 
-
-
-def _atoi(arg: bytes) -> int:
-    """The port as C's atoi reads it: leading digits (after a sign), else 0."""
-    text = arg.strip()
-    sign = -1 if text[:1] == b"-" else 1
-    if text[:1] in (b"-", b"+"):
-        text = text[1:]
-    digits = b""
-    for byte in text:
-        if not 48 <= byte <= 57:
-            break
-        digits += bytes([byte])
-    return sign * int(digits) if digits else 0
 
 
 def _parse(argv: list[bytes]) -> tuple[bool, bool, list[bytes] | None, list[bytes]]:
@@ -117,23 +108,6 @@ def _dump_version(ctx: Ctx) -> int:
         return rdb.DEFAULT_VERSION
 
 
-class _Lines:
-    """Reply lines from the target, each within the timeout."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buf = b""
-
-    def read(self) -> bytes:
-        while b"\r\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise OSError("connection closed by the target")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-
 @command("migrate", arity=-6, flags="write movablekeys", keys=(3, 3, 1), group="generic",
          since="2.6.0", categories=("@dangerous",),
          complexity="This command actually executes a DUMP+DEL in the source instance, and a "
@@ -165,28 +139,24 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
         return NOKEY
     version = _dump_version(ctx)
     compress = bool(ctx.config["rdbcompression"])
-    out = []
-    if auth is not None:
-        out.append(_resp([b"AUTH", *auth]))
-    out.append(_resp([b"SELECT", b"%d" % dbid]))
     # in cluster mode the target may be importing the slot: RESTORE-ASKING
     restore = b"RESTORE-ASKING" if ctx.config["cluster-enabled"] else b"RESTORE"
+    body = []
     for key, value in found:
         ttl = ctx.db.ttl_ms(key)
         payload = rdb.value_payload(value, version=version, compress=compress)
         ttl_arg = b"0" if ttl is None else b"%d" % max(ttl, 1)
-        out.append(_resp([restore, key, ttl_arg, payload,
-                          *([b"REPLACE"] if replace else [])]))
-    expected = (auth is not None) + 1 + len(found)
-    replies, complete = _exchange(argv[1].decode("latin-1"), _atoi(argv[2]), timeout_ms,
-                                  b"".join(out), expected)
+        body.append(_resp([restore, key, ttl_arg, payload,
+                           *([b"REPLACE"] if replace else [])]))
+    restores = b"".join(body)
+    auth_cmd = _resp([b"AUTH", *auth]) if auth is not None else b""
+    header_error, replies, complete = _exchange(
+        ctx, argv[1], argv[2], dbid, timeout_ms / 1000, auth_cmd, restores, len(found))
     # AUTH's or SELECT's error counts for every key (their RESTOREs ran, but
     # maybe not as that user or in that database): nothing is deleted then.
-    header = replies[:expected - len(found)]
-    header_error = next((r for r in header if r[:1] == b"-"), None)
     first_error = header_error
     moved = []
-    for (key, _), reply in zip(found, replies[len(header):]):
+    for (key, _), reply in zip(found, replies):
         if header_error is not None or reply[:1] == b"-":
             if first_error is None:
                 first_error = reply
@@ -201,36 +171,60 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
         ctx.effect([b"DEL", *moved])
     else:
         ctx.no_propagation()
-    if not complete:
-        raise CommandError(errors.MIGRATE_IOERR_READ)
+    # the target's error wins over a connection lost after it (as in Redis)
     if first_error is not None:
         raise CommandError(errors.MIGRATE_TARGET_ERROR + first_error[1:])
+    if not complete:
+        raise CommandError(errors.MIGRATE_IOERR_READ)
     return OK
 
 
-def _exchange(host: str, port: int, timeout_ms: int, request: bytes,
-              expected: int) -> tuple[list[bytes], bool]:
-    """Send the request and read ``expected`` reply lines: (the lines read,
-    whether all came).  Each step waits ``timeout_ms`` at most."""
-    timeout = timeout_ms / 1000
-    if not host or port < 0:  # no address to look up (Redis's resolver refuses them)
-        raise CommandError(errors.MIGRATE_IOERR_CONNECT)
-    try:
-        sock = socket.create_connection((host, port & 0xFFFF), timeout=timeout)
-    except (socket.gaierror, TimeoutError):
-        raise CommandError(errors.MIGRATE_IOERR_CONNECT) from None
-    except OSError:  # refused: Redis's non-blocking connect sees it at the write
-        raise CommandError(errors.MIGRATE_IOERR_WRITE) from None
-    with sock:
+def _exchange(ctx: Ctx, host: bytes, port: bytes, dbid: int, timeout_s: float,
+              auth_cmd: bytes, restores: bytes, nkeys: int
+              ) -> tuple[bytes | None, list[bytes], bool]:
+    """Send AUTH (when given), SELECT (when the cached connection last
+    selected another database) and the RESTOREs, and read the replies:
+    (AUTH's or SELECT's error line, None if neither failed or no RESTORE
+    reply came; the RESTOREs' reply lines read; whether all came).  Each
+    step waits ``timeout_s`` at most.  An I/O error closes the connection;
+    unless it was a timeout, the exchange is tried once more on a new one
+    when nothing of it can have been applied (the write failed, or no
+    RESTORE reply came), as Redis's MIGRATE does for a cached connection
+    the target closed meanwhile."""
+    cache = ctx.engine.migrate_sockets
+    now = ctx.engine.clock.monotonic()
+    may_retry = True
+    while True:
         try:
-            sock.sendall(request)
-        except OSError:
+            target = cache.get(host, port, timeout_s, now, ctx.config)
+            select = target.last_dbid != dbid
+            head = auth_cmd + (_resp([b"SELECT", b"%d" % dbid]) if select else b"")
+            target.send(head + restores, timeout_s)
+        except OSError as exc:
+            cache.close(host, port)
+            if may_retry and not isinstance(exc, TimeoutError):
+                may_retry = False
+                continue
             raise CommandError(errors.MIGRATE_IOERR_WRITE) from None
-        lines = _Lines(sock)
         replies: list[bytes] = []
         try:
-            while len(replies) < expected:
-                replies.append(lines.read())
-        except OSError:
-            return replies, False
-    return replies, True
+            auth_reply = target.read_line() if auth_cmd else b"+"
+            select_reply = target.read_line() if select else b"+"
+            while len(replies) < nkeys:
+                replies.append(target.read_line())
+        except OSError as exc:
+            cache.close(host, port)
+            if not replies and may_retry and not isinstance(exc, TimeoutError):
+                may_retry = False
+                continue
+            if not replies:
+                return None, [], False
+            complete = False
+        else:
+            complete = True
+        header_error = next((r for r in (auth_reply, select_reply) if r[:1] == b"-"), None)
+        if complete:
+            failed = header_error is not None or any(r[:1] == b"-" for r in replies)
+            # a failure leaves the selected database unsure: SELECT next time
+            target.last_dbid = -1 if failed else dbid
+        return header_error, replies, complete

@@ -226,7 +226,7 @@ def _section_stats(ctx: Ctx) -> list[str]:
         f"pubsubshard_channels:{len(ctx.engine.pubsub.shard_channels)}",
         f"latest_fork_usec:{stats['latest_fork_usec']}",
         f"total_forks:{stats['total_forks']}",
-        "migrate_cached_sockets:0",  # MIGRATE keeps no connection between calls
+        f"migrate_cached_sockets:{len(ctx.engine.migrate_sockets)}",
         # No active defragmentation.
         "active_defrag_hits:0",
         "active_defrag_misses:0",
