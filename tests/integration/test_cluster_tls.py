@@ -135,8 +135,10 @@ class Nodes:
                          for n in self.nodes)
 
     def wait_ok(self) -> None:
-        """Until every node lists every node, connected, and says cluster_state:ok."""
+        """Until every node lists every node, connected, with the same slots
+        as the others do, and says cluster_state:ok."""
         def ok() -> bool:
+            views = []
             for node in self.nodes:
                 c = node.plain()
                 if "cluster_state:ok" not in c.execute_command("CLUSTER", "INFO"):
@@ -145,7 +147,8 @@ class Nodes:
                 if len(lines) != len(self.nodes) or \
                         any(" connected" not in line for line in lines):
                     return False
-            return True
+                views.append({(line.split()[0], " ".join(line.split()[8:])) for line in lines})
+            return all(view == views[0] for view in views)
         try:
             wait_until(ok, timeout=WAIT_S)
         except AssertionError:
