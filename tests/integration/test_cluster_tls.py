@@ -272,6 +272,18 @@ def test_three_tidelog_nodes_over_tls(nodes):
         for i in range(30):
             rc.set(f"key:{i}", str(i))
         assert [rc.get(f"key:{i}") for i in range(30)] == [str(i) for i in range(30)]
+    # resharding moves keys with MIGRATE to the TLS ports, over TLS
+    first, second = (n.plain().execute_command("CLUSTER", "MYID") for n in nodes.nodes[:2])
+    sizes = [n.plain().dbsize() for n in nodes.nodes]
+    moved = nodes.cli("--cluster", "reshard", f"127.0.0.1:{nodes.nodes[0].tls_port}",
+                      "--cluster-from", first, "--cluster-to", second,
+                      "--cluster-slots", "2000", "--cluster-yes")
+    assert moved.returncode == 0, moved.stdout + moved.stderr + nodes.diagnostics()
+    nodes.wait_ok()
+    after = [n.plain().dbsize() for n in nodes.nodes]
+    assert after[0] < sizes[0] and after[1] > sizes[1] and sum(after) == sum(sizes) == 30
+    with tls_cluster_client(nodes.nodes[2]) as rc:
+        assert [rc.get(f"key:{i}") for i in range(30)] == [str(i) for i in range(30)]
     for node in nodes.nodes:
         assert node.plain().ping() is True
 
