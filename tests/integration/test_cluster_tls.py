@@ -382,3 +382,31 @@ def test_config_set_tls_cluster_reaches_the_bus(processes, tmp_path, certs):
     wait_until(lambda: bus_handshake(bus, with_cert=True) == "refused", timeout=WAIT_S)
     assert node_ports(node.tls().execute_command("CLUSTER", "NODES")) == {port}
     assert node.plain().ping() is True
+
+
+@pytest.mark.long
+def test_a_tidelog_replica_of_a_redis_server_master_over_tls(nodes):
+    """CLUSTER REPLICATE on a TLS bus: the replica follows its master on the
+    announced (TLS) port with tls-replication, and gets its keys."""
+    nodes.tidelog()
+    nodes.tidelog()
+    master = nodes.redis()
+    nodes.create()
+    nodes.wait_ok()
+    replica = nodes.tidelog()
+    assert replica.plain().execute_command(
+        "CLUSTER", "MEET", "127.0.0.1", str(master.tls_port), str(master.tls_port + 10000)
+    ) == "OK"
+    nodes.wait_ok()
+    master_id = master.plain().execute_command("CLUSTER", "MYID")
+    assert replica.plain().execute_command("CLUSTER", "REPLICATE", master_id) == "OK"
+    wait_until(lambda: replica.plain().info("replication")["master_link_status"] == "up",
+               timeout=WAIT_S)
+    assert replica.plain().info("replication")["master_port"] == master.tls_port
+    with tls_cluster_client(nodes.nodes[0]) as rc:
+        for i in range(50):
+            rc.set(f"r:{i}", str(i))
+    held = master.plain().dbsize()
+    assert held > 0
+    wait_until(lambda: replica.plain().dbsize() == held, timeout=WAIT_S)
+    nodes.wait_ok()
