@@ -27,9 +27,10 @@ serves TLS, a peer must present a certificate the ``tls-ca-cert-*`` CAs sign
 ``tls-client-cert-file`` (else ``tls-cert-file``).  CONFIG SET of
 ``tls-cluster`` or a ``tls-*`` option reaches the bus at the next tick: the
 contexts are built again and the listener serves its same sockets under the
-new one (as the client listeners do); links already made stay as they are.  The bus port is then ``tls-port``
-+ 10000 unless ``cluster-port`` is set, and the node announces its TLS port
-as its port and its plain port as ``pport`` (7.0.15's rule).
+new one (as the client listeners do); links already made stay as they are.
+The bus port is then ``tls-port`` + 10000 unless ``cluster-port`` is set,
+and the node announces its TLS port as its port and its plain port as
+``pport`` (7.0.15's rule).
 
 nodes.conf is locked (``flock``) for the life of the process, as Redis
 locks it: a second server started on the same file refuses to start.
