@@ -107,3 +107,14 @@ def test_the_same_as_a_redis_server_node(processes, tmp_path):
         check(*argv)
     ours.close()
     theirs.close()
+
+
+def test_hello_says_cluster_mode_as_a_redis_server_node_does(processes, tmp_path):
+    require_cluster_mode()
+    nodes = ClusterNodes(processes, tmp_path)
+    modes = []
+    for node in (nodes.tidelog(), nodes.redis()):
+        c = redis.Redis(port=node.port, protocol=3)
+        modes.append(c.execute_command("HELLO", "3")[b"mode"])
+        c.close()
+    assert modes == [b"cluster", b"cluster"]

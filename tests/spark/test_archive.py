@@ -112,6 +112,20 @@ def test_durations_cuts_and_keys():
     assert escape_key("a_b-c") == "a_b-c"
 
 
+def test_the_command_takes_a_stream_or_a_pattern(capsys):
+    from tidelog.spark.archive_job import _arguments
+
+    args = _arguments(["--pattern", "logs:*", "--cut", "5-0", "--to", "out"])
+    assert args.pattern == "logs:*" and args.stream is None
+    args = _arguments(["--stream", "logs", "--older-than", "7d", "--to", "out"])
+    assert args.stream == "logs" and args.pattern is None
+    for argv in (["--cut", "5-0", "--to", "out"],
+                 ["--stream", "a", "--pattern", "b*", "--cut", "5-0", "--to", "out"]):
+        with pytest.raises(SystemExit):
+            _arguments(argv)
+    assert "--pattern" in capsys.readouterr().err
+
+
 def test_archive_moves_old_entries_and_trims(spark, target, tmp_path):
     client = target.client()
     old = [f"{NOW - 10 * DAY}-0", f"{NOW - 10 * DAY}-1", f"{NOW - 9 * DAY + 5}-0",

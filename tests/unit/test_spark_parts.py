@@ -197,6 +197,31 @@ def test_read_options():
             ReadOptions.parse(bad)
 
 
+def test_a_topic_option_reads_its_partition_keys():
+    from tidelog.client.partitions import partition_keys
+
+    o = ReadOptions.parse({"topic": "orders", "topicPartitions": "4"})
+    assert o.keys == tuple(partition_keys("orders", 4)) and len(set(o.keys)) == 4
+    for bad in ({"topic": "orders"}, {"topicPartitions": "4", "stream": "a"},
+                {"topic": "orders", "topicPartitions": "4", "stream": "a"},
+                {"topic": "orders", "topicPartitions": "4", "pattern": "o*"},
+                {"topic": "a{b", "topicPartitions": "4"},
+                {"topic": "orders", "topicPartitions": "0"}):
+        with pytest.raises(ValueError):
+            ReadOptions.parse(bad)
+
+
+def test_archive_takes_a_topic_as_name_and_count():
+    from tidelog.client.partitions import partition_keys
+    from tidelog.spark.archive_job import _arguments
+
+    args = _arguments(["--topic", "orders:4", "--older-than", "1d", "--to", "x"])
+    assert args.topic_keys == tuple(partition_keys("orders", 4))
+    for bad in ("orders", "orders:x", "a{b:4"):
+        with pytest.raises(SystemExit):
+            _arguments(["--topic", bad, "--older-than", "1d", "--to", "x"])
+
+
 def test_write_options():
     o = WriteOptions.parse({"stream": "out", "maxlen": "10", "approximatetrim": "false"})
     assert o.key == "out" and o.max_len == 10 and not o.approximate_trim
@@ -252,3 +277,61 @@ def test_closing_a_prefetched_iterator_stops_its_thread():
         time.sleep(0.02)
     assert not any(t.name == "tidelog-prefetch" for t in threading.enumerate())
     assert len(pulled) <= 5      # it read at most a few items ahead, then stopped
+
+
+# -- cluster planning ---------------------------------------------------------------------
+
+@given(st.dictionaries(st.sampled_from([f"k{i}" for i in range(12)]),
+                       st.sampled_from(["n1", "n2", "n3"]), min_size=1),
+       st.integers(1, 20))
+def test_plan_ranges_by_node_keeps_each_partition_on_one_node(node_of, partitions):
+    bounds = {key: ((10 * i, 0), (10 * i + 500, 3)) for i, key in enumerate(sorted(node_of))}
+    groups = plan_ranges(bounds, partitions, node_of)
+    nodes = set(node_of.values())
+    assert len(groups) == max(partitions, len(nodes))
+    for group in groups:
+        assert group and len({node_of[key] for key, _, _ in group}) == 1
+    # every stream's [first, last] covered once, without gaps or overlaps
+    for key, (first, last) in bounds.items():
+        parts = sorted((lo, hi) for g in groups for k, lo, hi in g if k == key)
+        assert parts[0][0] == first and parts[-1][1] == last
+        for (_, hi), (lo, _) in zip(parts, parts[1:]):
+            assert next_id(hi) == lo
+
+
+def test_plan_ranges_by_node_shares_by_stream_count():
+    node_of = {"a": "n1", "b": "n1", "c": "n1", "d": "n2"}
+    bounds = {k: ((0, 0), (99, 0)) for k in node_of}
+    groups = plan_ranges(bounds, 4, node_of)
+    on = [node_of[g[0][0]] for g in groups]
+    assert on.count("n1") == 3 and on.count("n2") == 1
+    # one node: as without node_of
+    same = {k: "n1" for k in node_of}
+    assert plan_ranges(bounds, 3, same) == plan_ranges(bounds, 3)
+
+
+def test_owners_by_slot_ranges():
+    from tidelog.keyslot import key_slot
+    from tidelog.spark.connection import Shard, owners
+
+    shards = [Shard("h:1", (), ((0, 5460),)), Shard("h:2", ("h:5",), ((5461, 10922),)),
+              Shard("h:3", (), ((10923, 16000),))]
+    keys = [f"t:{{{i}}}" for i in range(40)] + ["x"]
+    found = owners(shards, keys)
+    for key in keys:
+        slot = key_slot(key.encode())
+        if slot > 16000:
+            assert key not in found      # a slot no shard serves
+        else:
+            assert any(lo <= slot <= hi for lo, hi in found[key].slots)
+
+
+def test_cluster_options():
+    assert ReadOptions.parse({"stream": "a"}).cluster is None
+    assert ReadOptions.parse({"stream": "a", "cluster": "auto"}).cluster is None
+    assert ReadOptions.parse({"stream": "a", "cluster": "true"}).cluster is True
+    assert ReadOptions.parse({"stream": "a", "cluster": "false"}).cluster is False
+    assert ReadOptions.parse({"stream": "a", "readreplicas": "true"}).read_replicas is True
+    assert WriteOptions.parse({"stream": "a", "cluster": "yes"}).cluster is True
+    with pytest.raises(ValueError, match="'cluster'"):
+        ReadOptions.parse({"stream": "a", "cluster": "maybe"})

@@ -65,8 +65,6 @@ from ..cluster.actions import (
 )
 from ..cluster.messages import MASTER, MYSELF
 from ..cluster.nodes import Node, Topology, random_name
-from ..config import NOTIFY_GENERIC
-from ..keyslot import key_slot
 from ..resp.replies import Push
 from .cluster_config import ConfigLockError, config_path, lock_config, write_config
 
@@ -516,21 +514,12 @@ class ClusterShell:
 
     def delete_slot_keys(self, slots: list[int]) -> None:
         """Delete the keys of ``slots`` (cluster mode has one database), as
-        Redis's delKeysInSlot: each a DEL to the AOF and the replicas, its
-        waiters woken, a ``del`` keyspace event.  O(keys of the database)."""
-        wanted = set(slots)
-        engine = self.engine
-        db = engine.dbs[0]
-        doomed = [key for key in db.keys() if key_slot(key) in wanted]
-        for key in doomed:
-            if not db.delete(key):
-                continue
-            engine.signal_ready(0, key)
-            engine.emit([(0, [b"DEL", key])])
-            if engine.notify_flags & NOTIFY_GENERIC:
-                engine.notify_keyspace(NOTIFY_GENERIC, b"del", key, 0)
+        Redis's delKeysInSlot (:meth:`Engine.delete_slot_keys`: each a DEL
+        to the AOF and the replicas, its waiters woken, a ``del`` keyspace
+        event).  O(keys of those slots), through the per-slot key index."""
+        doomed = sum(self.engine.delete_slot_keys(slot) for slot in slots)
         if doomed:
-            log.info("Deleted %d keys of slots this node no longer serves", len(doomed))
+            log.info("Deleted %d keys of slots this node no longer serves", doomed)
 
     def deliver(self, channel: bytes, message: bytes, shard: bool) -> None:
         """A PUBLISH (SPUBLISH when ``shard``) from the bus, to this node's

@@ -72,6 +72,7 @@ from .manifest import (
     fsync_dir,
     stream_dir,
 )
+from .options import topic_keys
 from .schema import default_schema
 from .session import local_session
 
@@ -234,6 +235,22 @@ def archive(spark, url: str, stream: str, older_than: timedelta | str | None,
         summary.first_id, summary.last_id = run.first_id, run.last_id
         summary.files, summary.bytes = len(files), size
         return _finish(summary, started)
+
+
+def archive_all(spark, url: str, streams: list[str] | tuple[str, ...] = (),
+                pattern: str | None = None, older_than: timedelta | str | None = None,
+                path: str | os.PathLike = "", **kwargs) -> list[ArchiveSummary]:
+    """:func:`archive` for each stream key of ``streams``, or of every stream key that
+    matches ``pattern`` (SCAN on every primary of a cluster), one after the other,
+    each under its own directory of ``path``; ``kwargs`` as :func:`archive` takes them.
+    Stops at the first failure (the streams before it are archived, the rest untouched).
+    Cost: :func:`archive`'s per stream, and the SCAN of the keyspace with ``pattern``.
+    """
+    if bool(streams) == bool(pattern):
+        raise ValueError("give either streams or a pattern")
+    conn = connection.client(url)
+    keys = connection.resolve_keys(conn, streams, pattern)
+    return [archive(spark, url, key, older_than, path, **kwargs) for key in keys]
 
 
 def _finish(summary: ArchiveSummary, started: float) -> ArchiveSummary:
@@ -476,7 +493,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                     "then trim them from the stream.  Safe to re-run after a crash.")
     parser.add_argument("--url", default="redis://127.0.0.1:6379/0",
                         help="the server (default: %(default)s)")
-    parser.add_argument("--stream", required=True, help="the stream key")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stream", help="the stream key")
+    which.add_argument("--pattern", help="every stream key matching this SCAN pattern "
+                                         "(on every primary of a cluster)")
+    which.add_argument("--topic", metavar="NAME:P",
+                       help="every partition of a topic of P partitions (tidelog.client.topic)")
     when = parser.add_mutually_exclusive_group(required=True)
     when.add_argument("--older-than", type=_duration_argument, metavar="DURATION",
                       help="archive entries older than this: 30s, 15m, 12h, 7d")
@@ -495,6 +517,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
             parse_cut(args.cut)
         except ValueError as exc:
             parser.error(f"--cut: {exc}")
+    if args.topic is not None:
+        name, _, count = args.topic.rpartition(":")
+        try:
+            args.topic_keys = topic_keys(name, int(count))
+        except ValueError as exc:
+            parser.error(f"--topic {args.topic!r}: {exc} (use NAME:P, e.g. orders:8)")
     if args.partitions is not None and args.partitions < 1:
         parser.error("--partitions must be at least 1")
     for setting in args.conf:
@@ -523,15 +551,25 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = _session(args.master, args.conf)
     try:
-        summary = archive(spark, args.url, args.stream, args.older_than, args.to,
-                          cut=args.cut, num_partitions=args.partitions, progress=say)
+        if args.topic is not None:
+            summaries = archive_all(spark, args.url, streams=args.topic_keys,
+                                    older_than=args.older_than, path=args.to, cut=args.cut,
+                                    num_partitions=args.partitions, progress=say)
+        elif args.pattern is not None:
+            summaries = archive_all(spark, args.url, pattern=args.pattern,
+                                    older_than=args.older_than, path=args.to, cut=args.cut,
+                                    num_partitions=args.partitions, progress=say)
+        else:
+            summaries = [archive(spark, args.url, args.stream, args.older_than, args.to,
+                                 cut=args.cut, num_partitions=args.partitions, progress=say)]
     except Exception as exc:   # the server's, Spark's, the filesystem's: one line each
         print(f"tidelog-archive: error: {type(exc).__name__}: {exc}", file=sys.stderr,
               flush=True)
         return 1
     finally:
         spark.stop()
-    say(str(summary))
+    for summary in summaries:
+        say(str(summary))
     return 0
 
 

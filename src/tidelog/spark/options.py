@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..client.partitions import partition_keys
 from .ids import MAX_ID, MIN_ID, StreamId, id_of_time, parse_id
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -59,9 +60,36 @@ def get_str(options: Mapping[str, str], name: str, default: str | None = None) -
     return default if value is None else value
 
 
+def get_cluster(options: Mapping[str, str]) -> bool | None:
+    """Option ``cluster``: ``true``, ``false``, or ``auto`` (the default: None, the
+    server's ``INFO cluster`` decides)."""
+    value = _get(options, "cluster")
+    if value is None or value.strip().lower() == "auto":
+        return None
+    return get_bool(options, "cluster", False)
+
+
 def _stream_keys(options: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(options, "stream") or _get(options, "streams") or ""
-    return tuple(k.strip() for k in text.split(",") if k.strip())
+    keys = tuple(k.strip() for k in text.split(",") if k.strip())
+    topic = _get(options, "topic")
+    if topic is None:
+        if _get(options, "topicPartitions") is not None:
+            raise ValueError("option 'topicPartitions' goes with 'topic'")
+        return keys
+    if keys:
+        raise ValueError("options 'stream' and 'topic' exclude each other")
+    count = get_int(options, "topicPartitions", None)
+    if count is None:
+        raise ValueError("option 'topic' needs 'topicPartitions' (its number of partitions)")
+    return topic_keys(topic, count)
+
+
+def topic_keys(topic: str, count: int) -> tuple[str, ...]:
+    """The stream keys of a partitioned topic (tidelog.client.partitions:
+    ``topic:{tag}``, partition i in the i-th of ``count`` slot ranges).
+    ValueError for a name or count the topic helper refuses."""
+    return tuple(partition_keys(topic, count))
 
 
 @dataclass(frozen=True)
@@ -86,6 +114,8 @@ class ReadOptions:
     max_entries_per_trigger: int | None
     starting_offsets: str | None   # earliest (default) | latest | JSON {key: id}
     group: str | None              # consumer group kept at the committed offset
+    cluster: bool | None = None    # Redis Cluster: True, False, None (ask the server)
+    read_replicas: bool = False    # batch reads from the owning shard's replicas
 
     @staticmethod
     def parse_binary(options: Mapping[str, str]) -> bool:
@@ -96,9 +126,9 @@ class ReadOptions:
         keys = _stream_keys(options)
         pattern = _get(options, "pattern")
         if not keys and not pattern:
-            raise ValueError("set option 'stream' (keys, comma-separated) or 'pattern'")
+            raise ValueError("set option 'stream' (keys, comma-separated), 'topic' or 'pattern'")
         if keys and pattern:
-            raise ValueError("options 'stream' and 'pattern' exclude each other")
+            raise ValueError("options 'stream' (or 'topic') and 'pattern' exclude each other")
         start, end = MIN_ID, MAX_ID
         if (text := _get(options, "startingId")) is not None:
             start = parse_id(text, missing_seq=0)
@@ -127,6 +157,8 @@ class ReadOptions:
             max_entries_per_trigger=get_int(options, "maxEntriesPerTrigger", None),
             starting_offsets=get_str(options, "startingOffsets"),
             group=get_str(options, "group"),
+            cluster=get_cluster(options),
+            read_replicas=get_bool(options, "readReplicas", False),
         )
 
 
@@ -143,6 +175,7 @@ class WriteOptions:
     idempotent: bool               # XADD ... IDMP producer iid
     producer_id: str | None        # IDMP producer prefix; default: the query ID / a job UUID
     batch_size: int                # XADDs per pipeline round trip
+    cluster: bool | None = None    # Redis Cluster: True, False, None (ask the server)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> WriteOptions:
@@ -165,4 +198,5 @@ class WriteOptions:
             idempotent=get_bool(options, "idempotent", False),
             producer_id=get_str(options, "producerId"),
             batch_size=get_int(options, "batchSize", 1000),
+            cluster=get_cluster(options),
         )

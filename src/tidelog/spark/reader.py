@@ -15,6 +15,15 @@ Reading a partition pages through each range with ``XRANGE key lo hi COUNT n``
 ranges costs few round trips; a dense range pages sequentially.  A thread
 fetches up to two pages ahead while the last one becomes an Arrow batch.  Rows
 come out in ID order within each range.
+
+On a Redis Cluster (option ``cluster``, by default when the server says it is
+one) the planner also asks CLUSTER SHARDS which shard owns each stream's slot
+and never puts streams of two shards in one partition: a partition is a
+(primary, streams) pair, cut by ID range as above, and carries the address of
+the node it expects to read from (the primary, or with ``readReplicas=true``
+one of its replicas).  The executor reads through a cluster client, which
+follows MOVED and ASK: a range whose slot moved since planning is read from
+its new owner, whole and once.
 """
 
 from __future__ import annotations
@@ -52,18 +61,24 @@ class RangePartition(InputPartition):
     """A Spark partition: stream ranges read in order, each ``(key, lo, hi)`` inclusive."""
 
     ranges: list[Range]
+    node: str | None                   # the cluster node expected to serve it, if any
 
-    def __init__(self, ranges: list[Range]):
+    def __init__(self, ranges: list[Range], node: str | None = None):
         self.ranges = ranges
+        self.node = node
 
 
 def plan_ranges(bounds: dict[str, tuple[StreamId, StreamId] | None],
-                num_partitions: int | None) -> list[list[Range]]:
+                num_partitions: int | None,
+                node_of: dict[str, str] | None = None) -> list[list[Range]]:
     """Cut each stream's ``[first, last]`` into ranges and group them into partitions.
 
     ``num_partitions`` None gives one partition per non-empty stream.  Streams
     share the partitions in proportion to their millisecond spans (at least one
     each); with more streams than partitions, consecutive streams share one.
+    With ``node_of`` (key -> owning node), streams are ordered by node and no
+    partition holds streams of two nodes: the nodes share the partitions in
+    proportion to their stream counts (at least one each).
     O(K log K + P) for K streams and P partitions.
     """
     live = [(key, b) for key, b in sorted(bounds.items()) if b is not None]
@@ -71,6 +86,18 @@ def plan_ranges(bounds: dict[str, tuple[StreamId, StreamId] | None],
         return []
     if num_partitions is None:
         return [[(key, lo, hi)] for key, (lo, hi) in live]
+    if node_of is not None:
+        nodes = sorted({node_of.get(key, "") for key, _ in live})
+        if len(nodes) > 1:
+            per_node = {n: {k: b for k, b in live if node_of.get(k, "") == n} for n in nodes}
+            counts = [len(per_node[n]) for n in nodes]
+            extra = max(0, num_partitions - len(nodes))
+            shares = [1 + (extra * c) // len(live) for c in counts]
+            for i in sorted(range(len(nodes)), key=lambda i: -counts[i])[
+                    : max(0, num_partitions - sum(shares))]:
+                shares[i] += 1
+            return [group for n, share in zip(nodes, shares)
+                    for group in plan_ranges(per_node[n], share)]
     if len(live) >= num_partitions:
         groups: list[list[Range]] = [[] for _ in range(num_partitions)]
         for i, (key, (lo, hi)) in enumerate(live):
@@ -163,9 +190,10 @@ def prefetched(pages: Iterator, ahead: int = 2) -> Iterator:
 
 
 def read_batches(url: str, ranges: Sequence[Range], schema: StructType, failfast: bool,
-                 page_size: int, depth: int):
+                 page_size: int, depth: int, cluster: bool | None = None,
+                 replicas: bool = False):
     """``read_ranges`` as Arrow record batches of about ``page_size`` rows or more."""
-    conn = connection.client(url)
+    conn = connection.client(url, cluster, replicas)
     builder = BatchBuilder(schema, failfast)
     pending: list[tuple[str, list]] = []
     rows = 0
@@ -177,6 +205,17 @@ def read_batches(url: str, ranges: Sequence[Range], schema: StructType, failfast
             pending, rows = [], 0
     if pending:
         yield builder.build(pending)
+
+
+def node_map(conn, keys: Sequence[str], replicas: bool = False) -> dict[str, str] | None:
+    """On a cluster, per key the address of the node to read it from: the owning
+    shard's primary, or its first online replica with ``replicas`` (the primary when it
+    has none).  None when ``conn`` is not a cluster client.  One CLUSTER SHARDS."""
+    if not isinstance(conn, connection.RedisCluster):
+        return None
+    owner = connection.owners(connection.shards(conn), keys)
+    return {key: (s.replicas[0] if replicas and s.replicas else s.primary)
+            for key, s in owner.items()}
 
 
 # -- filter pushdown --------------------------------------------------------------------
@@ -251,21 +290,24 @@ class TidelogReader(DataSourceReader):
 
     def partitions(self) -> list[RangePartition]:
         o = self.options
-        conn = connection.client(o.url)
+        conn = connection.client(o.url, o.cluster)
         keys = connection.resolve_keys(conn, o.keys, o.pattern)
         if self.only_keys is not None:
             keys = [k for k in keys if k in self.only_keys]
         if o.start > o.end or not keys:
             return []
         bounds = connection.entry_bounds(conn, keys, o.start, o.end)
-        return [RangePartition(group) for group in plan_ranges(bounds, o.num_partitions)]
+        node_of = node_map(conn, keys, o.read_replicas)
+        groups = plan_ranges(bounds, o.num_partitions, node_of)
+        return [RangePartition(group, node_of.get(group[0][0]) if node_of else None)
+                for group in groups]
 
     def read(self, partition: RangePartition):
         o = self.options
         if partition is None or getattr(partition, "ranges", None) is None:
             return iter(())
         return read_batches(o.url, partition.ranges, self.schema, o.failfast,
-                            o.page_size, o.pipeline_depth)
+                            o.page_size, o.pipeline_depth, o.cluster, o.read_replicas)
 
 
 class TidelogPushdownReader(TidelogReader):

@@ -81,7 +81,7 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @property
     def _conn(self) -> redis.Redis:
-        return connection.client(self.options.url)
+        return connection.client(self.options.url, self.options.cluster)
 
     def _current_keys(self, known: Offset | None = None) -> list[str]:
         o = self.options
@@ -210,8 +210,10 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: RangePartition):
         o = self.options
+        # Always the primaries: a replica may not hold yet the entries up to the
+        # end the driver read from the primary, and the batch would miss them.
         return read_batches(o.url, partition.ranges, self.schema, o.failfast,
-                            o.page_size, o.pipeline_depth)
+                            o.page_size, o.pipeline_depth, o.cluster)
 
     # -- commit: the consumer group follows Spark ---------------------------------------
 
@@ -247,6 +249,7 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         counted when the rest of the stream is short enough to count."""
         conn = self._conn
         group = self.options.group
+        # One key, so one node: a MULTI works on a cluster as well.
         pipe = conn.pipeline(transaction=True)
         pipe.execute_command("XINFO", "STREAM", key)
         pipe.execute_command("XRANGE", key, f"({last}" if last != "0-0" else "-", "+",

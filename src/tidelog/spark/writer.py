@@ -121,7 +121,7 @@ class EntryWriter:
 
     def write(self, batches: Iterator[pa.RecordBatch], batch_label: str) -> WriteReport:
         o = self.options
-        conn = connection.client(o.url)
+        conn = connection.client(o.url, o.cluster)
         ctx = TaskContext.get()
         partition = ctx.partitionId() if ctx is not None else 0
         producer = self.producer
@@ -176,9 +176,9 @@ def _flush(pipe, first, last):
     return first, last
 
 
-def idmp_chunk_size(url: str, key: str | None) -> int:
+def idmp_chunk_size(url: str, key: str | None, cluster: bool | None = None) -> int:
     """How many idempotent IDs one producer may hold on ``key``: its IDMP-MAXSIZE."""
-    conn = connection.client(url)
+    conn = connection.client(url, cluster)
     if not connection.has_command(conn, "XCFGSET"):
         raise ValueError("idempotent=true needs XADD ... IDMP: Tidelog or Redis 8.6 or later")
     if key is not None:
@@ -190,6 +190,8 @@ def idmp_chunk_size(url: str, key: str | None) -> int:
         except Exception:  # no such key yet: the server's default applies
             pass
     try:
+        if isinstance(conn, connection.RedisCluster):
+            conn = conn.get_redis_connection(conn.get_random_node())
         reply = conn.config_get("stream-idmp-maxsize")
         return int(next(iter(reply.values())))
     except Exception:
@@ -200,7 +202,7 @@ class TidelogWriter(DataSourceArrowWriter):
     """``df.write.format("tidelog")``: one pipeline of XADDs per task."""
 
     def __init__(self, options: WriteOptions, schema: StructType):
-        chunk = idmp_chunk_size(options.url, options.key) if options.idempotent else 1
+        chunk = idmp_chunk_size(options.url, options.key, options.cluster) if options.idempotent else 1
         producer = options.producer_id or (str(uuid.uuid4()) if options.idempotent else None)
         self.entries = EntryWriter(options, schema, producer, chunk)
 
@@ -212,7 +214,7 @@ class TidelogStreamWriter(DataSourceStreamArrowWriter):
     """``df.writeStream.format("tidelog")``: like the batch writer, per micro-batch."""
 
     def __init__(self, options: WriteOptions, schema: StructType):
-        chunk = idmp_chunk_size(options.url, options.key) if options.idempotent else 1
+        chunk = idmp_chunk_size(options.url, options.key, options.cluster) if options.idempotent else 1
         self.entries = EntryWriter(options, schema, options.producer_id, chunk)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:

@@ -129,7 +129,7 @@ def hello(ctx: Ctx, argv: list[bytes]) -> object:
         (b"version", REDIS_VERSION.encode()),
         (b"proto", protocol),
         (b"id", client.id),
-        (b"mode", b"standalone"),
+        (b"mode", b"cluster" if ctx.config["cluster-enabled"] else b"standalone"),
         (b"role", b"replica" if ctx.engine.replication.is_replica else b"master"),
         (b"modules", []),
     ])
