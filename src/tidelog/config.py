@@ -701,7 +701,8 @@ OPTIONS.update({o.name: o for o in [
     _nx("tls-session-cache-timeout", _INT_MAX_RANGE, "300"),
     _nx("tls-dh-params-file", _parse_string, ""),
     _nx("tls-ciphersuites", _parse_string, ""),
-    _bool_nx("tls-cluster", "no"),
+    # The cluster bus over TLS and the TLS port announced (server/cluster_bus.py).
+    Option("tls-cluster", _parse_bool, "no", show=_show_bool),
     # Redis 8.6: a client certificate's CN names its ACL user.
     _nx("tls-auth-clients-user", _parse_enum("off", "cn"), "off",
         show=lambda v: "CN" if v == "cn" else v),

@@ -9,6 +9,10 @@ empty) and the TLS 1.2 ciphers (``tls-ciphers``, ``tls-prefer-server-ciphers``).
 A replica with ``tls-replication yes`` connects to its primary with
 :func:`client_context`: ``tls-client-cert-file``/``-key-file`` when set,
 else the server's own pair, and the same CAs to check the primary.
+With ``tls-cluster yes`` the cluster bus uses the same two: the server's
+context for the links peers open (:func:`bus_server_context`: a peer must
+always present a certificate the CAs sign, whatever ``tls-auth-clients``
+says, as Redis's bus asks), the client's for the links this node opens.
 
 Contexts are built once at start-up; errors in the files stop the start with
 one line (:class:`TlsError`).
@@ -89,4 +93,25 @@ def client_context(config: Any) -> ssl.SSLContext:
         _load(ctx, cert, key, password)
     if not _cas(ctx, config):
         ctx.load_default_certs()
+    return ctx
+
+
+def bus_server_context(config: Any) -> ssl.SSLContext:
+    """The context of the cluster bus's listener under ``tls-cluster yes``:
+    the server's, with a peer certificate always required.  Raises TlsError."""
+    cert = config["tls-cert-file"]
+    if not cert:
+        raise TlsError("No tls-cert-file configured!")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    _protocols(ctx, config["tls-protocols"])
+    _load(ctx, cert, config["tls-key-file"], config["tls-key-file-pass"])
+    _cas(ctx, config)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    if config["tls-ciphers"]:
+        try:
+            ctx.set_ciphers(config["tls-ciphers"])
+        except ssl.SSLError as exc:
+            raise TlsError(f"Failed to configure ciphers: {exc}") from None
+    if config["tls-prefer-server-ciphers"]:
+        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
     return ctx

@@ -269,3 +269,21 @@ def test_cached_key_positions_are_getkeys_positions(extra):
         assert key_positions(spec, argv, fixed_key_ranges(spec, not_keys=True)) == expected, spec.name
         checked += 1
     assert checked > 200
+
+
+def test_redirections_give_a_plain_client_the_plain_port_under_tls_cluster():
+    """7.0.15: under tls-cluster a node's port is its TLS port; a client of
+    the plain port is sent to the node's pport (when it announced one)."""
+    t, me, other, _ = topology()
+    other.pport = 6001
+    router = Router(t)
+    plain, secure = ClientState(id=1), ClientState(id=2, tls=True)
+    assert ask(router, "GET", A, client=plain) == b"MOVED %d 10.0.0.2:7001" % SLOT_A
+    router.tls_cluster = True
+    assert ask(router, "GET", A, client=plain) == b"MOVED %d 10.0.0.2:6001" % SLOT_A
+    assert ask(router, "GET", A, client=secure) == b"MOVED %d 10.0.0.2:7001" % SLOT_A
+    other.pport = 0
+    assert ask(router, "GET", A, client=plain) == b"MOVED %d 10.0.0.2:7001" % SLOT_A
+    other.pport = 6001
+    blocked = router.blocked_refusal(plain, [A], Keys(), False)
+    assert blocked == b"MOVED %d 10.0.0.2:6001" % SLOT_A

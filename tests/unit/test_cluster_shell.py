@@ -195,4 +195,33 @@ def test_announced_ports_follow_the_options():
     config.set("cluster-announce-bus-port", "30001")
     config.set("cluster-announce-tls-port", "30002")
     announce_myself(me, config)
-    assert (me.port, me.cport, me.pport) == (30000, 30001, 30002)
+    # without tls-cluster the TLS port is not announced (7.0.15 sends pport 0)
+    assert (me.port, me.cport, me.pport) == (30000, 30001, 0)
+
+
+def test_announced_ports_under_tls_cluster():
+    """7.0.15: the TLS port is the port, the plain one pport; the bus port
+    follows the TLS port; cluster-announce-tls-port (with
+    cluster-announce-port as pport) or cluster-announce-port over them."""
+    from tidelog.cluster.messages import MASTER, MYSELF
+    from tidelog.cluster.nodes import Node
+    from tidelog.server.cluster_bus import announce_myself
+
+    config = Config()
+    for name, value in (("port", "7000"), ("tls-port", "7100"), ("tls-cluster", "yes")):
+        config.set(name, value, at_startup=True)
+    assert bus_port(config) == 17100
+    me = Node(name=b"a" * 40, flags=MYSELF | MASTER)
+    announce_myself(me, config)
+    assert (me.port, me.cport, me.pport) == (7100, 17100, 7000)
+    announce_myself(me, config, 17200)  # the port the bus listens on
+    assert me.cport == 17200
+    config.set("cluster-announce-port", "30000")
+    announce_myself(me, config)
+    assert (me.port, me.pport) == (30000, 7000)
+    config.set("cluster-announce-tls-port", "30002")
+    announce_myself(me, config)
+    assert (me.port, me.pport) == (30002, 30000)
+    config.set("cluster-announce-port", "0")
+    announce_myself(me, config)
+    assert (me.port, me.pport) == (30002, 0)

@@ -17,6 +17,8 @@ from tidelog.cluster.texts import (
     node_line,
     nodes_conf,
     nodes_text,
+    shards_reply,
+    slots_reply,
 )
 
 A, B, C = (c * 40 for c in "abc")
@@ -152,3 +154,27 @@ def test_slot_ranges_from_the_bitmaps_equal_one_pass_over_the_map(changes):
     for slot in range(0, 16384, 2):
         topology.assign(slot, me)
     assert texts.slot_ranges_by_node(topology) == many  # past MANY_RUNS: the other way
+
+
+def test_ports_given_to_plain_clients_under_tls_cluster():
+    """7.0.15 under tls-cluster: a node's port is its TLS port and pport its
+    plain one; a plain client is given pport (when the node has one) in
+    CLUSTER NODES and SLOTS; CLUSTER SHARDS gives port and tls-port."""
+    t = sample()
+    me, b, c = (t.nodes[x.encode()] for x in (A, B, C))
+    me.pport, b.pport = 6000, 6001  # c announced none
+    assert node_line(t, me, plain=True).startswith(f"{A} 127.0.0.1:6000@17000,a.example ")
+    assert node_line(t, c, plain=True).startswith(f"{C} 10.0.0.3:7002@17002 ")
+    assert node_line(t, me) == node_line(t, me, plain=False)
+    assert " 127.0.0.1:7000@" in nodes_text(t) and " 127.0.0.1:6000@" in nodes_text(t, True)
+    assert nodes_conf(t) == nodes_conf(sample())  # the file keeps the TLS ports
+    assert [e[2][1] for e in slots_reply(t, "ip", 0, plain=True)] == [6000, 6000, 6001]
+    assert [e[2][1] for e in slots_reply(t, "ip", 0)] == [7000, 7000, 7001]
+    b_shard = shards_reply(t, "ip", 0, tls_cluster=True)[1]
+    fields = [dict(n.items) for n in dict(b_shard.items)[b"nodes"]]
+    assert [(f.get(b"port"), f.get(b"tls-port")) for f in fields] == [(6001, 7001),
+                                                                      (None, 7002)]
+    plain_fields = [dict(n.items) for n in
+                    dict(shards_reply(t, "ip", 0)[1].items)[b"nodes"]]
+    assert [(f.get(b"port"), f.get(b"tls-port")) for f in plain_fields] == [(7001, None),
+                                                                            (7002, None)]

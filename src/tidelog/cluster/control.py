@@ -89,6 +89,15 @@ def _database(ctx: Ctx) -> Database:
     return ctx.engine.dbs[0]
 
 
+def _plain(ctx: Ctx) -> bool:
+    """Whether the client is given the nodes' plain ports: under tls-cluster
+    yes, a client of a connection not on the TLS port (7.0.15's use_pport; a
+    script's calls, on no connection, are given the TLS ports)."""
+    client = ctx.client
+    return bool(ctx.config["tls-cluster"]) and client is not None and client.fd >= 0 \
+        and not client.tls
+
+
 class Control:
     """The CLUSTER subcommands over ``topology`` and ``state``.
 
@@ -297,7 +306,9 @@ class Control:
             raise errors.cluster_unknown_node(node_id)
         if node.is_replica:
             raise CommandError(errors.CLUSTER_REPLICAS_NOT_MASTER)
-        return [texts.node_line(self.topology, r).encode("latin-1") for r in node.replicas]
+        plain = _plain(ctx)
+        return [texts.node_line(self.topology, r, plain=plain).encode("latin-1")
+                for r in node.replicas]
 
     def count_failure_reports(self, ctx: Ctx, node_id: bytes) -> int:
         """COUNT-FAILURE-REPORTS id: the reports about the node still valid
@@ -385,17 +396,17 @@ class Control:
 
     def nodes(self, ctx: Ctx) -> bytes:
         """NODES: every node's line. O(16384 + nodes)."""
-        return texts.nodes_text(self.topology).encode("latin-1")
+        return texts.nodes_text(self.topology, _plain(ctx)).encode("latin-1")
 
     def slots(self, ctx: Ctx) -> list[Any]:
         """SLOTS. O(16384 + ranges x replicas)."""
         return texts.slots_reply(self.topology, ctx.config["cluster-preferred-endpoint-type"],
-                                 ctx.engine.replication.offset)
+                                 ctx.engine.replication.offset, _plain(ctx))
 
     def shards(self, ctx: Ctx) -> list[Any]:
         """SHARDS. O(16384 + nodes)."""
         return texts.shards_reply(self.topology, ctx.config["cluster-preferred-endpoint-type"],
-                                  ctx.engine.replication.offset)
+                                  ctx.engine.replication.offset, bool(ctx.config["tls-cluster"]))
 
     def links(self, ctx: Ctx) -> list[Any]:
         """LINKS. O(nodes)."""

@@ -97,6 +97,8 @@ class Router:
         self.allow_reads_when_down = allow_reads_when_down
         self.allow_pubsubshard_when_down = allow_pubsubshard_when_down
         self.endpoint_type = endpoint_type
+        self.tls_cluster = False
+        """tls-cluster: nodes' ports are TLS ports (see :meth:`port`)."""
         # per command name: its fixed_key_ranges(not_keys=True) (a command's key specs do
         # not change while the server runs)
         self._positions: dict[str, list[tuple[int, int, int]] | None] = {}
@@ -176,7 +178,7 @@ class Router:
                 return Refusal(Refusal.UNSTABLE, errors.TRYAGAIN), slot
             target = topology.migrating_to[slot]
             return Refusal(Refusal.ASK, errors.ask(slot, self.endpoint(target),
-                                                   target.port)), slot
+                                                   self.port(target, client))), slot
         if importing and (client.cluster_asking or "asking" in spec.flags):
             if multiple_keys and missing:
                 return Refusal(Refusal.UNSTABLE, errors.TRYAGAIN), slot
@@ -186,8 +188,16 @@ class Router:
             return None, slot
         if owner is not myself:
             return Refusal(Refusal.MOVED, errors.moved(slot, self.endpoint(owner),
-                                                       owner.port)), slot
+                                                       self.port(owner, client))), slot
         return None, slot
+
+    def port(self, node: Node, client: ClientState) -> int:
+        """The node's port as redirections give it: under tls-cluster yes a
+        client of the plain port is given the node's plain port (its pport,
+        when the node announced one), as Redis 7.0 does."""
+        if self.tls_cluster and not client.tls and node.pport:
+            return node.pport
+        return node.port
 
     def endpoint(self, node: Node) -> bytes:
         """The node's address as redirections give it (Redis's
@@ -254,5 +264,5 @@ class Router:
                 continue
             if slot in topology.importing_from:
                 continue
-            return errors.moved(slot, self.endpoint(owner), owner.port)
+            return errors.moved(slot, self.endpoint(owner), self.port(owner, client))
         return None

@@ -102,11 +102,20 @@ def slot_ranges_by_node(topology: Topology) -> dict[Node, list[tuple[int, int]]]
     return ranges
 
 
+def client_port(node: Node, plain: bool) -> int:
+    """The port a client is given for ``node``: its plain port (pport) for
+    ``plain`` (a client of the plain port under tls-cluster yes) when the
+    node announced one, else its port (7.0.15's use_pport)."""
+    return node.pport if plain and node.pport else node.port
+
+
 def node_line(topology: Topology, node: Node,
-              ranges: dict[Node, list[tuple[int, int]]] | None = None) -> str:
+              ranges: dict[Node, list[tuple[int, int]]] | None = None,
+              plain: bool = False) -> str:
     """The line of one node (no newline); ``ranges``: every node's slot
-    ranges, when the caller has them. Cost: O(16384) without them."""
-    address = f"{node.ip.decode('latin-1')}:{node.port}@{node.cport}"
+    ranges, when the caller has them; ``plain``: see :func:`client_port`.
+    Cost: O(16384) without them."""
+    address = f"{node.ip.decode('latin-1')}:{client_port(node, plain)}@{node.cport}"
     if node.hostname:
         address += "," + node.hostname.decode("latin-1")
     master = node.master.name.decode() if node.master is not None else "-"
@@ -127,11 +136,12 @@ def node_line(topology: Topology, node: Node,
     return " ".join(parts)
 
 
-def nodes_text(topology: Topology) -> str:
-    """CLUSTER NODES: every node's line, each ending in a newline.
-    Cost: O(16384 + nodes)."""
+def nodes_text(topology: Topology, plain: bool = False) -> str:
+    """CLUSTER NODES: every node's line, each ending in a newline (``plain``:
+    see :func:`client_port`).  Cost: O(16384 + nodes)."""
     ranges = slot_ranges_by_node(topology)
-    return "".join(node_line(topology, n, ranges) + "\n" for n in topology.nodes.values())
+    return "".join(node_line(topology, n, ranges, plain) + "\n"
+                   for n in topology.nodes.values())
 
 
 def nodes_conf(topology: Topology) -> str:
@@ -311,7 +321,7 @@ def preferred_endpoint(node: Node, endpoint_type: str) -> bytes:
     return node.ip
 
 
-def _slots_node(node: Node, endpoint_type: str) -> list[Any]:
+def _slots_node(node: Node, endpoint_type: str, plain: bool = False) -> list[Any]:
     """``[endpoint, port, id, {other endpoints}]`` of one node in CLUSTER SLOTS
     (the endpoint is a null under ``unknown-endpoint``)."""
     if endpoint_type == "hostname":
@@ -325,32 +335,39 @@ def _slots_node(node: Node, endpoint_type: str) -> list[Any]:
         extra.append((b"ip", node.ip))
     if endpoint_type != "hostname" and node.hostname:
         extra.append((b"hostname", node.hostname))
-    return [endpoint, node.port, node.name, Map(extra)]
+    return [endpoint, client_port(node, plain), node.name, Map(extra)]
 
 
-def slots_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[Any]:
+def slots_reply(topology: Topology, endpoint_type: str, my_offset: int,
+                plain: bool = False) -> list[Any]:
     """CLUSTER SLOTS: one entry per run of slots with the same owner,
     ``[first, last, master, replica, ...]``; a replica that failed or has
     not replicated anything yet (offset 0; ``my_offset`` is this node's) is
-    left out.  Cost: O(16384 + ranges x replicas)."""
+    left out; ``plain``: see :func:`client_port`.  Cost: O(16384 + ranges x
+    replicas)."""
     reply: list[Any] = []
     for owner, start, end in owner_runs(topology):
         if owner is not None:
-            entry: list[Any] = [start, end, _slots_node(owner, endpoint_type)]
+            entry: list[Any] = [start, end, _slots_node(owner, endpoint_type, plain)]
             for replica in owner.replicas:
                 offset = my_offset if replica.is_myself else replica.repl_offset
                 if not replica.flags & FAIL_FLAG and offset != 0:
-                    entry.append(_slots_node(replica, endpoint_type))
+                    entry.append(_slots_node(replica, endpoint_type, plain))
             reply.append(entry)
     return reply
 
 
-def _shard_node(node: Node, endpoint_type: str, my_offset: int) -> Map:
-    """One node of a CLUSTER SHARDS shard (7.0's fields, in its order)."""
+def _shard_node(node: Node, endpoint_type: str, my_offset: int, tls_cluster: bool) -> Map:
+    """One node of a CLUSTER SHARDS shard (7.0's fields, in its order;
+    under ``tls_cluster`` the node's port is its TLS port, its pport the
+    plain one)."""
     offset = my_offset if node.is_myself else node.repl_offset
     items: list[tuple[Any, Any]] = [(b"id", node.name)]
-    if node.port:
-        items.append((b"port", node.port))
+    plain_port, tls_port = (node.pport, node.port) if tls_cluster else (node.port, 0)
+    if plain_port:
+        items.append((b"port", plain_port))
+    if tls_port:
+        items.append((b"tls-port", tls_port))
     items += [(b"ip", node.ip), (b"endpoint", preferred_endpoint(node, endpoint_type))]
     if node.hostname:
         items.append((b"hostname", node.hostname))
@@ -365,7 +382,8 @@ def _shard_node(node: Node, endpoint_type: str, my_offset: int) -> Map:
     return Map(items)
 
 
-def shards_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list[Any]:
+def shards_reply(topology: Topology, endpoint_type: str, my_offset: int,
+                 tls_cluster: bool = False) -> list[Any]:
     """CLUSTER SHARDS (Redis 7.0's shape): per master, its slot ranges as a
     flat ``[first, last, ...]`` list and its nodes (the master, then its
     replicas), each a map.  Cost: O(16384 + nodes)."""
@@ -375,7 +393,8 @@ def shards_reply(topology: Topology, endpoint_type: str, my_offset: int) -> list
         if not node.is_master:
             continue
         slots = [bound for first, last in ranges.get(node, ()) for bound in (first, last)]
-        nodes = [_shard_node(n, endpoint_type, my_offset) for n in (node, *node.replicas)]
+        nodes = [_shard_node(n, endpoint_type, my_offset, tls_cluster)
+                 for n in (node, *node.replicas)]
         reply.append(Map([(b"slots", slots), (b"nodes", nodes)]))
     return reply
 

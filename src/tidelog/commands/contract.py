@@ -133,6 +133,9 @@ class ClientState:
     cluster_asking: int = 0
     cluster_readonly: bool = False
     cluster_slot: int = -1
+    # On the TLS port: under tls-cluster yes, a plain client is given the
+    # nodes' plain ports (CLUSTER NODES/SLOTS, -MOVED, -ASK), as in Redis 7.0.
+    tls: bool = False
     # CLIENT TRACKING: the client's options (a commands.tracking.ClientTracking),
     # None while tracking is off.
     tracking: Any = None

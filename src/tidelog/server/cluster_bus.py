@@ -21,6 +21,17 @@ I/O; this module gives it its inputs and carries out its actions:
   replication offset, ``on_tick``, and the redirection of blocked clients
   whose slot moved.
 
+With ``tls-cluster yes`` every link is TLS (Redis's rule): the listener
+serves TLS, a peer must present a certificate the ``tls-ca-cert-*`` CAs sign
+(whatever ``tls-auth-clients`` says), and this node's links present
+``tls-client-cert-file`` (else ``tls-cert-file``).  CONFIG SET of
+``tls-cluster`` or a ``tls-*`` option reaches the bus at the next tick: the
+contexts are built again and the listener serves its same sockets under the
+new one (as the client listeners do); links already made stay as they are.
+The bus port is then ``tls-port`` + 10000 unless ``cluster-port`` is set,
+and the node announces its TLS port as its port and its plain port as
+``pport`` (7.0.15's rule).
+
 nodes.conf is locked (``flock``) for the life of the process, as Redis
 locks it: a second server started on the same file refuses to start.
 """
@@ -31,10 +42,13 @@ import asyncio
 import importlib
 import logging
 import os
+import socket
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import tls
 from ..clock import next_beat
 from ..cluster import bus
 from ..cluster.actions import (
@@ -68,9 +82,54 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def client_port(config: Any) -> int:
+    """The client port the cluster knows the node by: ``tls-port`` under
+    ``tls-cluster yes``, else ``port``."""
+    return int(config["tls-port"]) if config["tls-cluster"] else int(config["port"])
+
+
 def bus_port(config: Any) -> int:
     """``cluster-port``, or the client port + 10000 when it is 0."""
-    return int(config["cluster-port"]) or int(config["port"]) + 10000
+    return int(config["cluster-port"]) or client_port(config) + 10000
+
+
+TLS_OPTIONS = ("tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+               "tls-client-key-file", "tls-client-key-file-pass", "tls-ca-cert-file",
+               "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-prefer-server-ciphers")
+"""The options the bus's TLS contexts are built from."""
+
+
+class BusTls:
+    """The bus's TLS contexts (listener side, connecting side), built when
+    first asked for and again when one of :data:`TLS_OPTIONS` changed; None
+    while ``tls-cluster`` is off.  A configuration that cannot be used keeps
+    the contexts built before it (logged once per change)."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self._key: tuple[Any, ...] | None = None
+        self._contexts: tuple[ssl.SSLContext, ssl.SSLContext] | None = None
+
+    def contexts(self) -> tuple[ssl.SSLContext, ssl.SSLContext] | None:
+        config = self.config
+        if not config["tls-cluster"]:
+            return None
+        key = tuple(config[name] for name in TLS_OPTIONS)
+        if key != self._key:
+            self._key = key
+            try:
+                self._contexts = (tls.bus_server_context(config), tls.client_context(config))
+            except tls.TlsError as exc:
+                log.warning("Cluster bus: failed to configure TLS: %s", exc)
+        return self._contexts
+
+    def server(self) -> ssl.SSLContext | None:
+        contexts = self.contexts()
+        return None if contexts is None else contexts[0]
+
+    def client(self) -> ssl.SSLContext | None:
+        contexts = self.contexts()
+        return None if contexts is None else contexts[1]
 
 
 # -- the settings the state machine reads -------------------------------------------------
@@ -204,7 +263,13 @@ class ClusterShell:
         self.render_config = render_config
         self.links: dict[Link, _LinkProtocol] = {}
         self.connecting: dict[int, asyncio.Task[None]] = {}
-        self.servers: list[asyncio.AbstractServer] = []
+        self.servers: list[asyncio.Server] = []
+        self.tls = BusTls(engine.config)
+        self.serving_context: ssl.SSLContext | None = None
+        """The TLS context the listener serves with (None: plain TCP)."""
+        self.reserving: asyncio.Task[None] | None = None
+        self.port = bus_port(engine.config)
+        """The bus port listened on (start() sets it)."""
         self.timer: asyncio.Task[None] | None = None
         self.stopping = False
         self.in_actions = False
@@ -219,11 +284,16 @@ class ClusterShell:
         """Listen on ``port`` at each of ``hosts`` (``-`` prefixes dropped,
         as ``bind`` allows), then start the 100 ms timer.  Raises OSError."""
         loop = asyncio.get_running_loop()
+        self.port = port
+        context = self.serving_context = self.tls.server()
+        if self.engine.config["tls-cluster"] and context is None:
+            raise OSError("the cluster bus cannot use TLS (tls-cluster yes): see the log")
         for host in hosts:
             host = host.lstrip("-")
             try:
                 server = await loop.create_server(lambda: _LinkProtocol(self, None), host, port,
-                                                  backlog=backlog, reuse_address=True)
+                                                  backlog=backlog, reuse_address=True,
+                                                  ssl=context)
             except OSError:
                 if host.startswith("::") or host == "*":
                     continue  # no IPv6 here: as the client port does
@@ -238,6 +308,8 @@ class ClusterShell:
             self.timer.cancel()
         for task in list(self.connecting.values()):
             task.cancel()
+        if self.reserving is not None:
+            self.reserving.cancel()
         for server in self.servers:
             server.close()
         for proto in list(self.links.values()):
@@ -251,6 +323,39 @@ class ClusterShell:
         if self.lock_fd is not None:
             os.close(self.lock_fd)
             self.lock_fd = None
+
+    # -- TLS (tls-cluster)
+    def refresh_listener(self) -> None:
+        """Serve the bus's sockets under the TLS context the options give
+        now (tls-cluster switched, a tls-* option changed), as the client
+        listeners take a new context: the same sockets, new servers; the
+        links stay."""
+        if self.stopping or self.reserving is not None:
+            return
+        context = self.tls.server()
+        if context is self.serving_context or not self.servers:
+            return
+        self.reserving = asyncio.create_task(self._reserve(context))
+
+    async def _reserve(self, context: ssl.SSLContext | None) -> None:
+        loop = asyncio.get_running_loop()
+        backlog = int(self.engine.config["tcp-backlog"])
+        try:
+            socks = [socket.socket(fileno=os.dup(sock.fileno()))
+                     for server in self.servers for sock in server.sockets]
+            for server in self.servers:
+                server.close()
+            self.servers = []
+            for sock in socks:
+                self.servers.append(await loop.create_server(
+                    lambda: _LinkProtocol(self, None), sock=sock, ssl=context, backlog=backlog))
+            self.serving_context = context
+            log.info("Cluster bus: serving %s", "over TLS" if context is not None
+                     else "plain TCP")
+        except OSError as exc:
+            log.warning("Cluster bus: could not serve the bus port again: %s", exc)
+        finally:
+            self.reserving = None
 
     # -- events from the links
     def opened(self, proto: _LinkProtocol) -> None:
@@ -293,11 +398,14 @@ class ClusterShell:
         link = Link(inbound=False, ctime=now_ms(), node=node)
         try:
             try:
+                context = self.tls.client()
                 _, proto = await asyncio.wait_for(
                     loop.create_connection(lambda: _LinkProtocol(self, link),
-                                           node.ip.decode(errors="replace"), node.cport),
+                                           node.ip.decode(errors="replace"), node.cport,
+                                           ssl=context, server_hostname="" if context else None,
+                                           ssl_handshake_timeout=timeout if context else None),
                     timeout)
-            except (TimeoutError, OSError, UnicodeError, ValueError) as exc:
+            except (TimeoutError, OSError, UnicodeError, ValueError, ssl.SSLError) as exc:
                 if not self.stopping:
                     log.debug("Cluster bus: connecting to %s:%d failed: %s",
                               node.ip.decode(errors="replace"), node.cport, exc)
@@ -457,9 +565,10 @@ class ClusterShell:
             refresh_settings(settings, config)
         topology = getattr(self.state, "topology", None)
         if topology is not None:
-            announce_myself(topology.myself, config)
+            announce_myself(topology.myself, config, self.port)
         router = self.router
         if router is not None:
+            router.tls_cluster = bool(config["tls-cluster"])
             router.allow_reads_when_down = config["cluster-allow-reads-when-down"]
             router.allow_pubsubshard_when_down = config["cluster-allow-pubsubshard-when-down"]
             router.endpoint_type = config["cluster-preferred-endpoint-type"]
@@ -471,6 +580,7 @@ class ClusterShell:
         if upstream is not None:  # a replica: how old its master's data is
             seen = upstream.last_io if upstream.link_up else upstream.down_since
             self.state.set_master_data_age(int((self.engine.clock.monotonic() - seen) * 1000))
+        self.refresh_listener()
         self.state.on_tick(now_ms())
         redirect = getattr(self.engine, "redirect_blocked", None)
         if redirect is not None:
@@ -483,12 +593,25 @@ class ClusterStartError(Exception):
     """The node cannot start in cluster mode (its text is the log line)."""
 
 
-def announce_myself(myself: Node, config: Any) -> None:
-    """The ports this node gives in its header: the ``cluster-announce-*``
-    ones, else its own (Redis's clusterUpdateMyselfAnnouncedPorts)."""
-    myself.port = int(config["cluster-announce-port"]) or int(config["port"])
-    myself.cport = int(config["cluster-announce-bus-port"]) or bus_port(config)
-    myself.pport = int(config["cluster-announce-tls-port"])
+def announce_myself(myself: Node, config: Any, cport: int = 0) -> None:
+    """The ports this node gives in its header (7.0.15's
+    clusterUpdateMyselfAnnouncedPorts): under ``tls-cluster yes`` the TLS
+    port as its port and the plain one as ``pport``, else the plain one;
+    ``cluster-announce-tls-port`` (with TLS, the plain port then being
+    ``cluster-announce-port``) or ``cluster-announce-port`` over them; the
+    bus port: ``cluster-announce-bus-port``, else ``cport`` (the port
+    listened on), else the configured one."""
+    announce_port, announce_tls = (int(config["cluster-announce-port"]),
+                                   int(config["cluster-announce-tls-port"]))
+    if config["tls-cluster"]:
+        myself.port, myself.pport = int(config["tls-port"]), int(config["port"])
+        if announce_tls:
+            myself.port, myself.pport = announce_tls, announce_port
+        elif announce_port:
+            myself.port = announce_port
+    else:
+        myself.port, myself.pport = announce_port or int(config["port"]), 0
+    myself.cport = int(config["cluster-announce-bus-port"]) or cport or bus_port(config)
 
 
 def _settings(state_module: Any, config: Any) -> Any:
@@ -556,6 +679,7 @@ def prepare(engine: Any, config: Any) -> ClusterShell:
     router = routing.Router(topology, allow_reads_when_down=config["cluster-allow-reads-when-down"],
                             allow_pubsubshard_when_down=config["cluster-allow-pubsubshard-when-down"],
                             endpoint_type=config["cluster-preferred-endpoint-type"])
+    router.tls_cluster = bool(config["tls-cluster"])
     engine.set_slot_router(router)
     shell.router = router
     enable = getattr(engine, "enable_slot_index", None)

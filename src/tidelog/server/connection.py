@@ -107,6 +107,7 @@ class Connection(ConnectionOutput, asyncio.Protocol):
                 addr = "/unixsocket:0" if not laddr else laddr
         self.client = self.engine.new_client(addr=addr, laddr=laddr, fd=fd)
         self.client.send = self._send_later
+        self.client.tls = self.tls
         self.client.kill = self.close  # CLIENT KILL
         self.client.output_bytes = self.output_bytes
         loop = asyncio.get_running_loop()
