@@ -2,7 +2,7 @@
 """Scaling out: pipelined XADD against a cluster of 1 and of 2 primaries,
 Tidelog and redis-server side by side in one run.
 
-    .venv/bin/python bench/scale.py                   # 1 and 2 nodes, 3 rounds
+    .venv/bin/python bench/scale.py                   # 1 and 2 nodes, 5 rounds
     .venv/bin/python bench/scale.py --requests 100000 --rounds 1   # a quick look
 
 For each kind of server, a Redis Cluster of each size in ``--nodes`` (no
@@ -86,7 +86,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="requests per pipeline (%(default)s)")
     ap.add_argument("--threads", type=int, default=0,
                     help="redis-benchmark --threads (0: one thread, its default)")
-    ap.add_argument("--rounds", type=int, default=3, help="measured rounds (%(default)s)")
+    ap.add_argument("--rounds", type=int, default=5, help="measured rounds (%(default)s)")
     ap.add_argument("--standalone", action="store_true",
                     help="also one server of each kind without cluster mode, for reference")
     ap.add_argument("--only", choices=KINDS, help="one kind of server only")

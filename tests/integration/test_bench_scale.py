@@ -29,7 +29,7 @@ def test_defaults_and_sizes(scale):
     args = scale.parse_args([])
     assert args.sizes == [1, 2]
     assert args.kinds == ["redis", "tidelog"]
-    assert (args.requests, args.clients, args.pipeline, args.rounds) == (400_000, 16, 16, 3)
+    assert (args.requests, args.clients, args.pipeline, args.rounds) == (400_000, 16, 16, 5)
     args = scale.parse_args(["--nodes", "2, 1,2", "--only", "tidelog", "-n", "5000"])
     assert args.sizes == [1, 2]
     assert args.kinds == ["tidelog"]
