@@ -28,6 +28,13 @@ tag, one stream.  So every node gets the same load: pipelined XADDs to one
 stream.  A warm-up run of a quarter of the size comes first, not counted.
 ``--standalone`` adds one server of each kind without cluster mode (pinned
 to the first core, the same command), to show what cluster mode costs.
+``--drain N`` adds, after each XADD run, group-drain's load (bench/groups.py)
+spread over the nodes: a stream on each node (a hash tag in its slots) gets
+its share of N preloaded messages, and two client processes of two consumers
+each (on the one node, or one process a node for two) read ``XREADGROUP ...
+COUNT 100`` and XACK each batch with the next read, all started by one
+signal: messages/s until the last consumer is done, the nodes' CPU per
+message, and a check that every message was consumed and acknowledged once.
 Each run: aggregate ops/s (redis-benchmark's figure), and the server CPU per
 operation, the CPU seconds every node used (from the kernel's per-process CPU
 clock) summed.  Per configuration the median of the rounds;
@@ -59,11 +66,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import cluster as bench_cluster
+import groups
 import resp
 import servers
 from workloads import ENTRY
 
 sys.path.insert(0, str(servers.REPO / "src"))
+from tidelog.keyslot import key_slot  # noqa: E402
 from tidelog.server.local_cluster import split_slots  # noqa: E402
 
 KINDS = ("redis", "tidelog")
@@ -87,6 +96,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=0,
                     help="redis-benchmark --threads (0: one thread, its default)")
     ap.add_argument("--rounds", type=int, default=5, help="measured rounds (%(default)s)")
+    ap.add_argument("--drain", type=int, default=0, metavar="N",
+                    help="also drain N preloaded messages a round: a stream a node, "
+                         "2 client processes of 2 consumers (0: not run, the default)")
     ap.add_argument("--standalone", action="store_true",
                     help="also one server of each kind without cluster mode, for reference")
     ap.add_argument("--only", choices=KINDS, help="one kind of server only")
@@ -104,6 +116,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error(f"--nodes: not a list of numbers: {args.nodes!r}")
     if not args.sizes or args.sizes[0] < 1:
         ap.error("--nodes: sizes of at least 1")
+    if args.drain < 0:
+        ap.error("--drain: 0 or more")
     for name in ("requests", "clients", "pipeline", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1")
@@ -398,6 +412,91 @@ def run_once(args: argparse.Namespace, cl: Cluster, requests: int) -> dict:
     return rec
 
 
+# -- drain: consumer groups over the nodes ----------------------------------------
+
+DRAIN_PROCS = 2          # client processes, whatever the size: the same client CPU
+DRAIN_CONSUMERS = 2      # consumers (connections) in each
+
+
+def node_keys(size: int, prefix: str = "drain") -> list[str]:
+    """One stream key per node, ``prefix:{tag}`` hashing into that node's
+    share of the slots as redis-cli splits them (both kinds split so)."""
+    keys = []
+    for lo, hi in split_slots(max(size, 1)):
+        tag = 0
+        while not lo <= key_slot(f"{prefix}:{{{tag}}}".encode()) <= hi:
+            tag += 1
+        keys.append(f"{prefix}:{{{tag}}}")
+    return keys
+
+
+def drain_plan(size: int) -> list[tuple[int, list[str]]]:
+    """(node index, consumer names) for each client process: DRAIN_PROCS
+    processes spread over the nodes (one node: all on it)."""
+    nodes = max(size, 1)
+    per_node = max(1, DRAIN_PROCS // nodes)
+    return [(i, [f"n{i}p{j}c{k}" for k in range(DRAIN_CONSUMERS)])
+            for i in range(nodes) for j in range(per_node)]
+
+
+def run_drain(cl: Cluster, messages: int, timeout: float = 300.0) -> dict:
+    """Preload ``messages`` (XADD *, pipelined) spread evenly over a stream on
+    each node, then drain them with the consumers of ``drain_plan`` (XREADGROUP
+    COUNT 100, XACK in the same write as the next read, as bench/run.py's
+    group-drain does), all started by one signal: messages/s over the slowest
+    node, and the nodes' CPU per message."""
+    keys = node_keys(cl.size)
+    share = messages // len(keys)
+    for port, key in zip(cl.ports, keys, strict=True):
+        with resp.Client(port, timeout=60) as c:
+            c.call("DEL", key)
+            for first in range(0, share, 1000):
+                cmds = [("XADD", key, "*", *ENTRY) for _ in range(min(1000, share - first))]
+                for reply in c.pipeline(cmds):
+                    if isinstance(reply, resp.RespError):
+                        raise RuntimeError(f"{cl.label}: preload: XADD replied -{reply}")
+            c.call("XGROUP", "CREATE", key, "g", "0")
+    workers = groups.Workers()
+    go = groups._MP.Event()
+    try:
+        readies = []
+        stop_ns = time.monotonic_ns() + int(timeout * 1e9)
+        for node, names in drain_plan(cl.size):
+            ready = groups._MP.Event()
+            readies.append(ready)
+            workers.start(groups._drain_consumers, cl.ports[node], keys[node], "g", names,
+                          share // 100 + 10, stop_ns, ready, go)
+        for ready in readies:
+            if not ready.wait(30):
+                raise RuntimeError(f"{cl.label}: the consumer processes did not connect")
+        cpu0 = cl.cpu_seconds()
+        start_ns = time.monotonic_ns()
+        go.set()
+        procs = workers.collect_all(time.monotonic() + timeout + 40)
+        cpu = cl.cpu_seconds() - cpu0
+    finally:
+        workers.close()
+    consumers = [r for p in procs for r in p["consumers"]]
+    ids = sum(len(r["ids"].split(b" ")) if r["ids"] else 0 for r in consumers)
+    acked = sum(r["acked"] for r in consumers)
+    wall = (max(r["end_ns"] for r in consumers) - start_ns) / 1e9
+    pending = sum(_call(p, "XPENDING", k, "g")[0] for p, k in zip(cl.ports, keys, strict=True))
+    errors = [e for r in consumers for e in r["errors"]]
+    for port, key in zip(cl.ports, keys, strict=True):
+        _call(port, "DEL", key)
+    rec = {"messages": share * len(keys), "consumed": ids, "acked": acked,
+           "pending_at_end": pending, "errors": errors[:5],
+           "rps": ids / wall if wall > 0 else None, "wall_s": round(wall, 3),
+           "server_cpu_s": round(cpu, 4),
+           "server_cpu_us_per_op": round(1e6 * cpu / ids, 3) if ids else None,
+           "client_cpu_s": round(sum(p["cpu_s"] for p in procs), 3),
+           "loadavg": servers.loadavg()}
+    if errors or ids != rec["messages"] or acked != ids or pending:
+        rec["problem"] = (f"consumed {ids}, acked {acked} of {rec['messages']}, "
+                          f"{pending} pending; {errors[:1]}")
+    return rec
+
+
 # -- summary and table ------------------------------------------------------------
 
 def summarize(runs: dict[str, list[dict]]) -> dict[str, dict]:
@@ -468,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     base, env = servers.tidelog_command(servers.REPO, args.tidelog_cmd)
     clusters: list[Cluster] = []
     runs: dict[str, list[dict]] = {}
+    drains: dict[str, list[dict]] = {}
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_before = servers.loadavg()
     try:
@@ -496,12 +596,30 @@ def main(argv: list[str] | None = None) -> int:
                                f"{rec['rps']:>12,.0f} ops/s  {rec['server_cpu_us_per_op']:7.2f} "
                                f"CPU µs/op  XADDs per node {rec['xadd_calls_per_node']}  "
                                f"load {rec['loadavg']}"))
+                if args.drain:
+                    try:
+                        drec = run_drain(cl, args.drain)
+                    except (RuntimeError, groups.ScenarioError, OSError) as exc:
+                        drec = {"error": str(exc)}
+                    drec["round"] = rnd + 1
+                    drains.setdefault(cl.label, []).append(drec)
+                    servers.log(f"round {rnd + 1} {cl.label:10s} drain "
+                                + (drec["error"] if "error" in drec else
+                                   f"{drec['rps']:>10,.0f} msg/s  "
+                                   f"{drec['server_cpu_us_per_op']:7.2f} CPU µs/msg"
+                                   + (f"  PROBLEM {drec['problem']}" if "problem" in drec
+                                      else "")))
     finally:
         for cl in clusters:
             cl.stop()
     summary = summarize(runs)
     table = render(summary, args.sizes, args.kinds)
     print(table)
+    drain_summary = summarize(drains)
+    if args.drain:
+        table += ("\n\nDrain (" + f"{args.drain:,}" + " messages a round; ops = messages):\n\n"
+                  + render(drain_summary, args.sizes, args.kinds))
+        print(table[table.index("\n\nDrain"):])
     shown = {k: v for k, v in vars(args).items() if k not in ("json", "sizes", "kinds")}
     shown["tidelog_cmd"] = _program(args.tidelog_cmd)
     shown["redis_benchmark"] = _program(args.redis_benchmark)
@@ -510,13 +628,14 @@ def main(argv: list[str] | None = None) -> int:
               "args": shown,
               "commands": {str(n or "standalone"): " ".join(bench_argv(args, "PORT", args.requests, n))
                            for n in args.sizes},
-              "runs": runs, "summary": summary, "table": table}
+              "runs": runs, "summary": summary, "drains": drains,
+              "drain_summary": drain_summary, "table": table}
     path = args.json or (servers.REPO / "bench" / "results"
                          / f"{dt.date.today().isoformat()}-scale.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     servers.log(f"raw results: {path}")
-    return 0 if all(s.get("runs") for s in summary.values()) else 1
+    return 0 if all(s.get("runs") for s in [*summary.values(), *drain_summary.values()]) else 1
 
 
 if __name__ == "__main__":

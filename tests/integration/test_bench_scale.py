@@ -40,7 +40,8 @@ def test_defaults_and_sizes(scale):
 
 
 @pytest.mark.parametrize("argv", [["--nodes", "one"], ["--nodes", "0,2"], ["--rounds", "0"],
-                                  ["--nodes", "1,4", "--clients", "3"], ["--only", "valkey"]])
+                                  ["--nodes", "1,4", "--clients", "3"], ["--only", "valkey"],
+                                  ["--drain", "-1"]])
 def test_bad_arguments_are_refused(scale, argv, capsys):
     with pytest.raises(SystemExit) as exc:
         scale.parse_args(argv)
@@ -58,6 +59,27 @@ def test_bench_command_lines(scale):
     assert two == one[:1] + ["--cluster"] + one[1:]
     threaded = scale.bench_argv(scale.parse_args(["--threads", "2"]), 7000, 10, 2)
     assert threaded[threaded.index("--threads") + 1] == "2"
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3])
+def test_drain_keys_land_on_their_nodes(scale, size, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH.parent / "src"))
+    from tidelog.keyslot import key_slot
+    from tidelog.server.local_cluster import split_slots
+    keys = scale.node_keys(size)
+    ranges = split_slots(max(size, 1))
+    assert len(keys) == len(ranges)
+    for key, (lo, hi) in zip(keys, ranges, strict=True):
+        assert lo <= key_slot(key.encode()) <= hi
+
+
+def test_drain_plan_gives_every_size_the_same_client_processes(scale):
+    assert [node for node, _ in scale.drain_plan(1)] == [0, 0]
+    assert [node for node, _ in scale.drain_plan(0)] == [0, 0]
+    assert [node for node, _ in scale.drain_plan(2)] == [0, 1]
+    names = [n for _, part in scale.drain_plan(2) for n in part]
+    assert len(names) == len(set(names)) == 4
+    assert scale.parse_args(["--drain", "1000"]).drain == 1000
 
 
 def test_parse_rps_skips_the_cluster_lines(scale):
@@ -122,9 +144,10 @@ def test_a_bounded_run_of_one_tidelog_node(scale, tmp_path, capsys):
 def test_a_bounded_run_of_two_redis_nodes_with_cluster(scale, tmp_path):
     out = tmp_path / "scale.json"
     code = scale.main(["--nodes", "2", "--only", "redis", "-n", "2000", "-c", "2",
-                       "--rounds", "1", "--standalone", "--json", str(out)])
+                       "--rounds", "1", "--standalone", "--drain", "2000", "--json", str(out)])
     assert code == 0
-    runs = json.loads(out.read_text())["runs"]
+    report = json.loads(out.read_text())
+    runs = report["runs"]
     (run,) = runs["redis-2"]
     # redis-benchmark --cluster sent each node its share, to one stream each.
     assert sum(run["xadd_calls_per_node"]) == 2000
@@ -132,3 +155,7 @@ def test_a_bounded_run_of_two_redis_nodes_with_cluster(scale, tmp_path):
     assert run["keys_per_node"] == [1, 1]
     (alone,) = runs["redis-standalone"]
     assert alone["xadd_calls_per_node"] == [2000]
+    # The drain read every message once, over both nodes, and acknowledged it.
+    (drain,) = report["drains"]["redis-2"]
+    assert drain["messages"] == drain["consumed"] == drain["acked"] == 2000
+    assert drain["pending_at_end"] == 0 and "problem" not in drain
