@@ -55,6 +55,7 @@ import io
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -243,15 +244,14 @@ class Cluster:
             node.stop()
         proc, self.launcher = self.launcher, None
         if proc is not None:
-            _signal_group(proc.pid, signal.SIGTERM)    # the launcher stops its nodes
+            servers._signal_group(proc.pid, signal.SIGTERM)    # the launcher stops its nodes
             try:
                 proc.wait(90)
             except subprocess.TimeoutExpired:
-                _signal_group(proc.pid, signal.SIGKILL)
+                servers._signal_group(proc.pid, signal.SIGKILL)
                 proc.wait(10)
-            _signal_group(proc.pid, signal.SIGKILL)    # anything of the group left over
+            servers._signal_group(proc.pid, signal.SIGKILL)    # anything of the group left over
         if self.tmp:
-            import shutil
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = ""
 
@@ -262,13 +262,6 @@ def _pid_alive(pid: int) -> bool:
             return fh.read().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
         return False
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _all_ok(ports: list[int]) -> bool:
