@@ -37,8 +37,12 @@ _modes: dict[tuple[int, str], bool] = {}
 _lock = threading.Lock()
 
 
+Conn = redis.Redis | RedisCluster
+"""A client of one server or of a cluster (both answer what these functions ask)."""
+
+
 def client(url: str, cluster: bool | None = None,
-           replicas: bool = False) -> redis.Redis | RedisCluster:
+           replicas: bool = False) -> Conn:
     """A client for ``url``, shared by this process (a forked child gets its own):
     a cluster client when ``cluster`` (None: when the server is a cluster node),
     reading from replicas when ``replicas`` as well."""
@@ -79,7 +83,8 @@ def _raw_nodes(conn: RedisCluster) -> None:
             node.set_response_callback(name, _raw)
         return node
 
-    manager.create_redis_node = create_raw
+    # redis-py has no hook for the node clients it makes: wrap its factory
+    manager.create_redis_node = create_raw  # type: ignore[method-assign]
     for node in manager.nodes_cache.values():
         if node.redis_connection is not None:
             for name in RAW_REPLIES:
@@ -119,6 +124,8 @@ def shards(conn: RedisCluster) -> list[Shard]:
             n = _pairs(node)
             host = n.get(b"ip") or n.get(b"endpoint") or n.get(b"hostname")
             port = n.get(b"port") or n.get(b"tls-port")
+            if host is None or port is None:  # a node not reachable by clients
+                continue
             address = f"{_text(host)}:{int(port)}"
             if _text(n.get(b"role")) == "master":
                 primary = address
@@ -162,7 +169,7 @@ def _raw(reply, **_options):
     return reply
 
 
-def resolve_keys(conn: redis.Redis, keys: Sequence[str], pattern: str | None) -> list[str]:
+def resolve_keys(conn: Conn, keys: Sequence[str], pattern: str | None) -> list[str]:
     """The stream keys to read, sorted: ``keys`` as given, or every stream key that
     matches ``pattern`` (SCAN MATCH ... TYPE stream: O(N) in the keyspace size).
     """
@@ -177,7 +184,7 @@ def resolve_keys(conn: redis.Redis, keys: Sequence[str], pattern: str | None) ->
     return sorted(found)
 
 
-def entry_bounds(conn: redis.Redis, keys: Sequence[str], lo: StreamId = MIN_ID,
+def entry_bounds(conn: Conn, keys: Sequence[str], lo: StreamId = MIN_ID,
                  hi: StreamId = MAX_ID) -> dict[str, tuple[StreamId, StreamId] | None]:
     """Per key, the first and last entry ID within ``[lo, hi]``, or None when there is
     none.  One pipeline of two O(log N) range lookups per key.
@@ -197,7 +204,7 @@ def entry_bounds(conn: redis.Redis, keys: Sequence[str], lo: StreamId = MIN_ID,
     return bounds
 
 
-def last_ids(conn: redis.Redis, keys: Iterable[str]) -> dict[str, StreamId | None]:
+def last_ids(conn: Conn, keys: Iterable[str]) -> dict[str, StreamId | None]:
     """Per key, the ID of its last entry (None: empty or missing).  O(log N) each."""
     keys = list(keys)
     pipe = conn.pipeline(transaction=False)
@@ -209,7 +216,7 @@ def last_ids(conn: redis.Redis, keys: Iterable[str]) -> dict[str, StreamId | Non
     return out
 
 
-def has_command(conn: redis.Redis, name: str) -> bool:
+def has_command(conn: Conn, name: str) -> bool:
     """Whether the server knows command ``name`` (COMMAND INFO); Tidelog has the Redis 8
     stream commands while reporting the 7.0 grammar version, so features are probed."""
     if isinstance(conn, RedisCluster):     # any node: they run the same server

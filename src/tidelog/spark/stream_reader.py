@@ -41,6 +41,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
+from redis.cluster import RedisCluster
 
 from . import connection
 from .ids import MAX_ID, MIN_ID, StreamId, format_id, next_id, parse_id, split_ms
@@ -80,7 +81,7 @@ class TidelogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return state
 
     @property
-    def _conn(self) -> redis.Redis:
+    def _conn(self) -> redis.Redis | RedisCluster:
         return connection.client(self.options.url, self.options.cluster)
 
     def _current_keys(self, known: Offset | None = None) -> list[str]:
