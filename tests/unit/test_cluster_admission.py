@@ -291,3 +291,51 @@ def test_a_client_in_wait_is_not_redirected():
     t.state_ok = False
     assert h.engine.redirect_blocked() == 0
     assert waiter.blocked is not None and waiter.inbox == []
+
+
+# -- the fast paths in cluster mode ------------------------------------------------------
+def test_a_settled_clients_keyed_command_is_cached_and_still_slot_checked():
+    h, *_ = cluster_harness()
+    assert h.engine.admission_settled(h.client)
+    h.ok("SET", B, "1")
+    assert h.engine._dispatch.get(b"SET") is not None  # the fast dispatch holds it now
+    for _ in range(2):  # found in the cache: the slot check runs there
+        assert h("SET", A, "1") == ErrorReply(MOVED_A)
+        assert h("GET", A) == ErrorReply(MOVED_A)
+        assert h("MGET", B, C) == ErrorReply(CROSSSLOT)
+    assert h("GET", B) == b"1"
+    h("PING")
+    replies = []
+    i, last = h.engine.execute_many(h.client, [[b"PING"], [b"GET", B]], 0, replies)
+    assert i == 1 and len(replies) == 1  # keyed: left to execute()'s slot check
+
+
+def test_a_run_takes_the_slot_check_once_and_each_call_its_refusal():
+    h, t, me, other = cluster_harness()
+    h("XADD", B, "*", "f", "v")  # XADD resolved into the cache: it has a run handler
+    assert b"XADD" in h.engine.runnable
+    run = [[b"XADD", A, b"*", b"f", b"v"] for _ in range(3)]
+    assert h.engine.run_key(run[0]) is not None
+    assert h.engine.execute_run(h.client, run) == [ErrorReply(MOVED_A)] * 3
+    assert h.engine._entries["xadd"].rejected == 3
+    run = [[b"XADD", B, b"*", b"f", b"v"] for _ in range(3)]
+    ids = h.engine.execute_run(h.client, run)
+    assert len(set(ids)) == 3 and all(isinstance(i, bytes) for i in ids)
+    t.state_ok = False  # the cluster down: every call refused, none run
+    assert [r.message.split()[0] for r in h.engine.execute_run(h.client, run[:2])] == \
+        [b"CLUSTERDOWN"] * 2
+    t.state_ok = True
+    assert h("XLEN", B) == 4
+
+
+def test_slot_stats_keep_keyed_commands_on_the_checked_path_while_they_count():
+    h, *_ = cluster_harness()
+    h.ok("SET", B, "1")
+    assert b"SET" in h.engine._dispatch
+    h.ok("CONFIG", "SET", "cluster-slot-stats-enabled", "yes")
+    h.ok("SET", B, "2")
+    h("PING")
+    assert b"SET" not in h.engine._dispatch and b"PING" in h.engine._dispatch
+    h.ok("CONFIG", "SET", "cluster-slot-stats-enabled", "no")
+    h.ok("SET", B, "3")
+    assert b"SET" in h.engine._dispatch

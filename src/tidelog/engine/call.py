@@ -90,13 +90,21 @@ def execute(self: EngineCore, client: ClientState, argv: list[bytes]) -> Reply:
     is settled for it (the rule: :mod:`tidelog.engine.admission`), so
     :func:`call` runs it with CALL_FAST.  Unknown names, subcommands, MULTI,
     subscriptions and every command of a client that is not settled take
-    :meth:`_execute_checked`."""
+    :meth:`_execute_checked`.  In cluster mode a command with keys found
+    there takes the slot check first (the one step of admission that
+    depends on the call's own arguments: admission.py)."""
     entry = client.dispatch.get(argv[0])
     if entry is not None and client.multi is None and client.pubsub is None:
         arity = entry.arity
         argc = len(argv)
         if argc == arity or (arity < 0 and argc >= -arity):
             client.last_command = entry.name
+            if entry.keyed:
+                router = self.slot_router
+                if router is not None and client.kind in _NETWORK_KINDS:
+                    refusal = self._slot_refusal(router, client, entry, argv)
+                    if refusal is not None:
+                        return refusal
             return self.call(client, entry, argv, CALL_FAST)
     return self._execute_checked(client, argv)
 
@@ -110,12 +118,18 @@ def execute_run(self: EngineCore, client: ClientState, run: list[list[bytes]]) -
     waits on a key (Redis serves blocked clients between two commands,
     so each call must be seen alone), or the client is not settled
     (admission.py).  Otherwise one :func:`call` with CALL_RUNS runs them
-    all.  Cost: one handler call for the run instead of one per call."""
+    all.  In cluster mode the run's key (one for all its calls) takes the
+    slot check once; refused, the calls go one by one, each refused as it
+    would be.  Cost: one handler call for the run instead of one per call."""
     if len(run) == 1 or client.multi is not None or self.waiters or \
             client.pubsub is not None or self.ops.monitors or client.monitor or \
             not self.admission_settled(client):
         return [self.execute(client, argv) for argv in run]
     entry = self._dispatch[run[0][0]]
+    router = self.slot_router
+    if router is not None and client.kind in _NETWORK_KINDS and \
+            router.check(client, entry.spec, run[0], self.dbs[client.db]) is not None:
+        return [self.execute(client, argv) for argv in run]
     client.last_command = entry.name
     replies: list[Reply] = self.call(client, entry, run[0], CALL_RUNS, run=run)
     return replies
@@ -505,12 +519,13 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
     the table both ways.  Cost: O(1) per command, with the handler's."""
     n = len(batch)
     proto = client.protocol
+    cluster = self.slot_router is not None  # a command with keys takes execute()'s slot check
     spare: Ctx | None = None  # the context the loop's commands share (below)
     while i < n:
         argv = batch[i]
         entry = client.dispatch.get(argv[0])
         if entry is None or entry.run is not None or client.multi is not None or \
-                client.pubsub is not None or client.no_touch:
+                client.pubsub is not None or client.no_touch or (cluster and entry.keyed):
             return i, NOT_RUN
         arity = entry.arity
         argc = len(argv)

@@ -240,6 +240,7 @@ class Engine(_Core):
     set_write_guard = admission.set_write_guard
     set_stale_guard = admission.set_stale_guard
     set_slot_router = slots.set_slot_router
+    set_slot_stats = slots.set_slot_stats
     redirect_blocked = slots.redirect_blocked
     delete_slot_keys = slots.delete_slot_keys
     cross_protocol = admission.cross_protocol

@@ -16,14 +16,23 @@ from .slot_router import SlotRouter
 
 
 def set_slot_router(self: EngineCore, router: SlotRouter | None) -> None:
-    """Cluster mode on (a router) or off (None).  While on, no command with
-    keys is in the fast dispatch: each takes admission, which asks the
-    router; and the databases keep their keys by slot too
+    """Cluster mode on (a router) or off (None).  While on, a command with
+    keys found in the fast dispatch takes the router's slot check there
+    (:meth:`Engine.execute`); and the databases keep their keys by slot too
     (``Database.use_slot_index``).  O(keys held) the first time."""
     self.slot_router = router
     if router is not None:
         for db in self.dbs:
             db.use_slot_index()
+    self._forget_dispatch()
+
+
+def set_slot_stats(self: EngineCore, enabled: bool) -> None:
+    """``cluster-slot-stats-enabled``: CLUSTER SLOT-STATS counts on the
+    checked path, so while it counts, commands with keys leave the fast
+    dispatch (``dispatch._resolve``); the cache is emptied either way.
+    O(1), then each name resolved again once."""
+    self.slot_stats.enabled = enabled
     self._forget_dispatch()
 
 

@@ -83,7 +83,7 @@ def _apply_config(ctx: Ctx, name: str) -> None:
             if why is not None:
                 raise config_set_failed(name.encode(), why)
     elif name == "cluster-slot-stats-enabled":
-        ctx.engine.slot_stats.enabled = ctx.config[name]
+        ctx.engine.set_slot_stats(ctx.config[name])
 
 
 @command("config", arity=-2, group="server", since="2.0.0", complexity="Depends on subcommand.",
