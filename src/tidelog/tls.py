@@ -54,8 +54,11 @@ def _cas(ctx: ssl.SSLContext, config: Any) -> bool:
     return True
 
 
-def server_context(config: Any) -> ssl.SSLContext:
-    """The context of ``tls-port``.  Raises TlsError."""
+def _listener_context(config: Any, verify_mode: ssl.VerifyMode,
+                      require_cas: bool) -> ssl.SSLContext:
+    """A listener's context from the tls-* options: the certificate, the
+    protocols, the CAs (``require_cas``: some must be given), the ciphers,
+    peers verified as ``verify_mode`` says.  Raises TlsError."""
     cert = config["tls-cert-file"]
     if not cert:
         raise TlsError("No tls-cert-file configured!")
@@ -63,12 +66,10 @@ def server_context(config: Any) -> ssl.SSLContext:
     _protocols(ctx, config["tls-protocols"])
     _load(ctx, cert, config["tls-key-file"], config["tls-key-file-pass"])
     has_cas = _cas(ctx, config)
-    auth = config["tls-auth-clients"]
-    if auth != "no" and not has_cas:
+    if require_cas and not has_cas:
         raise TlsError("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when "
                        "tls-auth-clients is enabled!")
-    ctx.verify_mode = {"yes": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL,
-                       "no": ssl.CERT_NONE}[auth]
+    ctx.verify_mode = verify_mode
     if config["tls-ciphers"]:
         try:
             ctx.set_ciphers(config["tls-ciphers"])
@@ -77,6 +78,14 @@ def server_context(config: Any) -> ssl.SSLContext:
     if config["tls-prefer-server-ciphers"]:
         ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
     return ctx
+
+
+def server_context(config: Any) -> ssl.SSLContext:
+    """The context of ``tls-port`` (``tls-auth-clients`` says how clients
+    are verified).  Raises TlsError."""
+    auth = config["tls-auth-clients"]
+    return _listener_context(config, {"yes": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL,
+                                      "no": ssl.CERT_NONE}[auth], auth != "no")
 
 
 def client_context(config: Any) -> ssl.SSLContext:
@@ -99,19 +108,4 @@ def client_context(config: Any) -> ssl.SSLContext:
 def bus_server_context(config: Any) -> ssl.SSLContext:
     """The context of the cluster bus's listener under ``tls-cluster yes``:
     the server's, with a peer certificate always required.  Raises TlsError."""
-    cert = config["tls-cert-file"]
-    if not cert:
-        raise TlsError("No tls-cert-file configured!")
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    _protocols(ctx, config["tls-protocols"])
-    _load(ctx, cert, config["tls-key-file"], config["tls-key-file-pass"])
-    _cas(ctx, config)
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    if config["tls-ciphers"]:
-        try:
-            ctx.set_ciphers(config["tls-ciphers"])
-        except ssl.SSLError as exc:
-            raise TlsError(f"Failed to configure ciphers: {exc}") from None
-    if config["tls-prefer-server-ciphers"]:
-        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
-    return ctx
+    return _listener_context(config, ssl.CERT_REQUIRED, False)

@@ -21,13 +21,12 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from tests.support.cluster import require_cluster_mode
+from tests.support.cluster import free_range, require_cluster_mode
 from tests.support.local_cluster import (
     Launcher,
     check,
     cli,
     client,
-    free_range,
     gone,
     node_ids,
     wait_ok,

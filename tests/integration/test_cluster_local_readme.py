@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.support.cluster import REDIS_CLI, require_cluster_mode
-from tests.support.local_cluster import check, free_range, gone, wait_ok
+from tests.support.cluster import REDIS_CLI, free_range, require_cluster_mode
+from tests.support.local_cluster import check, gone, wait_ok
 from tests.support.processes import server_command, server_env
 from tests.support.readme import blocks, python_env
 

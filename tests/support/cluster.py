@@ -59,20 +59,26 @@ def valkey_server() -> str | None:
         return None
 
 
+def free_range(count: int) -> int:
+    """A first port P with P..P+count-1 and their bus ports (+10000) free."""
+    for _ in range(200):
+        base = random.randint(20000, 30000 - count)
+        free = True
+        for port in range(base, base + count):
+            for p in (port, port + 10000):
+                with socket.socket() as s:
+                    try:
+                        s.bind(("127.0.0.1", p))
+                    except OSError:
+                        free = False
+        if free:
+            return base
+    raise RuntimeError("no free port range")
+
+
 def free_pair() -> int:
     """A client port whose bus port (+10000) is free too."""
-    for _ in range(200):
-        port = random.randint(20000, 30000)
-        free = True
-        for p in (port, port + 10000):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    free = False
-        if free:
-            return port
-    raise RuntimeError("no free port pair")
+    return free_range(1)
 
 
 def cluster_args(port: int, workdir: Path, node_timeout: int = 5000) -> list[str]:

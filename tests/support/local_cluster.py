@@ -1,18 +1,16 @@
 """The launcher ``tidelog-server --cluster-local`` for the integration tests:
 ``Launcher`` starts one in a session of its own through the ``processes``
 fixture (whose finaliser kills its whole process group: the launcher and its
-nodes) and reads the table it prints; ``free_range(n)`` finds n consecutive
-client ports whose bus ports are free too; ``wait_ok`` and ``check`` wait for
+nodes) and reads the table it prints (``tests.support.cluster.free_range(n)``
+gives it n consecutive client ports whose bus ports are free too); ``wait_ok`` and ``check`` wait for
 and check a cluster with redis-py and ``redis-cli --cluster check``.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -25,23 +23,6 @@ from tests.support.processes import server_command, server_env
 
 WAIT_S = 120.0
 NODE_TIMEOUT = "3000"
-
-
-def free_range(count: int) -> int:
-    """A first port P with P..P+count-1 and their bus ports (+10000) free."""
-    for _ in range(200):
-        base = random.randint(20000, 29000)
-        free = True
-        for port in range(base, base + count):
-            for p in (port, port + 10000):
-                with socket.socket() as s:
-                    try:
-                        s.bind(("127.0.0.1", p))
-                    except OSError:
-                        free = False
-        if free:
-            return base
-    raise RuntimeError("no free port range")
 
 
 class Launcher:
