@@ -35,6 +35,13 @@ each (on the one node, or one process a node for two) read ``XREADGROUP ...
 COUNT 100`` and XACK each batch with the next read, all started by one
 signal: messages/s until the last consumer is done, the nodes' CPU per
 message, and a check that every message was consumed and acknowledged once.
+``--latency RATE`` adds group-latency's load (bench/groups.py) spread over the
+nodes: a stream with a group on each node, one producer process a node
+sending RATE / nodes XADDs a second on a fixed schedule (open loop, each
+message stamped with its send time), the ten consumers split over the nodes
+(``XREADGROUP ... COUNT 10 BLOCK 1000`` + XACK): p50, p99 and max of receive
+time minus send time, all nodes together, and a check that each message was
+consumed and acknowledged once.
 Each run: aggregate ops/s (redis-benchmark's figure), and the server CPU per
 operation, the CPU seconds every node used (from the kernel's per-process CPU
 clock) summed.  Per configuration the median of the rounds;
@@ -63,6 +70,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +108,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--drain", type=int, default=0, metavar="N",
                     help="also drain N preloaded messages a round: a stream a node, "
                          "2 client processes of 2 consumers (0: not run, the default)")
+    ap.add_argument("--latency", type=float, default=0, metavar="RATE",
+                    help="also group-latency's load a round at RATE messages/s in all, "
+                         "spread over the nodes (0: not run, the default)")
+    ap.add_argument("--latency-seconds", type=float, default=10.0,
+                    help="how long the producers of --latency run (%(default)s)")
     ap.add_argument("--standalone", action="store_true",
                     help="also one server of each kind without cluster mode, for reference")
     ap.add_argument("--only", choices=KINDS, help="one kind of server only")
@@ -119,6 +132,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ap.error("--nodes: sizes of at least 1")
     if args.drain < 0:
         ap.error("--drain: 0 or more")
+    if args.latency < 0 or args.latency_seconds <= 0:
+        ap.error("--latency: 0 or more; --latency-seconds: more than 0")
     for name in ("requests", "clients", "pipeline", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name}: at least 1")
@@ -490,6 +505,128 @@ def run_drain(cl: Cluster, messages: int, timeout: float = 300.0) -> dict:
     return rec
 
 
+# -- latency: group-latency's load spread over the nodes ----------------------------
+
+LATENCY_CONSUMERS = 10   # consumers in all, as group-latency: split over the nodes
+LATENCY_PRODUCERS = 2    # producer connections a node
+LATENCY_DRAIN_S = 30.0   # after the producers stop, at most this to drain
+
+
+def run_latency(cl: Cluster, rate: float, seconds: float) -> dict:
+    """group-latency (bench/groups.py) over the nodes: a stream on each node
+    (a hash tag in its slots) with a group, a producer process a node sending
+    ``rate / nodes`` XADDs a second (open loop, each message stamped with its
+    send time), and the ten consumers of group-latency split over the nodes,
+    one client process a node, looping ``XREADGROUP ... COUNT 10 BLOCK 1000``
+    and XACK.  Latency is receive time minus send time of every message, all
+    nodes' messages together; the record also checks that each was consumed
+    and acknowledged exactly once."""
+    keys = node_keys(cl.size, "latency")
+    nodes = len(keys)
+    share = rate / nodes
+    total = round(share * seconds)
+    for port, key in zip(cl.ports, keys, strict=True):
+        _call(port, "DEL", key)
+        _call(port, "XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
+    names = [f"c{i}" for i in range(LATENCY_CONSUMERS)]
+    start_ns = time.monotonic_ns() + 1_500_000_000
+    produce_stop_ns = start_ns + int((2 * seconds + 5) * 1e9)
+    consume_stop_ns = produce_stop_ns + int(LATENCY_DRAIN_S * 1e9)
+    workers = groups.Workers()
+    done = groups._MP.Event()
+    try:
+        readies, consumer_idx = [], []
+        for i in range(nodes):
+            ready = groups._MP.Event()
+            readies.append(ready)
+            consumer_idx.append(workers.start(
+                groups._latency_consumers, cl.ports[i], keys[i], "g", names[i::nodes],
+                consume_stop_ns, total + int(consume_stop_ns - start_ns) // 10**9 + 100,
+                ready, done))
+        for ready in readies:
+            if not ready.wait(30):
+                raise RuntimeError(f"{cl.label}: the consumer processes did not connect")
+        producer_idx = [workers.start(groups._produce, cl.ports[i], keys[i], share, total,
+                                      LATENCY_PRODUCERS, start_ns, produce_stop_ns,
+                                      max(100, int(share)))
+                        for i in range(nodes)]
+        wait = (start_ns - time.monotonic_ns()) / 1e9
+        if wait > 0:
+            time.sleep(wait)
+        cpu0 = cl.cpu_seconds()
+        deadline = time.monotonic() + (consume_stop_ns - time.monotonic_ns()) / 1e9 + 40
+        prods = [workers.collect(i, deadline) for i in producer_idx]
+        done.set()
+        cons = [workers.collect(i, deadline) for i in consumer_idx]
+        cpu = cl.cpu_seconds() - cpu0
+    finally:
+        workers.close()
+    lat = array("q")
+    errors: list[str] = []
+    problems: list[str] = []
+    consumed = acked = 0
+    for i, (prod, proc) in enumerate(zip(prods, cons, strict=True)):
+        seqs = array("q")
+        for r in proc["consumers"]:
+            lat.frombytes(r["lat_ns"])
+            seqs.frombytes(r["seqs"])
+            acked += r["acked"]
+            errors += r["errors"]
+        consumed += len(seqs)
+        if len(set(seqs)) != len(seqs) or len(seqs) != prod["ok"] or prod["errors"]:
+            problems.append(f"node {i}: {prod['ok']} produced, {len(seqs)} consumed, "
+                            f"{len(seqs) - len(set(seqs))} twice, {prod['errors']} XADD errors")
+    pending = sum(_call(p, "XPENDING", k, "g")[0] for p, k in zip(cl.ports, keys, strict=True))
+    for port, key in zip(cl.ports, keys, strict=True):
+        _call(port, "DEL", key)
+    ordered = sorted(lat)
+    produced = sum(p["ok"] for p in prods)
+    span_s = max((p["last_send_ns"] - p["start_ns"]) / 1e9 for p in prods) + 1 / share
+    rec = {"target_rate": rate, "seconds": seconds, "produced": produced,
+           "achieved_rate": produced / span_s if produced else 0.0,
+           "consumed": consumed, "acked": acked, "pending_at_end": pending,
+           "errors": errors[:5],
+           "latency_ms": {"p50": groups._ms(groups._percentile(ordered, 0.5)),
+                          "p99": groups._ms(groups._percentile(ordered, 0.99)),
+                          "p99.9": groups._ms(groups._percentile(ordered, 0.999)),
+                          "max": groups._ms(ordered[-1] if ordered else None)},
+           "server_cpu_s": round(cpu, 4),
+           "server_cpu_us_per_op": round(1e6 * cpu / consumed, 3) if consumed else None,
+           "client_cpu_s": round(sum(p["cpu_s"] for p in [*prods, *cons]), 3),
+           "loadavg": servers.loadavg()}
+    if problems or errors or pending or acked != consumed:
+        rec["problem"] = "; ".join(problems + [f"{pending} pending, {acked} acked of "
+                                               f"{consumed}"] + errors[:1])
+    return rec
+
+
+def summarize_latency(runs: dict[str, list[dict]]) -> dict[str, dict]:
+    """Per configuration: the medians of its rounds' p50, p99 and max."""
+    out = {}
+    for name, recs in runs.items():
+        good = [r for r in recs if "latency_ms" in r and "problem" not in r]
+        out[name] = {"runs": len(good)}
+        if good:
+            for q in ("p50", "p99", "p99.9", "max"):
+                vals = [r["latency_ms"][q] for r in good if r["latency_ms"][q] is not None]
+                out[name][q] = round(statistics.median(vals), 3) if vals else None
+            out[name]["server_cpu_us_per_op"] = round(statistics.median(
+                r["server_cpu_us_per_op"] for r in good), 3)
+    return out
+
+
+def render_latency(summary: dict[str, dict], sizes: list[int], kinds: list[str]) -> str:
+    head = ["primaries"] + [f"{NAMES[k]} p50 / p99 / max ms" for k in kinds]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for n in sizes:
+        cells = [str(n) if n else "standalone (no cluster mode)"]
+        for k in kinds:
+            s = summary.get(label(k, n), {})
+            cells.append(f"{s['p50']} / {s['p99']} / {s['max']}" if s.get("runs") else "failed")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # -- summary and table ------------------------------------------------------------
 
 def summarize(runs: dict[str, list[dict]]) -> dict[str, dict]:
@@ -561,6 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     clusters: list[Cluster] = []
     runs: dict[str, list[dict]] = {}
     drains: dict[str, list[dict]] = {}
+    latencies: dict[str, list[dict]] = {}
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_before = servers.loadavg()
     try:
@@ -602,6 +740,20 @@ def main(argv: list[str] | None = None) -> int:
                                    f"{drec['server_cpu_us_per_op']:7.2f} CPU µs/msg"
                                    + (f"  PROBLEM {drec['problem']}" if "problem" in drec
                                       else "")))
+                if args.latency:
+                    try:
+                        lrec = run_latency(cl, args.latency, args.latency_seconds)
+                    except (RuntimeError, groups.ScenarioError, OSError) as exc:
+                        lrec = {"error": str(exc)}
+                    lrec["round"] = rnd + 1
+                    latencies.setdefault(cl.label, []).append(lrec)
+                    servers.log(f"round {rnd + 1} {cl.label:10s} latency "
+                                + (lrec["error"] if "error" in lrec else
+                                   f"{lrec['achieved_rate']:>9,.0f} msg/s  p50 "
+                                   f"{lrec['latency_ms']['p50']} p99 {lrec['latency_ms']['p99']} "
+                                   f"max {lrec['latency_ms']['max']} ms"
+                                   + (f"  PROBLEM {lrec['problem']}" if "problem" in lrec
+                                      else "")))
     finally:
         for cl in clusters:
             cl.stop()
@@ -613,6 +765,13 @@ def main(argv: list[str] | None = None) -> int:
         table += ("\n\nDrain (" + f"{args.drain:,}" + " messages a round; ops = messages):\n\n"
                   + render(drain_summary, args.sizes, args.kinds))
         print(table[table.index("\n\nDrain"):])
+    latency_summary = summarize_latency(latencies)
+    if args.latency:
+        part = (f"\n\nLatency ({args.latency:,.0f} messages/s in all for "
+                f"{args.latency_seconds:g} s a round, receive time - send time):\n\n"
+                + render_latency(latency_summary, args.sizes, args.kinds))
+        table += part
+        print(part)
     shown = {k: v for k, v in vars(args).items() if k not in ("json", "sizes", "kinds")}
     shown["tidelog_cmd"] = _program(args.tidelog_cmd)
     shown["redis_benchmark"] = _program(args.redis_benchmark)
@@ -622,13 +781,15 @@ def main(argv: list[str] | None = None) -> int:
               "commands": {str(n or "standalone"): " ".join(bench_argv(args, "PORT", args.requests, n))
                            for n in args.sizes},
               "runs": runs, "summary": summary, "drains": drains,
-              "drain_summary": drain_summary, "table": table}
+              "drain_summary": drain_summary, "latencies": latencies,
+              "latency_summary": latency_summary, "table": table}
     path = args.json or (servers.REPO / "bench" / "results"
                          / f"{dt.date.today().isoformat()}-scale.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     servers.log(f"raw results: {path}")
-    return 0 if all(s.get("runs") for s in [*summary.values(), *drain_summary.values()]) else 1
+    return 0 if all(s.get("runs") for s in [*summary.values(), *drain_summary.values(),
+                                            *latency_summary.values()]) else 1
 
 
 if __name__ == "__main__":
