@@ -115,6 +115,9 @@ class Database:
             lambda db, key, fields: None)
         self.field_keys: dict[bytes, int] = {}
         self._field_deadlines: list[tuple[int, bytes]] = []
+        # TIDELOG.STAGE: streams arriving in chunks, token -> a
+        # tidelog.rdb.staging.StagedCopy; beside the keys, never among them.
+        self.staged: dict[bytes, Any] = {}
 
     def __len__(self) -> int:
         return len(self.data)
@@ -233,6 +236,7 @@ class Database:
         self._field_deadlines.clear()
         self.key_index.clear()
         self.access.clear()
+        self.staged.clear()  # (the caller propagated their drops, if it must)
         for key in removed:
             self.touch_replaced(key, True)
         return count

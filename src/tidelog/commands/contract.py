@@ -264,6 +264,11 @@ class Replication(Protocol):
         """How many replicas the stream is sent to now (the online ones)."""
         ...
 
+    def replicas_lacking(self, capa: bytes) -> int:
+        """How many connected replicas did not announce ``capa`` (REPLCONF
+        capa): TIDELOG.STAGE is not offered while one is connected."""
+        ...
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         """Send a command to replicas but not to the AOF (PUBLISH, as Redis
         does, so subscribers of replicas get the messages too)."""
@@ -443,6 +448,7 @@ class EngineAPI(Protocol):
     lazyfreed_objects: int
 
     def free_later(self, value: Any) -> None: ...
+    def emit(self, effects: list[tuple[int, Effect]]) -> None: ...
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]

@@ -352,6 +352,7 @@ class Engine(_Core):
     cron = housekeeping.cron
     track_idmp = housekeeping.track_idmp
     expire_idmp = housekeeping.expire_idmp
+    drop_staged = housekeeping.drop_staged
 
     # Last: until here ``call`` names the module.
     call = call.call

@@ -332,6 +332,12 @@ class Primary:
         bytes once per replica). O(1)."""
         return len(self.links)
 
+    def replicas_lacking(self, capa: bytes) -> int:
+        """The connected replicas (online, or between REPLCONF and PSYNC)
+        that did not announce ``capa``.  O(replicas)."""
+        return sum(1 for link in (*self.links.values(), *self.handshake.values())
+                   if capa not in link.capa)
+
     # -- the handshake ---------------------------------------------------------------
     def link_for(self, client: ClientState) -> ReplicaLink:
         """The link record of a client that speaks REPLCONF or PSYNC."""
