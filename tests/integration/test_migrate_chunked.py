@@ -89,8 +89,10 @@ def in_flight(r: redis.Redis, key: str) -> bool:
     """A write to ``key`` is refused with TRYAGAIN (it is being moved)."""
     try:
         r.execute_command("XADD", key, "NOMKSTREAM", "0-1", "f", "v")
-    except redis.ResponseError as exc:
-        return str(exc).startswith("TRYAGAIN")
+    except redis.exceptions.TryAgainError:  # (redis-py drops the TRYAGAIN word)
+        return True
+    except redis.ResponseError:
+        return False
     raise AssertionError("XADD with an ID too small was accepted")
 
 
@@ -107,9 +109,10 @@ def test_a_50000_entry_stream_moves_in_chunks_while_others_are_served(pair):
     assert src.xadd("other", {"f": "v"})
     assert src.xlen("s") == 50_000
     assert len(src.xrange("s", count=10)) == 10
-    with pytest.raises(redis.ResponseError, match="^TRYAGAIN Multiple keys request during"):
+    with pytest.raises(redis.exceptions.TryAgainError,
+                       match="^Multiple keys request during rehashing of slot$"):
         src.xadd("s", {"f": "v"})
-    with pytest.raises(redis.ResponseError, match="^TRYAGAIN"):
+    with pytest.raises(redis.exceptions.TryAgainError):
         src.delete("s")
     assert move.reply is None and move.is_alive()
     dst.execute_command("CLIENT", "UNPAUSE")
