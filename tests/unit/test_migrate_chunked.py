@@ -20,7 +20,7 @@ from tidelog.engine import PARKED
 from tidelog.errors import MIGRATE_IOERR_READ, MIGRATE_IOERR_WRITE, TRYAGAIN
 from tidelog.ids import StreamID
 from tidelog.rdb.stream_chunks import VERSION, StreamStager
-from tidelog.resp import RequestParser
+from tidelog.resp import RequestParser, encode_into
 from tidelog.resp.replies import OK, ErrorReply
 
 from ..support.engine_harness import Harness, fill
@@ -124,6 +124,20 @@ class Staging:
         if argv[:2] == [b"TIDELOG.STAGE", b"ABORT"]:
             return b":1"
         return b"+OK"
+
+
+class TargetEngine:
+    """A second engine as the target: each request run there, its reply
+    encoded as the line the mover would read."""
+
+    def __init__(self) -> None:
+        self.h = Harness()
+
+    def __call__(self, argv: list[bytes]) -> bytes:
+        out = bytearray()
+        encode_into(out, self.h.engine.execute(self.h.client, argv), 2)
+        assert out.endswith(b"\r\n") and out.count(b"\r\n") == 1
+        return bytes(out[:-2])
 
 
 def test_a_big_stream_parks_and_is_moved_in_chunks(h):
@@ -279,3 +293,45 @@ def test_the_bare_engine_keeps_to_dump():
     assert b"RESTORE" in sent and b"TIDELOG" not in sent
     assert target.far is not None
     target.far.close()
+
+
+def test_a_client_gone_while_parked_gets_nothing_the_move_still_ends(h):
+    fill(h, 100)
+    h.take_effects()
+    move = park(h)
+    h.engine.client_closed(h.owner)
+    run(move, Staging())
+    move.finish()
+    assert h.owner.inbox == []                  # the reply goes nowhere
+    assert h("EXISTS", "s") == 0 and h.take_effects() == [[b"DEL", b"s"]]
+    assert not h.engine.moving
+
+
+def test_copy_keeps_the_stream_and_propagates_nothing(h):
+    fill(h, 100)
+    h.take_effects()
+    move = park(h, "s", "COPY")
+    staging = Staging()
+    run(move, staging)
+    move.finish()
+    assert h.owner.inbox == [OK] and staging.stager.stream is not None
+    assert h(b"XLEN", "s") == 100 and h.take_effects() == []
+
+
+def test_the_moved_stream_is_identical_on_a_target_engine(h):
+    fill(h, 500)
+    h.ok("XGROUP", "CREATE", "s", "g", "0")
+    h.ok("XREADGROUP", "GROUP", "g", "alice", "COUNT", "200", "STREAMS", "s", ">")
+    h.ok("XREADGROUP", "GROUP", "g", "bob", "COUNT", "100", "STREAMS", "s", ">")
+    h.ok("XACK", "s", "g", "3-1", "150-1")
+    before = h.ok("XINFO", "STREAM", "s", "FULL"), h.ok("DUMP", "s")
+    h.ok("PEXPIRE", "s", "100000")
+    move = park(h)
+    target = TargetEngine()
+    target.h.clock.set_ms(h.clock.now_ms())
+    run(move, target)
+    move.finish()
+    assert h.owner.inbox == [OK]
+    t = target.h
+    assert (t.ok("XINFO", "STREAM", "s", "FULL"), t.ok("DUMP", "s")) == before
+    assert 0 < t("PTTL", "s") <= 100000
