@@ -14,10 +14,12 @@ MIGRATE warms it before the pause.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
 import redis
+import redis.asyncio
 
 from tests.support.redis_oracle import free_port
 from tests.support.waits import wait_until
@@ -157,3 +159,37 @@ def test_towards_redis_the_dump_path_is_kept(processes):
     finally:
         src.close()
         dst.close()
+
+
+def test_a_silent_target_times_out_and_the_staged_copy_is_dropped(pair):
+    source, target, src, dst = pair
+    fill(src, "s", 5000)
+    before = snapshot(src, "s")
+    dst.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+    with pytest.raises(redis.ResponseError, match="^IOERR error or timeout reading"):
+        src.migrate("127.0.0.1", target.port, "s", 0, 300)  # each round trip: 300 ms
+    dst.execute_command("CLIENT", "UNPAUSE")
+    assert snapshot(src, "s") == before
+    assert dst.exists("s") == 0
+    assert src.xadd("s", {"f": "v"})  # no longer in flight
+
+
+def test_asyncio_resp3_clients_see_the_same(pair):
+    source, target, src, dst = pair
+    fill(src, "s", 3000)
+    before = snapshot(src, "s")
+
+    async def main() -> None:
+        r = redis.asyncio.Redis(port=source.port, protocol=3)
+        other = redis.asyncio.Redis(port=source.port, protocol=3)
+        try:
+            moving = asyncio.ensure_future(r.migrate("127.0.0.1", target.port, "s", 0, 60000))
+            assert await other.ping() is True
+            assert await moving == b"OK"
+            assert await other.exists("s") == 0
+        finally:
+            await r.aclose()
+            await other.aclose()
+
+    asyncio.run(main())
+    assert snapshot(dst, "s") == before
