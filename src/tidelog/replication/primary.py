@@ -393,6 +393,12 @@ class Primary:
         if self.backlog is None:
             self._create_backlog()
         engine = self.engine
+        if self.upstream is None:
+            # The snapshot cannot carry TIDELOG.STAGE copies: they are dropped
+            # (ABORT to the other replicas and the AOF, before the offset the
+            # new replica starts at), so the sender's next APPEND fails and
+            # its MIGRATE keeps the key; no replica can miss the key.
+            engine.drop_staged()
         version = engine.config["rdb-version"]
         started = time.perf_counter()
         payload = rdb.dumps(engine.dbs, version=version,
