@@ -330,3 +330,20 @@ def test_aof_rewrite_writes_open_copies_as_begin_and_appends():
     for part in parts[3:]:
         assert other.ok("TIDELOG.STAGE", "APPEND", TOKEN, part, client=aof) == OK
     assert views(other, "t") == views(h, "s")
+
+
+def test_a_begin_from_the_aof_or_a_primary_replaces_a_token_left_open():
+    # a kill -9 mid-move leaves BEGIN and APPENDs with no ABORT in the AOF;
+    # the sender's retry after the restart reuses nothing it cannot replace
+    h = GroupHarness()
+    build(h)
+    parts = cut(h)
+    for kind in ("aof", "master"):
+        client = h.new_client(kind=kind)
+        move(h, parts[:2], client=client)
+        assert ok(move(h, parts, client=client))
+        assert views(h, "t") == views(h, "s")
+        h.ok("DEL", "t")
+    move(h, parts[:1])
+    assert h.err("TIDELOG.STAGE", "BEGIN", TOKEN, "t", "0", "10") == \
+        b"ERR staged key token already open"

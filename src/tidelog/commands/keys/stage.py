@@ -114,7 +114,10 @@ def stage_begin(ctx: Ctx, argv: list[bytes]) -> Reply:
     if normal and not can_stage(ctx):
         raise CommandError(errors.STAGE_UNAVAILABLE)
     staged = ctx.db.staged
-    if token in staged:
+    if token in staged and normal:
+        # (From the replication stream or an AOF, a BEGIN of a token still
+        # open replaces it: its sender started over after a restart that
+        # left no ABORT behind, as a kill -9 mid-move does.)
         raise CommandError(errors.STAGE_TOKEN_OPEN)
     now = ctx.engine.clock.monotonic()
     staged[token] = StagedCopy(token, key, ttl, idle, replace,
