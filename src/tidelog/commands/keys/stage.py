@@ -28,6 +28,11 @@ AOF keep the primary's absolute deadline (as RESTORE's ABSTTL).  (Not a
 separate PEXPIREAT: two effects go out wrapped in MULTI/EXEC, where
 TIDELOG.STAGE is refused.)
 
+Memory: while a copy is open it holds the chunks it was fed besides the
+stream built from them (an AOF rewrite writes them again), about twice the
+stream's size; both count in ``used_memory``, and BEGIN and APPEND are
+``denyoom``.
+
 In cluster mode BEGIN acts as if ASKING had been sent (``asking``, as
 RESTORE-ASKING): its key's slot must be served or imported here, else
 the usual MOVED/ASK redirection.  APPEND and ABORT name no key.
