@@ -53,7 +53,7 @@ from ..replies import help_command
 from ..table import command
 
 _SYSCMD = ("syscmd",)
-_CATEGORIES = ("@keyspace", "@dangerous")  # as RESTORE-ASKING's
+_CATEGORIES = ("@dangerous",)  # (not @keyspace: ACL CAT keyspace lists only what Redis has)
 
 
 def can_stage(ctx: Ctx) -> bool:
