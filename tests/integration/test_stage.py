@@ -123,6 +123,34 @@ def test_a_stage_open_when_a_replica_syncs_is_dropped(processes, tmp_path):
     assert p.exists("t") == 0 and r.exists("t") == 0
 
 
+def test_a_chained_replica_syncs_only_once_the_stage_is_over(processes, tmp_path):
+    primary = start(processes, tmp_path, "primary")
+    middle = start(processes, tmp_path, "middle", "--replicaof", "127.0.0.1", str(primary.port))
+    p = redis.Redis(port=primary.port, socket_timeout=30)
+    m = redis.Redis(port=middle.port, socket_timeout=30)
+    wait_until(lambda: m.info("replication")["master_link_status"] == "up", timeout=LINK_TIMEOUT)
+    fill(p)
+    parts = parts_of(p)
+    stage(p, parts[:3])
+    assert p.wait(1, 10_000) == 1
+    # the middle replica holds a staged copy its primary goes on feeding: its
+    # own replica is told to try later (it would miss the BEGIN otherwise)
+    raw = RawClient(middle.port)
+    try:
+        assert raw.call("PSYNC", "?", "-1") == (
+            b"-NOMASTERLINK Can't SYNC while a stream is being staged (TIDELOG.STAGE)\r\n")
+    finally:
+        raw.close()
+    last = start(processes, tmp_path, "last", "--replicaof", "127.0.0.1", str(middle.port))
+    r = redis.Redis(port=last.port, socket_timeout=30)
+    assert r.info("replication")["master_link_status"] == "down"
+    for part in parts[3:]:
+        p.execute_command("TIDELOG.STAGE", "APPEND", TOKEN, part)
+    wait_until(lambda: r.info("replication")["master_link_status"] == "up", timeout=LINK_TIMEOUT)
+    wait_until(lambda: r.exists("t") == 1, timeout=LINK_TIMEOUT)
+    assert full(last.port, "t") == full(primary.port, "s")
+
+
 # -- the AOF ------------------------------------------------------------------------------
 def test_kill_mid_stage_leaves_no_key_and_kill_after_commit_keeps_it(processes, tmp_path):
     port = free_port()
