@@ -951,6 +951,8 @@ def cluster_slot_stats_reversed(start: int, end: int) -> CommandError:
 STAGE_NO_SUCH = b"ERR no such staged key"
 STAGE_TOKEN_OPEN = b"ERR staged key token already open"
 STAGE_BAD_IDLE = b"ERR invalid idle time, must be > 0"
+# (Redis replicas take -NOMASTERLINK as "try the PSYNC later")
+STAGE_NO_SYNC = b"NOMASTERLINK Can't SYNC while a stream is being staged (TIDELOG.STAGE)"
 STAGE_UNAVAILABLE = (b"ERR staging is not available: a connected replica did not announce "
                      b"the tidelog-stage capability")
 

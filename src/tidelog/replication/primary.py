@@ -393,6 +393,17 @@ class Primary:
         if self.backlog is None:
             self._create_backlog()
         engine = self.engine
+        if any(db.staged for db in engine.dbs):
+            # The snapshot cannot carry TIDELOG.STAGE copies.  A primary drops
+            # them (ABORT to the other replicas and the AOF, before the offset
+            # the new replica starts at), so the sender's next APPEND fails and
+            # its MIGRATE keeps the key.  A replica (a chain) cannot drop what
+            # its primary goes on feeding: its replica tries again later, once
+            # the copies committed or were dropped.  Either way no replica
+            # misses the key.
+            if self.upstream is not None:
+                raise CommandError(errors.STAGE_NO_SYNC)
+            engine.drop_staged()
         version = engine.config["rdb-version"]
         started = time.perf_counter()
         payload = rdb.dumps(engine.dbs, version=version,

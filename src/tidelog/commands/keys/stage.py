@@ -6,7 +6,7 @@ Not for users: COMMAND DOCS flags it ``syscmd``.
 
     TIDELOG.STAGE HELLO                     -> :<chunk format version>, or :0
     TIDELOG.STAGE BEGIN <token> <key> <ttl-ms> <idle-ms> [REPLACE]   -> +OK
-    TIDELOG.STAGE APPEND <token> <chunk>    -> +OK  (the COMMIT chunk installs the key)
+    TIDELOG.STAGE APPEND <token> <chunk> [PXAT <ms>]   -> +OK  (COMMIT installs the key)
     TIDELOG.STAGE ABORT <token>             -> :1 dropped, :0 unknown token
 
 HELLO answers 0 while a connected replica did not announce the
@@ -22,9 +22,16 @@ nobody's (its idle deadline only; an AOF load ends by dropping what is
 still open).  BEGIN and every APPEND are propagated as they ran, so a
 replica (and an AOF reload) stages the same stream in the same short steps
 and commits with the same COMMIT chunk; every drop is propagated as
-``ABORT <token>``.  A committed key with a TTL is followed by
-``PEXPIREAT key <deadline>`` so that replicas and the AOF keep the
-primary's absolute deadline (as RESTORE's ABSTTL).
+``ABORT <token>``.  The COMMIT chunk of a key with a TTL is propagated
+as ``APPEND <token> <chunk> PXAT <deadline>``, so that replicas and the
+AOF keep the primary's absolute deadline (as RESTORE's ABSTTL).  (Not a
+separate PEXPIREAT: two effects go out wrapped in MULTI/EXEC, where
+TIDELOG.STAGE is refused.)
+
+Memory: while a copy is open it holds the chunks it was fed besides the
+stream built from them (an AOF rewrite writes them again), about twice the
+stream's size; both count in ``used_memory``, and BEGIN and APPEND are
+``denyoom``.
 
 In cluster mode BEGIN acts as if ASKING had been sent (``asking``, as
 RESTORE-ASKING): its key's slot must be served or imported here, else
@@ -46,7 +53,7 @@ from ..replies import help_command
 from ..table import command
 
 _SYSCMD = ("syscmd",)
-_CATEGORIES = ("@keyspace", "@dangerous")  # as RESTORE-ASKING's
+_CATEGORIES = ("@dangerous",)  # (not @keyspace: ACL CAT keyspace lists only what Redis has)
 
 
 def can_stage(ctx: Ctx) -> bool:
@@ -63,8 +70,8 @@ def can_stage(ctx: Ctx) -> bool:
     "    Return the chunk format version this node stages, 0 when it cannot.",
     "BEGIN <token> <key> <ttl-ms> <idle-ms> [REPLACE]",
     "    Open a staged copy of a stream that is to be installed at <key>.",
-    "APPEND <token> <chunk>",
-    "    Feed the next chunk; the COMMIT chunk installs the key.",
+    "APPEND <token> <chunk> [PXAT <unix-time-milliseconds>]",
+    "    Feed the next chunk; the COMMIT chunk installs the key (PXAT: its deadline).",
     "ABORT <token>",
     "    Drop a staged copy.",
     "HELP",
@@ -112,7 +119,10 @@ def stage_begin(ctx: Ctx, argv: list[bytes]) -> Reply:
     if normal and not can_stage(ctx):
         raise CommandError(errors.STAGE_UNAVAILABLE)
     staged = ctx.db.staged
-    if token in staged:
+    if token in staged and normal:
+        # (From the replication stream or an AOF, a BEGIN of a token still
+        # open replaces it: its sender started over after a restart that
+        # left no ABORT behind, as a kill -9 mid-move does.)
         raise CommandError(errors.STAGE_TOKEN_OPEN)
     now = ctx.engine.clock.monotonic()
     staged[token] = StagedCopy(token, key, ttl, idle, replace,
@@ -121,21 +131,32 @@ def stage_begin(ctx: Ctx, argv: list[bytes]) -> Reply:
     return OK
 
 
-@command("tidelog.stage|append", arity=4, flags="write denyoom noscript no_multi",
+@command("tidelog.stage|append", arity=-4, flags="write denyoom noscript no_multi",
          group="server", since="8.0.0",
          complexity="O(N) where N is the size of the chunk; the COMMIT chunk O(M) where M is "
                     "the number of nodes of the stream",
          summary="Feed the next chunk of a staged stream; the last one installs the key",
          categories=_CATEGORIES, doc_flags=_SYSCMD)
 def stage_append(ctx: Ctx, argv: list[bytes]) -> Reply:
-    """TIDELOG.STAGE APPEND token chunk
+    """TIDELOG.STAGE APPEND token chunk [PXAT unix-time-milliseconds]
 
     Feeds the stager; the COMMIT chunk installs the stream at the key
     (BUSYKEY unless REPLACE, checked now; the TTL applied; blocked readers
     woken; keyspace event ``restore``).  A bad chunk, or BUSYKEY, drops the
-    staged copy (propagated as ABORT).  O(size of the chunk); the COMMIT
-    chunk O(nodes) (header checks of each node, as a snapshot load)."""
+    staged copy (propagated as ABORT).  ``PXAT`` is the propagated form of
+    a commit with a TTL (as RESTORE's ABSTTL): the key's absolute deadline,
+    in place of BEGIN's relative TTL; other chunks ignore it.
+    O(size of the chunk); the COMMIT chunk O(nodes) (header checks of each
+    node, as a snapshot load)."""
     token, chunk = argv[2], argv[3]
+    pxat = 0
+    r = ArgReader(argv, start=4)
+    while r.more():
+        if r.next_upper() != b"PXAT" or not r.more():
+            raise CommandError(errors.SYNTAX)
+        pxat = r.next_int()
+        if pxat <= 0:
+            raise CommandError(errors.INVALID_EXPIRE % b"tidelog.stage")
     db = ctx.db
     copy = db.staged.get(token)
     if copy is None:
@@ -160,14 +181,13 @@ def stage_append(ctx: Ctx, argv: list[bytes]) -> Reply:
     if copy.replace:
         db.delete(key)
     db.set(key, stream)
-    when = ctx.now_ms() + copy.ttl_ms if copy.ttl_ms else 0
+    when = pxat or (ctx.now_ms() + copy.ttl_ms if copy.ttl_ms else 0)
     if when:
-        db.set_expire(key, when)
+        db.set_expire(key, when)  # (one already past: the key expires as any other)
     ctx.modified(key)
     ctx.ready(key)
-    ctx.effect([STAGE, b"APPEND", token, chunk])
-    if when:
-        ctx.effect([b"PEXPIREAT", key, b"%d" % when])
+    ctx.effect([STAGE, b"APPEND", token, chunk, b"PXAT", b"%d" % when] if when
+               else [STAGE, b"APPEND", token, chunk])
     ctx.notify(NOTIFY_GENERIC, b"restore", key)
     return OK
 
