@@ -132,7 +132,9 @@ The whole move (to build on this module, in this order)
    TIDELOG.STAGE: while one is connected HELLO answers 0 and BEGIN is
    refused, so the sender keeps to DUMP/RESTORE.
 
-3. Source side: MIGRATE (commands/keys/migrate.py) keeps its DUMP path for
+3. Source side (built: :mod:`tidelog.commands.keys.migrate_chunked`, the
+   options ``migrate-stream-chunk-threshold`` and ``-bytes``): MIGRATE
+   (commands/keys/migrate.py) keeps its DUMP path for
    every key except a stream at or above ``migrate-stream-chunk-threshold``
    entries (a Tidelog-only config option, default 10000; 0 disables
    chunking; documented in docs/compatibility.md) going to a target that
@@ -144,7 +146,10 @@ The whole move (to build on this module, in this order)
    docs/compatibility.md states its cost (the pause grows with the stream,
    about as Redis's own).
 
-4. Source side, parking: MIGRATE today is synchronous: it talks to the
+4. Source side, parking (built: :mod:`tidelog.engine.parking`, the mover
+   :mod:`tidelog.server.mover` on a connection of its own, opened per move
+   and closed after it; the cached blocking socket only answers the
+   probe): MIGRATE today is synchronous: it talks to the
    target over a *blocking* socket (migrate_sockets.py) and serves nobody
    until the last reply, which is exactly the pause to avoid, so the chunked
    path cannot run inside the handler.  The engine has two ways to hold a
@@ -181,8 +186,8 @@ The whole move (to build on this module, in this order)
    nothing with COPY) and MIGRATE answers ``+OK`` (or ``+NOKEY`` rules as now).
    On any failure - a connection error, a timeout (MIGRATE's ``timeout`` per
    chunk round trip), an error reply, the client disconnecting, StreamChanged
-   - the sender sends ABORT if the socket is still usable, drops the socket
-   from the cache, the source keeps its key untouched, and MIGRATE answers
+   - the sender sends ABORT if the socket is still usable, closes it, the
+   source keeps its key untouched, and MIGRATE answers
    Redis's texts (errors.py: ``MIGRATE_IOERR_CONNECT``, ``_WRITE``,
    ``_READ``; a target's error reply as ``MIGRATE_TARGET_ERROR`` + its text).
    A client that disconnects while parked does not stop the move half-way
@@ -195,7 +200,8 @@ The whole move (to build on this module, in this order)
    MIGRATE's other keys (KEYS ...) are sent with DUMP as now, in the same
    pipeline order; the chunked ones are committed in the order of the keys.
 
-5. Test of the goal (issue 25): two Tidelog cluster nodes, a 1,000,000-entry
+5. Test of the goal (issue 25; tests/integration/test_cluster_stream_move.py,
+   make test-long): two Tidelog cluster nodes, a 1,000,000-entry
    stream with two groups and PELs, a load of XADDs on other keys and XRANGE
    on this one during the move; assert no node is ever flagged PFAIL in
    CLUSTER NODES, and XINFO STREAM FULL (and DUMP) is byte-identical before
