@@ -21,8 +21,10 @@ import pytest
 import redis
 import redis.asyncio
 
+from tests.support.certs import make_certs
 from tests.support.redis_oracle import free_port
 from tests.support.waits import wait_until
+from tidelog.server.embed import EmbeddedServer
 
 THRESHOLD = 1000
 
@@ -193,3 +195,31 @@ def test_asyncio_resp3_clients_see_the_same(pair):
 
     asyncio.run(main())
     assert snapshot(dst, "s") == before
+
+
+def test_tls_cluster_moves_the_chunks_over_tls(processes, tmp_path):
+    certs = make_certs(tmp_path / "certs")
+    port, tls_port = free_port(), free_port()
+    data = tmp_path / "tls-data"
+    data.mkdir()
+    processes.tidelog(["--port", str(port), "--dir", str(data), "--save", "",
+                       "--tls-port", str(tls_port), "--tls-cert-file", str(certs.server_cert),
+                       "--tls-key-file", str(certs.server_key),
+                       "--tls-ca-cert-file", str(certs.ca)], port=port)
+    source = EmbeddedServer(port=0, tls_cluster="yes", tls_ca_cert_file=str(certs.ca),
+                            tls_cert_file=str(certs.client_cert),
+                            tls_key_file=str(certs.client_key),
+                            migrate_stream_chunk_threshold=str(THRESHOLD)).start()
+    r = redis.Redis(port=source.port)
+    dest = redis.Redis(port=port)
+    try:
+        fill(r, "s", 3000)
+        before = snapshot(r, "s")
+        assert r.migrate("127.0.0.1", tls_port, "s", 0, 60000) == b"OK"
+        assert snapshot(dest, "s") == before and r.exists("s") == 0
+        assert dest.info("commandstats")["cmdstat_tidelog.stage|append"]["calls"] >= 1
+    finally:
+        r.close()
+        dest.close()
+        source.stop()
+    assert source.engine.internal_errors == 0
