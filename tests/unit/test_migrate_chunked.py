@@ -15,10 +15,14 @@ import socket
 
 import pytest
 
+from tidelog.cluster.messages import MASTER, MYSELF
+from tidelog.cluster.nodes import Node, Topology
+from tidelog.cluster.routing import Router
 from tidelog.commands.keys.migrate_sockets import MigrateSockets
 from tidelog.engine import PARKED
 from tidelog.errors import MIGRATE_IOERR_READ, MIGRATE_IOERR_WRITE, TRYAGAIN
 from tidelog.ids import StreamID
+from tidelog.keyslot import key_slot
 from tidelog.rdb.stream_chunks import VERSION, StreamStager
 from tidelog.resp import RequestParser, encode_into
 from tidelog.resp.replies import OK, ErrorReply
@@ -335,3 +339,27 @@ def test_the_moved_stream_is_identical_on_a_target_engine(h):
     t = target.h
     assert (t.ok("XINFO", "STREAM", "s", "FULL"), t.ok("DUMP", "s")) == before
     assert 0 < t("PTTL", "s") <= 100000
+
+
+def test_in_cluster_mode_a_write_to_the_key_in_flight_gets_tryagain(h):
+    h.engine.config.set("cluster-enabled", "yes", at_startup=True)
+    me = Node(b"m" * 40, MYSELF | MASTER, ip=b"127.0.0.1", port=7000)
+    other = Node(b"o" * 40, MASTER, ip=b"127.0.0.1", port=7001)
+    topology = Topology(me)
+    topology.add_node(other)
+    for slot in range(16384):
+        topology.assign(slot, me)
+    topology.state_ok = True
+    h.engine.set_slot_router(Router(topology))
+    key = b"s{7}"
+    fill(h, 100, key=key)
+    topology.migrating_to[key_slot(key)] = other
+    move = park(h, key)
+    assert h.err("XADD", key, "*", "f", "v") == TRYAGAIN
+    assert h(b"XLEN", key) == 100
+    dialogue = run(move, Staging())
+    assert dialogue[1][0] == b"TIDELOG.STAGE" and dialogue[1][3] == key
+    move.finish()
+    assert h.owner.inbox == [OK]
+    # gone from here, the slot still migrating: a write is asked elsewhere
+    assert h.err("XADD", key, "*", "f", "v").startswith(b"ASK ")
