@@ -514,6 +514,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in [
     # Client-side caching (commands/session/tracking.py): most keys the tracking
     # table remembers (0: no limit); past it the oldest are invalidated.
     Option("tracking-table-max-keys", _parse_int(0, LONG_MAX), "1000000"),
+    # MIGRATE (commands/keys/migrate_chunked.py), Tidelog's own: a stream of
+    # at least this many entries goes to a Tidelog target in chunks, served
+    # between, instead of one DUMP payload (0: never); the listpack bytes a
+    # chunk carries at most (one bigger node travels alone).
+    Option("migrate-stream-chunk-threshold", _parse_int(0, LONG_MAX), "10000"),
+    Option("migrate-stream-chunk-bytes", _parse_memory_bounded(1, LONG_MAX), "262144"),
 ]}
 
 # Old names still accepted (CONFIG GET answers with the name asked for).

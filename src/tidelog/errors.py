@@ -945,3 +945,18 @@ def cluster_slot_stats_reversed(start: int, end: int) -> CommandError:
     """SLOT-STATS SLOTSRANGE's (a capital S, unlike ADDSLOTSRANGE's)."""
     return CommandError(b"ERR Start slot number %d is greater than end slot number %d"
                         % (start, end))
+
+
+# TIDELOG.STAGE (Tidelog only: a stream arriving in chunks, rdb/stream_chunks.py).
+STAGE_NO_SUCH = b"ERR no such staged key"
+STAGE_TOKEN_OPEN = b"ERR staged key token already open"
+STAGE_BAD_IDLE = b"ERR invalid idle time, must be > 0"
+# (Redis replicas take -NOMASTERLINK as "try the PSYNC later")
+STAGE_NO_SYNC = b"NOMASTERLINK Can't SYNC while a stream is being staged (TIDELOG.STAGE)"
+STAGE_UNAVAILABLE = (b"ERR staging is not available: a connected replica did not announce "
+                     b"the tidelog-stage capability")
+
+
+def stage_bad_chunk(why: str) -> CommandError:
+    """A chunk the stager refused (the staged copy is dropped)."""
+    return CommandError(b"ERR bad chunk: " + why.encode("utf-8", "replace"))

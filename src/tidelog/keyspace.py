@@ -90,6 +90,10 @@ class Database:
         # propagates a DEL) waits too: a key past its deadline reads as missing
         # but stays until the pause ends, as in Redis.
         self.expiry_held = False
+        # Keys a chunked MIGRATE is moving (engine/parking.py): not expired,
+        # by the cron nor lazily, until the move ends (past their deadline
+        # they read as missing meanwhile).
+        self.moving: set[bytes] = set()
         self._deadlines: list[tuple[int, bytes]] = []  # heap of (when_ms, key)
         self.key_index = KeyIndex()        # buckets for SCAN
         self.access: dict[bytes, int] = {}  # key -> eviction marks (see the module's text)
@@ -111,6 +115,9 @@ class Database:
             lambda db, key, fields: None)
         self.field_keys: dict[bytes, int] = {}
         self._field_deadlines: list[tuple[int, bytes]] = []
+        # TIDELOG.STAGE: streams arriving in chunks, token -> a
+        # tidelog.rdb.staging.StagedCopy; beside the keys, never among them.
+        self.staged: dict[bytes, Any] = {}
 
     def __len__(self) -> int:
         return len(self.data)
@@ -229,6 +236,7 @@ class Database:
         self._field_deadlines.clear()
         self.key_index.clear()
         self.access.clear()
+        self.staged.clear()  # (the caller propagated their drops, if it must)
         for key in removed:
             self.touch_replaced(key, True)
         return count
@@ -395,8 +403,8 @@ class Database:
 
     # -- expiry ---------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
-        if self.expiry_held:  # logically gone; deleted once the hold ends
-            return
+        if self.expiry_held or key in self.moving:  # logically gone; deleted once
+            return                                   # the hold (or the move) ends
         self._drop(key)
         self.expired_count += 1
         self.touch(key)
@@ -414,11 +422,17 @@ class Database:
         now = self._now_ms()
         heap = self._deadlines
         expired = 0
+        kept: list[tuple[int, bytes]] = []
         while heap and heap[0][0] <= now and expired < budget:
             when, key = heapq.heappop(heap)
             if self.expires.get(key) == when:
+                if key in self.moving:  # being moved: its deadline waits for the move's end
+                    kept.append((when, key))
+                    continue
                 self._expire(key)
                 expired += 1
+        for item in kept:
+            heapq.heappush(heap, item)
         if len(heap) > 2 * len(self.expires) + 64:
             self._deadlines = [(w, k) for k, w in self.expires.items()]
             heapq.heapify(self._deadlines)

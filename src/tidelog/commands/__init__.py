@@ -67,6 +67,7 @@ from .string import string_conditions
 from .string import strings
 from .string import string_increx
 from .string import string_ranges
+from .keys import stage
 from .session import tracking
 from .transactions import transactions
 from .stream import xgroup
@@ -131,6 +132,7 @@ MODULES = (
     strings,
     string_increx,
     string_ranges,
+    stage,
     tracking,
     transactions,
     xgroup,

@@ -98,6 +98,9 @@ class ClientState:
     # callback that runs it (and what follows) once the pause ends.
     postponed: bool = False
     resume: Callable[[], None] | None = None
+    # A parked command (a chunked MIGRATE) goes on outside the loop: its
+    # move while it does (the client's further commands wait), else None.
+    parked: Any = None
     # CLIENT REPLY: 0 replies go out; -1 none (OFF); n > 0 the next n are
     # dropped (SKIP: its own reply and the next command's).
     mute: int = 0
@@ -259,6 +262,11 @@ class Replication(Protocol):
 
     def replicas_fed(self) -> int:
         """How many replicas the stream is sent to now (the online ones)."""
+        ...
+
+    def replicas_lacking(self, capa: bytes) -> int:
+        """How many connected replicas did not announce ``capa`` (REPLCONF
+        capa): TIDELOG.STAGE is not offered while one is connected."""
         ...
 
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
@@ -440,6 +448,7 @@ class EngineAPI(Protocol):
     lazyfreed_objects: int
 
     def free_later(self, value: Any) -> None: ...
+    def emit(self, effects: list[tuple[int, Effect]]) -> None: ...
     effect_listeners: list[Callable[[list[tuple[int, Effect]]], None]]
     # (db index, key) -> the clients blocked on it; empty when nobody waits.
     waiters: dict[tuple[int, bytes], Any]
@@ -470,6 +479,22 @@ class EngineAPI(Protocol):
     tracking: Any
     # MIGRATE's cached connections (a tidelog.commands.keys.migrate_sockets.MigrateSockets).
     migrate_sockets: Any
+    # A chunked MIGRATE's mover (the network layer's; ``available`` False
+    # in a bare engine) and the keys in flight, (db, key) -> the move.
+    mover: Any
+    moving: dict[tuple[int, bytes], Any]
+
+    def park(self, ctx: Ctx, keys: list[bytes], move: Any) -> Any:
+        """Hold ``keys`` in flight, start ``move`` on the mover: PARKED."""
+        ...
+
+    def release(self, db_index: int, keys: list[bytes]) -> None:
+        """The move of ``keys`` ended: they are no longer in flight."""
+        ...
+
+    def unpark(self, ctx: Ctx, reply: Reply, error: bytes | None = None) -> None:
+        """A parked command's end: its effects out, its reply sent."""
+        ...
     schedule: Callable[[float, Callable[[], None]], Any] | None
     # HOTKEYS: the latest session, recording or stopped (a
     # tidelog.commands.hotkeys.Session; None: none); hotkeys_changed() after

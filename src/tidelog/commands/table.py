@@ -86,6 +86,7 @@ class CommandSpec:
     key_specs: list[KeySpec] | None = None  # None: derived from the flags (key_specs.key_specs)
     key_finder: KeyFinder | None = None     # finds the keys where the key specs give too many
     help: tuple[str, ...] = ()     # a container's HELP reply, one status line per string
+    doc_flags: tuple[str, ...] = ()  # COMMAND DOCS' doc_flags ("syscmd": not for users)
 
     @property
     def is_write(self) -> bool:
@@ -138,7 +139,8 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             container: bool = False, tips: tuple[str, ...] = (),
             key_specs: list[KeySpec] | None = None,
             key_finder: KeyFinder | None = None,
-            help: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+            help: tuple[str, ...] = (),
+            doc_flags: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     """Register a handler (or, with container=True, a container command).
 
     ``tips`` and ``key_specs`` are what COMMAND INFO shows (written from what
@@ -146,7 +148,8 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
     newer commands); a command without key specs gets one derived from its
     flags and ``keys``.  ``key_finder`` finds the keys of a call where the
     key specs alone would give too many (MIGRATE).  ``help`` is the HELP
-    reply of a container (or of DEBUG), one line per string."""
+    reply of a container (or of DEBUG), one line per string.  ``doc_flags``:
+    what COMMAND DOCS lists as such (``syscmd`` for internal commands)."""
 
     def register(handler: Handler) -> Handler:
         spec = CommandSpec(
@@ -155,7 +158,7 @@ def command(name: str, *, arity: int, flags: str = "", keys: tuple[int, int, int
             key_step=keys[2], group=group, since=since, complexity=complexity,
             summary=summary or (handler.__doc__ or "").strip().splitlines()[0],
             categories=categories, tips=tips, key_specs=key_specs, key_finder=key_finder,
-            help=help,
+            help=help, doc_flags=doc_flags,
         )
         parent_name, bar, sub = name.partition("|")
         if bar:

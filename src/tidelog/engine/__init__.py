@@ -35,7 +35,9 @@ served), and a scheduler for timeouts.
 * ``notify``: keyspace notifications, expired keys.
 * ``housekeeping``: the cron, maxmemory and eviction, lazy free, IDMP expiry.
 * ``services``: the stand-ins for persistence and replication.
-* ``outcomes``: :data:`BLOCKED`, :data:`POSTPONED`, :data:`NOT_RUN`, :data:`ABORTED`.
+* ``outcomes``: :data:`BLOCKED`, :data:`POSTPONED`, :data:`NOT_RUN`, :data:`ABORTED`,
+  :data:`PARKED`.
+* ``parking``: parked commands (a chunked MIGRATE), the keys in flight.
 
 # Methods as functions of ``self``
 
@@ -58,8 +60,8 @@ from .core import Engine
 from .entry import Waiter
 from .housekeeping import IDMP_EXPIRE_BUDGET
 from .operator import monitor_args
-from .outcomes import ABORTED, BLOCKED, NOT_RUN, POSTPONED
+from .outcomes import ABORTED, BLOCKED, NOT_RUN, PARKED, POSTPONED
 
 __all__ = ["ABORTED", "BLOCKED", "CROSS_PROTOCOL_NAMES", "CROSS_PROTOCOL_WARNING", "IDMP_EXPIRE_BUDGET",
-           "NOT_RUN", "POSTPONED", "ClientState", "Ctx", "Engine", "Rate", "Wait", "Waiter",
+           "NOT_RUN", "PARKED", "POSTPONED", "ClientState", "Ctx", "Engine", "Rate", "Wait", "Waiter",
            "monitor_args", "repr_arg"]

@@ -149,6 +149,18 @@ def admit(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes]
         redirect = self._slot_refusal(router, client, entry, argv)
         if redirect is not None:
             return redirect
+    if self.moving:  # a key in flight (a chunked MIGRATE) takes no write: TRYAGAIN
+        refusal = self.moving_refusal(client, entry, argv)
+        if refusal is not None:
+            if how == FROM_SCRIPT:
+                return self._refused_in_script(entry, refusal)
+            if entry.name == "exec":  # as a refused EXEC in cluster mode: discarded
+                entry.rejected += 1
+                client.multi = None
+                client.multi_error = False
+                self.unwatch_all(client)
+                return self._error(refusal)
+            return self._reject(client, entry, refusal)
     if how == FROM_SCRIPT:
         spec = entry.spec
         if read_only and entry.may_write:

@@ -37,7 +37,7 @@ from ..slotstats import SlotStats, request_bytes
 from .admission import _NETWORK_KINDS, CROSS_PROTOCOL_NAMES, FROM_SCRIPT
 from .base import EngineCore
 from .entry import MONITOR_AFTER, MONITOR_BEFORE, MONITOR_SKIP, SCRIPT_RUNNERS, Entry, Waiter
-from .outcomes import BLOCKED, NOT_RUN
+from .outcomes import BLOCKED, NOT_RUN, PARKED
 from .slots import count_slot_call, shard_message_bytes
 
 log = logging.getLogger("tidelog")
@@ -220,7 +220,7 @@ def _counted_call(self: EngineCore, client: ClientState, entry: Entry, argv: lis
         stats.cpu_ns[slot] += now_ns() - started
     if entry.name == "exec":
         stats.net_in[slot] += _MULTI_BYTES  # the transaction's MULTI, charged with its EXEC
-    if reply is not BLOCKED and not client.mute:
+    if reply is not BLOCKED and reply is not PARKED and not client.mute:
         count_slot_call(stats, slot, None if script else argv, reply, client.protocol)
         if entry.name == "spublish" and reply.__class__ is int and reply:
             # the message each subscriber here was sent
@@ -444,7 +444,7 @@ def call(self: EngineCore, client: ClientState, entry: Entry, argv: list[bytes],
             else:
                 tracking.current, tracking.pending = outer, outer_pending
     if tail:
-        if reply is BLOCKED:
+        if reply is BLOCKED or reply is PARKED:
             for message in tail:
                 client.send(message)
         else:
@@ -503,7 +503,7 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
     not run (``j == len(batch)``: all were) because it takes the
     checked path or a run (it has a run handler); else ``batch[j-1]``
     ran and ``reply`` is its reply, not appended, for the caller to look
-    at as at what execute() returns: BLOCKED, or a reply after which the
+    at as at what execute() returns: BLOCKED, PARKED, or a reply after which the
     client is muted (CLIENT REPLY), speaks another protocol (HELLO),
     closes (QUIT, its own CLIENT KILL), is blocked, or that is several
     (``Replies``).  A connection closes during a command only that way,
@@ -565,7 +565,7 @@ def execute_many(self: EngineCore, client: ClientState, batch: list[list[bytes]]
             self.serve_ready()
         if reply is BLOCKED or client.mute or client.protocol != proto or \
                 reply.__class__ is Replies or client.close_after_reply or \
-                client.blocked is not None:
+                client.blocked is not None or reply is PARKED:
             return i, reply
         replies.append(reply)
     return i, NOT_RUN

@@ -157,6 +157,8 @@ def client_closed(self: EngineCore, client: ClientState) -> None:
     self.replication.client_closed(client)
     self.remove_monitor(client)
     client.himport = None  # its HIMPORT fieldsets go with it
+    if client.kind == "normal" and any(db.staged for db in self.dbs):
+        self.drop_staged(lambda copy: copy.owner == client.id)  # its TIDELOG.STAGE tokens
     if client.postponed:
         client.postponed = False
         self.ops.postponed.remove(client)

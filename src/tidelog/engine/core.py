@@ -34,6 +34,7 @@ from . import (
     housekeeping,
     notify,
     operator,
+    parking,
     slots,
     transactions,
 )
@@ -167,6 +168,11 @@ class Engine(_Core):
         # MIGRATE's connections to its targets, kept for the next MIGRATE;
         # the cron closes the idle ones (commands.keys.migrate_sockets).
         self.migrate_sockets = MigrateSockets()
+        # A chunked MIGRATE's moves: the network layer's mover (the bare
+        # engine's moves nothing), and the keys in flight, (db, key) -> the
+        # move (engine/parking.py).
+        self.mover: Any = parking.NoMover()
+        self.moving: dict[tuple[int, bytes], Any] = {}
         # HOTKEYS: the latest session, recording or stopped (a
         # commands.hotkeys.Session; None: none).  See hotkeys_changed.
         self.hotkeys: Any = None
@@ -277,6 +283,12 @@ class Engine(_Core):
     unwatch_all = transactions.unwatch_all
     in_transaction = transactions.in_transaction
 
+    # parking.py
+    park = parking.park
+    release = parking.release
+    unpark = parking.unpark
+    moving_refusal = parking.moving_refusal
+
     # blocking.py
     _block = blocking._block
     _unblock = blocking._unblock
@@ -340,6 +352,7 @@ class Engine(_Core):
     cron = housekeeping.cron
     track_idmp = housekeeping.track_idmp
     expire_idmp = housekeeping.expire_idmp
+    drop_staged = housekeeping.drop_staged
 
     # Last: until here ``call`` names the module.
     call = call.call

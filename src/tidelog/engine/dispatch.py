@@ -93,7 +93,8 @@ def _resolve(self: EngineCore, argv: list[bytes]) -> Entry:
             not (entry.deny_oom and self.ops.maxmemory) and self.ops.stale_guard is None and \
             not (entry.name in SCRIPT_RUNNERS and
                  (self.ops.maxmemory or self.ops.write_guard is not None)) and \
-            not (entry.keyed and self.slot_router is not None and self.slot_stats.enabled):
+            not (entry.keyed and self.slot_router is not None and self.slot_stats.enabled) and \
+            not (entry.is_write and entry.keyed and self.moving):
         self._dispatch[raw_name] = entry
         if entry.run is not None:
             self.runnable.add(raw_name)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .. import eviction, heap
 from ..config import NOTIFY_EVICTED
 from ..keyspace import Database
+from ..rdb.staging import StagedCopy, abort_argv, drop
 from .base import EngineCore, Metrics
 
 # Most units of IDMP expiry work (iids dropped + producers visited) one cron
@@ -136,6 +138,9 @@ def cron(self: EngineCore) -> None:
     if hotkeys is not None and hotkeys.expire(self.clock.now_ms()):  # HOTKEYS DURATION
         self.hotkeys_changed()
     self.replication.cron()
+    if any(db.staged for db in self.dbs):  # TIDELOG.STAGE copies idle too long
+        now = self.clock.monotonic()
+        self.drop_staged(lambda copy: copy.deadline <= now)
     if self.migrate_sockets.targets:  # MIGRATE's connections idle too long
         self.migrate_sockets.close_idle(self.clock.monotonic())
     now_ms = self.clock.monotonic() * 1000
@@ -174,3 +179,20 @@ def expire_idmp(self: EngineCore, budget: int = IDMP_EXPIRE_BUDGET) -> int:
         else:
             self._idmp_swept.discard(state)
     return work
+
+
+# -- staged copies (TIDELOG.STAGE) -------------------------------------------------------
+def drop_staged(self: EngineCore, which: Callable[[StagedCopy], bool] | None = None) -> int:
+    """Drop the staged copies ``which`` selects (all when None) in every
+    database, each propagated as ``TIDELOG.STAGE ABORT <token>``: the idle
+    deadline (the cron), the owner's connection closing, a replica's full
+    resync starting, the end of an AOF load.  Returns how many.
+    O(staged copies)."""
+    dropped = 0
+    for db in self.dbs:
+        if db.staged:
+            tokens = drop(db.staged, which)
+            if tokens:
+                dropped += len(tokens)
+                self.emit([(db.index, abort_argv(token)) for token in tokens])
+    return dropped

@@ -14,7 +14,7 @@ from ..resp.replies import RawReply
 from ..types.latency import LatencyEvent, SlowlogEntry, slowlog_args
 from .base import NEVER_NS, EngineCore, Metrics
 from .entry import Entry
-from .outcomes import ABORTED, BLOCKED, POSTPONED
+from .outcomes import ABORTED, BLOCKED, PARKED, POSTPONED
 
 # CONFIG SET's values Redis redacts (its sensitive options).
 _SENSITIVE_CONFIG = frozenset({b"requirepass", b"masterauth", b"masteruser",
@@ -145,7 +145,7 @@ def _hotkeys_record(self: EngineCore, session: Any, client: ClientState, entry: 
     if session.deadline_ms and session.expire(self.clock.now_ms()):
         self.hotkeys_changed()
         return
-    if reply is BLOCKED or reply is POSTPONED or reply is ABORTED:
+    if reply is BLOCKED or reply is POSTPONED or reply is ABORTED or reply is PARKED:
         reply = RawReply(b"")
     session.record(entry.spec, argv, elapsed_us, reply, client.protocol)
 

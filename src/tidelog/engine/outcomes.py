@@ -1,7 +1,8 @@
 """What running a command may answer besides a reply: the client now
 blocks (:data:`BLOCKED`), CLIENT PAUSE holds the command back
 (:data:`POSTPONED`), the batch loop stopped before it (:data:`NOT_RUN`), or
-the connection must close at once (:data:`ABORTED`).
+the connection must close at once (:data:`ABORTED`), or the command goes on
+outside the loop and answers later (:data:`PARKED`).
 """
 
 from __future__ import annotations
@@ -54,3 +55,15 @@ class _Aborted:
 
 
 ABORTED = _Aborted()
+
+
+class _Parked:
+    """What execute() answers when the command goes on outside the call (a
+    chunked MIGRATE: engine/parking.py): the client gets its reply, and
+    its further commands run, once ``Engine.unpark`` sends the reply."""
+
+    def __repr__(self) -> str:
+        return "PARKED"
+
+
+PARKED = _Parked()

@@ -112,6 +112,9 @@ class NoReplication:
     def replicas_fed(self) -> int:
         return 0
 
+    def replicas_lacking(self, capa: bytes) -> int:
+        return 0
+
     def replicate_only(self, db_index: int, argv: list[bytes]) -> None:
         pass
 

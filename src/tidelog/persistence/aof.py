@@ -388,8 +388,9 @@ class Aof:
         base_seq = (self.manifest.base.seq if self.manifest.base else 0) + 1
         as_rdb = bool(self.config["aof-use-rdb-preamble"])
         if as_rdb and not rdb_can_hold(self.engine):
-            log.info("AOF rewrite: the dataset has XNACK'd entries or IDMP state, which RDB "
-                     "cannot hold: writing the base as commands")
+            log.info("AOF rewrite: the dataset has XNACK'd entries, IDMP state or staged "
+                     "copies (TIDELOG.STAGE), which RDB cannot hold: writing the base as "
+                     "commands")
             as_rdb = False
         ext = "rdb" if as_rdb else "aof"
         self._rewrite_base = AofFile(f"{self.name}.{base_seq}.base.{ext}", base_seq, BASE)

@@ -321,6 +321,9 @@ def load(engine: Engine) -> bool:
                     continue  # opened in the manifest, never written to
                 raise AofLoadError(f"The AOF file {file_path} listed in {path} doesn't exist")
             loader.replay_file(file_path, last=(i == len(files) - 1))
+        # TIDELOG.STAGE copies whose move never ended (the server stopped
+        # mid-move): nobody will append to them again.
+        engine.drop_staged()
     finally:
         if gc_enabled:
             gc.enable()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ids import MAX_ID, MIN_ID, StreamID
+from ..rdb import staging
 from ..resp.doubles import format_double
 from ..types.array import INDEX_MAX, Array
 from ..types.hash import Hash
@@ -163,9 +164,12 @@ def dataset_commands(engine: Engine) -> Iterator[list[bytes]]:
     defaults = (engine.config["stream-idmp-duration"], engine.config["stream-idmp-maxsize"])
     now = engine.clock.now_ms()
     for db in engine.dbs:
-        if not db.data:
+        if not db.data and not db.staged:
             continue
         yield [b"SELECT", b"%d" % db.index]
+        # TIDELOG.STAGE copies still open: their BEGIN and chunks, so the
+        # APPENDs written after the rewrite find them.
+        yield from staging.rewrite_commands(db.staged)
         for key, value in list(db.data.items()):
             when = db.expires.get(key)
             if when is not None and when <= now:
@@ -206,7 +210,10 @@ def write_commands_file(engine: Engine, path: str) -> int:
 
 def rdb_can_hold(engine: Engine) -> bool:
     """Can an RDB base keep everything?  Not unowned (XNACK'd) pending entries
-    or IDMP state, which RDB 10-12 cannot encode.  Cost: O(streams + groups)."""
+    or IDMP state, which RDB 10-12 cannot encode, nor TIDELOG.STAGE copies.
+    Cost: O(streams + groups)."""
+    if any(db.staged for db in engine.dbs):
+        return False
     for db in engine.dbs:
         for value in db.data.values():
             if isinstance(value, Stream):

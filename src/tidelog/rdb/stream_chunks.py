@@ -84,52 +84,57 @@ arrives and only concatenating at commit.
 The whole move (to build on this module, in this order)
 =======================================================
 
-1. Target side, engine level: the staging commands, Tidelog-only and named
-   so that no Redis command can clash: ``TIDELOG.STAGE BEGIN <token> <key>
-   <ttl-ms> [REPLACE]``, ``TIDELOG.STAGE APPEND <token> <chunk>``, ``TIDELOG.STAGE
-   ABORT <token>``; the COMMIT chunk, appended like the others, installs the
-   key.  ``token`` is chosen by the sender (random 20 bytes, hex).  A staged
-   stream lives in a per-database dict ``token -> (key, StreamStager,
-   deadline)`` beside the keyspace, never in it: KEYS, SCAN, DBSIZE,
-   COUNTKEYSINSLOT, GETKEYSINSLOT, reads and writes do not see it.  Commit
-   checks the key as RESTORE does (BUSYKEY unless REPLACE; in cluster mode the
-   command must come with ASKING, as MIGRATE's RESTORE-ASKING, and the slot
-   must be IMPORTING or owned), installs the stream, marks the key ready for
-   blocked readers, and sends keyspace notification ``restore``.  ABORT, a
-   passed deadline (checked by the cron, renewed by each APPEND), FLUSHALL /
+1. Target side, engine level (built: :mod:`tidelog.commands.keys.stage`,
+   :mod:`.staging`): ``TIDELOG.STAGE HELLO`` (:data:`VERSION`, or 0 while a
+   connected replica did not announce ``REPLCONF capa tidelog-stage``),
+   ``BEGIN <token> <key> <ttl-ms> <idle-ms> [REPLACE]``, ``APPEND <token>
+   <chunk>``, ``ABORT <token>``; the COMMIT chunk, appended like the others,
+   installs the key.  ``token`` is chosen by the sender (random 20 bytes,
+   hex).  A staged stream lives in its database's ``staged`` table (token ->
+   :class:`~.staging.StagedCopy`) beside the keyspace, never in it: KEYS,
+   SCAN, DBSIZE, COUNTKEYSINSLOT, GETKEYSINSLOT, reads and writes do not see
+   it.  Commit checks the key as RESTORE does (BUSYKEY unless REPLACE),
+   installs the stream, marks the key ready for blocked readers, and sends
+   keyspace notification ``restore``; in cluster mode BEGIN acts as if
+   ASKING was sent (flag ``asking``, as RESTORE-ASKING): the key's slot must
+   be IMPORTING or owned.  ABORT, a bad chunk, BUSYKEY at commit, the idle
+   deadline (checked by the cron, renewed by each APPEND), FLUSHALL /
    FLUSHDB, or the sender's connection closing drop the staged copy (the
    sender's connection owns its tokens, as a client owns its MULTI queue);
    whatever the reason, dropping a staged copy propagates ``ABORT <token>``.
-   The commands are flagged ``write``, ``no-script``, ``no-multi``,
-   ``asking``/``may-replicate``; COMMAND DOCS lists them with
-   ``doc_flags: syscmd`` so tools know they are not for users.
-   Memory: a staged stream counts toward ``used_memory`` (``maxmemory`` may
-   refuse BEGIN/APPEND with OOM, as RESTORE is refused).
+   The commands are flagged ``write``, ``noscript``, ``no_multi`` (BEGIN and
+   APPEND ``denyoom`` too); COMMAND DOCS lists them with ``doc_flags:
+   syscmd`` so tools know they are not for users.
 
-2. Target side, propagation: each staging command is propagated as it is
-   run (BEGIN, every APPEND with its chunk, ABORT), to the AOF and to
-   replicas, so a replica stages the same stream in the same short steps and
-   the COMMIT chunk installs the key there atomically too.  Rejected
-   alternatives: propagating one RESTORE of the final stream at commit (every
-   replica, and every AOF reload, would pay the whole pause the chunks
-   avoided on the target), or re-encoding the staged stream into chunks at
-   commit (the target itself would pay O(size) in one turn).  A staged copy
-   orphaned on a replica (the primary failed over mid-move) is invisible and
-   is dropped by its deadline (or by the new primary's full resync); the
-   deadline runs on the
-   replica's own clock from the last APPEND it applied, and never during an
-   AOF load (the loader runs the commands in order, so a staged copy there
-   either commits or is dropped by a later ABORT, or at the end of the load).
-   An AOF rewrite writes installed keys only plus, for each staged copy
-   still open, its BEGIN and its chunks re-encoded with :func:`chunks`
-   (a method to add: ``StreamStager`` handing back the chunks it holds), so the APPENDs that
-   follow in the new AOF find their token.  A Redis or Valkey replica of a
-   Tidelog primary cannot run TIDELOG.STAGE: a replica that did not announce
-   the capability (``REPLCONF capa``) gets one RESTORE at commit instead,
-   built from the committed stream (the documented cost, as towards a Redis
-   MIGRATE target).
+2. Target side, propagation (built): each staging command is propagated
+   as it is run (BEGIN, every APPEND with its chunk, ABORT), to the AOF and
+   to replicas, so a replica stages the same stream in the same short steps
+   and the COMMIT chunk installs the key there atomically too (with a TTL,
+   the COMMIT goes out as ``APPEND <token> <chunk> PXAT <deadline>``: one
+   effect, since two would be wrapped in MULTI/EXEC, where the command is
+   refused).  Rejected alternatives: propagating one RESTORE of the final
+   stream at commit (every replica, and every AOF reload, would pay the
+   whole pause the chunks avoided on the target), or re-encoding the staged
+   stream into chunks at commit (the target itself would pay O(size) in
+   one turn).  A staged copy orphaned on a replica (the primary failed over
+   mid-move) is invisible and is dropped by its deadline (or by the new
+   primary's full resync); the deadline runs on the replica's own clock
+   from the last APPEND it applied, and never during an AOF load (the
+   loader runs the commands in order, so a staged copy there either commits
+   or is dropped by a later ABORT, or at the end of the load; a later BEGIN
+   of the same token from the AOF or a primary replaces it).  A full resync
+   of a replica drops every staged copy first (the snapshot cannot carry
+   them): the sender's next APPEND fails and its MIGRATE keeps the key.  An
+   AOF rewrite writes installed keys plus, for each staged copy still open,
+   its BEGIN and the chunks it was fed (kept raw: memory doubles while a
+   move is open), so the APPENDs that follow in the new AOF find their
+   token.  A Redis or Valkey replica of a Tidelog primary cannot run
+   TIDELOG.STAGE: while one is connected HELLO answers 0 and BEGIN is
+   refused, so the sender keeps to DUMP/RESTORE.
 
-3. Source side: MIGRATE (commands/keys/migrate.py) keeps its DUMP path for
+3. Source side (built: :mod:`tidelog.commands.keys.migrate_chunked`, the
+   options ``migrate-stream-chunk-threshold`` and ``-bytes``): MIGRATE
+   (commands/keys/migrate.py) keeps its DUMP path for
    every key except a stream at or above ``migrate-stream-chunk-threshold``
    entries (a Tidelog-only config option, default 10000; 0 disables
    chunking; documented in docs/compatibility.md) going to a target that
@@ -141,7 +146,10 @@ The whole move (to build on this module, in this order)
    docs/compatibility.md states its cost (the pause grows with the stream,
    about as Redis's own).
 
-4. Source side, parking: MIGRATE today is synchronous: it talks to the
+4. Source side, parking (built: :mod:`tidelog.engine.parking`, the mover
+   :mod:`tidelog.server.mover` on a connection of its own, opened per move
+   and closed after it; the cached blocking socket only answers the
+   probe): MIGRATE today is synchronous: it talks to the
    target over a *blocking* socket (migrate_sockets.py) and serves nobody
    until the last reply, which is exactly the pause to avoid, so the chunked
    path cannot run inside the handler.  The engine has two ways to hold a
@@ -178,8 +186,8 @@ The whole move (to build on this module, in this order)
    nothing with COPY) and MIGRATE answers ``+OK`` (or ``+NOKEY`` rules as now).
    On any failure - a connection error, a timeout (MIGRATE's ``timeout`` per
    chunk round trip), an error reply, the client disconnecting, StreamChanged
-   - the sender sends ABORT if the socket is still usable, drops the socket
-   from the cache, the source keeps its key untouched, and MIGRATE answers
+   - the sender sends ABORT if the socket is still usable, closes it, the
+   source keeps its key untouched, and MIGRATE answers
    Redis's texts (errors.py: ``MIGRATE_IOERR_CONNECT``, ``_WRITE``,
    ``_READ``; a target's error reply as ``MIGRATE_TARGET_ERROR`` + its text).
    A client that disconnects while parked does not stop the move half-way
@@ -192,7 +200,8 @@ The whole move (to build on this module, in this order)
    MIGRATE's other keys (KEYS ...) are sent with DUMP as now, in the same
    pipeline order; the chunked ones are committed in the order of the keys.
 
-5. Test of the goal (issue 25): two Tidelog cluster nodes, a 1,000,000-entry
+5. Test of the goal (issue 25; tests/integration/test_cluster_stream_move.py,
+   make test-long): two Tidelog cluster nodes, a 1,000,000-entry
    stream with two groups and PELs, a load of XADDs on other keys and XRANGE
    on this one during the move; assert no node is ever flagged PFAIL in
    CLUSTER NODES, and XINFO STREAM FULL (and DUMP) is byte-identical before

@@ -332,6 +332,12 @@ class Primary:
         bytes once per replica). O(1)."""
         return len(self.links)
 
+    def replicas_lacking(self, capa: bytes) -> int:
+        """The connected replicas (online, or between REPLCONF and PSYNC)
+        that did not announce ``capa``.  O(replicas)."""
+        return sum(1 for link in (*self.links.values(), *self.handshake.values())
+                   if capa not in link.capa)
+
     # -- the handshake ---------------------------------------------------------------
     def link_for(self, client: ClientState) -> ReplicaLink:
         """The link record of a client that speaks REPLCONF or PSYNC."""
@@ -387,6 +393,17 @@ class Primary:
         if self.backlog is None:
             self._create_backlog()
         engine = self.engine
+        if any(db.staged for db in engine.dbs):
+            # The snapshot cannot carry TIDELOG.STAGE copies.  A primary drops
+            # them (ABORT to the other replicas and the AOF, before the offset
+            # the new replica starts at), so the sender's next APPEND fails and
+            # its MIGRATE keeps the key.  A replica (a chain) cannot drop what
+            # its primary goes on feeding: its replica tries again later, once
+            # the copies committed or were dropped.  Either way no replica
+            # misses the key.
+            if self.upstream is not None:
+                raise CommandError(errors.STAGE_NO_SYNC)
+            engine.drop_staged()
         version = engine.config["rdb-version"]
         started = time.perf_counter()
         payload = rdb.dumps(engine.dbs, version=version,

@@ -6,7 +6,7 @@ again (with a PSYNC that continues where the stream stopped).
 
     PING                                   -> +PONG
     REPLCONF listening-port <our port>     -> +OK   (errors are not fatal)
-    REPLCONF capa eof capa psync2          -> +OK
+    REPLCONF capa eof capa psync2 capa tidelog-stage -> +OK
     PSYNC <replid> <offset + 1> | ? -1     -> +CONTINUE [<new replid>]
       [FAILOVER] (a primary handing over) 
                                            |  +FULLRESYNC <replid> <offset>
@@ -168,7 +168,8 @@ class Upstream:
                 raise SyncFailed(f"Unable to AUTH to MASTER: '{_text(reply)}'")
         port = self.engine.config["port"]
         writer.write(encode_command([b"REPLCONF", b"listening-port", b"%d" % port])
-                     + encode_command([b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]))
+                     + encode_command([b"REPLCONF", b"capa", b"eof", b"capa", b"psync2",
+                                       b"capa", b"tidelog-stage"]))
         for _ in range(2):  # errors here are not fatal, as for Redis
             await asyncio.wait_for(reader.readline(), timeout)
         primary = self.primary

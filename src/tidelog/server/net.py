@@ -9,7 +9,8 @@ the periodic cron, on an asyncio (uvloop) loop.
   :mod:`.session` (bytes in, the commands run, the replies out);
 * :mod:`.output`: a connection's writes (the write gate, flow control, the
   outbox, output buffer limits);
-* :mod:`.busy`: serving clients from a busy script's count hook.
+* :mod:`.busy`: serving clients from a busy script's count hook;
+* :mod:`.mover`: a chunked MIGRATE's moves, one task each.
 
 The server itself keeps the set of connections, the write gate (the AOF
 with ``appendfsync always``), the last Pub/Sub message encoded, the cron
@@ -32,6 +33,7 @@ from ..persistence.durability import attach
 from .busy import BusyLoop
 from .connection import Connection
 from .listeners import ListenError, Listeners
+from .mover import Mover
 
 __all__ = ["Connection", "ListenError", "Server"]
 
@@ -51,6 +53,7 @@ class Server:
         self.listeners = Listeners(self.config, lambda: Connection(self), any_free_port)
         # While a script is busy: what its count hook polls.
         self.busy = BusyLoop(self)
+        self.mover = Mover(self.config)
         self._cron_task: asyncio.Task[None] | None = None
         self.stopped: asyncio.Event | None = None
         # Something with must_wait() / after_flush(fn) that holds replies
@@ -72,6 +75,7 @@ class Server:
         attach(self.engine).bind(loop, self._install_write_gate)
         self.engine.listen_hook = self.listeners.reconfigure
         self.engine.migrate_sockets.tls_wrap = self._migrate_tls
+        self.engine.mover = self.mover  # a chunked MIGRATE's moves (server/mover.py)
         await self.listeners.start(loop)
         self._cron_task = loop.create_task(self._cron())
 
@@ -102,7 +106,8 @@ class Server:
         now = self.engine.clock.monotonic()
         for conn in list(self.connections):
             client = conn.client
-            if client is not None and client.blocked is None and client.kind == "normal" \
+            if client is not None and client.blocked is None and client.parked is None \
+                    and client.kind == "normal" \
                     and client.pubsub is None and now - client.last_interaction > timeout:
                 conn.close()
 
@@ -127,6 +132,8 @@ class Server:
 
     async def close(self) -> None:
         self.engine.migrate_sockets.close_all()
+        for task in list(self.mover.tasks):
+            task.cancel()
         self.listeners.close()
         for conn in list(self.connections):
             conn.close()

@@ -26,7 +26,7 @@ import logging
 from typing import Any
 
 from .. import errors
-from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, POSTPONED, ClientState, Engine
+from ..engine import ABORTED, BLOCKED, CROSS_PROTOCOL_NAMES, NOT_RUN, PARKED, POSTPONED, ClientState, Engine
 from ..resp import ProtocolError, QueryBufferLimit, RequestParser, encode_all, encode_into
 from ..resp.replies import Push, Replies
 
@@ -130,7 +130,8 @@ class Session:
         proto = client.protocol
         clock.begin_turn()  # the commands of this batch read the wall clock once
         try:
-            while client.blocked is None and not client.postponed and not self.closing:
+            while client.blocked is None and not client.postponed and client.parked is None \
+                    and not self.closing:
                 commands = self.pending
                 if commands:
                     self.pending = []
@@ -171,7 +172,7 @@ class Session:
                             self._abort()
                             replies = []
                             return
-                    if reply is BLOCKED:
+                    if reply is BLOCKED or reply is PARKED:  # answered later (deliver)
                         self.pending = commands[i:]
                         break
                     if reply is POSTPONED:  # CLIENT PAUSE: this command waits too

@@ -24,6 +24,10 @@ the whole exchange is tried once more on a new connection when nothing of
 it can have been applied yet (a target restarted, or one that closed the
 idle connection, between two MIGRATEs).  Checked against redis-server
 7.0.15 (tests/differential/test_migrate_diff.py).
+
+A stream of at least ``migrate-stream-chunk-threshold`` entries going to a
+Tidelog target goes another way: in chunks, the server serving everybody
+between them, the client parked until the move ends (:mod:`.migrate_chunked`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ..contract import Ctx, Reply
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..table import command
+from .migrate_chunked import try_park
 
 NOKEY = SimpleString(b"NOKEY")
 
@@ -137,6 +142,10 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
             found.append((key, value))
     if not found:
         return NOKEY
+    # a big stream to a Tidelog target: in chunks, the client parked meanwhile
+    parked = try_park(ctx, argv, found, dbid, timeout_ms, auth, copy, replace)
+    if parked is not None:
+        return parked
     version = _dump_version(ctx)
     compress = bool(ctx.config["rdbcompression"])
     # in cluster mode the target may be importing the slot: RESTORE-ASKING

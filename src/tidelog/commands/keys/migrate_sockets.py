@@ -36,16 +36,19 @@ CACHE_TTL_S = 10   # Redis's MIGRATE_SOCKET_CACHE_TTL: idle seconds before the c
 
 class Target:
     """One cached connection: the socket, the bytes read past the last reply
-    line, the database last selected on it (-1: none yet, or not sure), and
-    when it was last used (monotonic seconds)."""
+    line, the database last selected on it (-1: none yet, or not sure),
+    when it was last used (monotonic seconds), and the chunk format version
+    the target stages (``TIDELOG.STAGE HELLO``; 0: none; None: not asked yet,
+    see :mod:`.migrate_chunked`)."""
 
-    __slots__ = ("sock", "buf", "last_dbid", "last_use")
+    __slots__ = ("sock", "buf", "last_dbid", "last_use", "stage")
 
     def __init__(self, sock: socket.socket, now: float) -> None:
         self.sock = sock
         self.buf = b""
         self.last_dbid = -1
         self.last_use = now
+        self.stage: int | None = None
 
     def send(self, data: bytes, timeout_s: float) -> None:
         """Write all of ``data`` within ``timeout_s`` (OSError otherwise). O(len(data))."""

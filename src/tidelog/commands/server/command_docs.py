@@ -114,6 +114,8 @@ def docs_reply(spec: CommandSpec) -> Map:
         (b"group", spec.group.encode()),
         (b"complexity", spec.complexity.encode()),
     ]
+    if spec.doc_flags:  # Redis's place for them: after complexity
+        items.append((b"doc_flags", SetReply([SimpleString(f.encode()) for f in spec.doc_flags])))
     if spec.subcommands:
         items.append((b"subcommands", Map([
             (sub.name.encode(), docs_reply(sub)) for sub in spec.subcommands.values()])))

@@ -10,6 +10,8 @@ from ...errors import (
     SYNTAX,
     CommandError,
 )
+from ...keyspace import Database
+from ...rdb.staging import abort_argv, drop
 from ...resp.replies import OK, RawReply
 from ..args import ArgReader
 from ..contract import Ctx
@@ -39,6 +41,13 @@ def _flush_mode(argv: list[bytes]) -> None:
     r.finish()
 
 
+def _drop_staged(ctx: Ctx, db: Database) -> None:
+    """A flush drops the database's TIDELOG.STAGE copies too: each drop
+    propagated as an ABORT (in its database, before the flush)."""
+    if db.staged:
+        ctx.engine.emit([(db.index, abort_argv(token)) for token in drop(db.staged)])
+
+
 @command("flushdb", arity=-1, flags="write", group="server", since="1.0.0",
          complexity="O(N) where N is the number of keys in the selected database",
          summary="Remove all keys from the current database",
@@ -50,6 +59,7 @@ def flushdb(ctx: Ctx, argv: list[bytes]) -> object:
     # Clients blocked on its keys are retried: a blocked XREADGROUP fails
     # now that its key is gone (Redis 7.2+).
     ctx.engine.signal_all_waited(ctx.db.index)
+    _drop_staged(ctx, ctx.db)
     ctx.changed(ctx.db.flush())
     ctx.engine.tracking.flushed()  # one null to every tracking client
     ctx.effect(list(argv))  # always, even when nothing was there (as Redis)
@@ -65,6 +75,7 @@ def flushall(ctx: Ctx, argv: list[bytes]) -> object:
     _flush_mode(argv)
     for db in ctx.engine.dbs:
         ctx.engine.signal_all_waited(db.index)
+        _drop_staged(ctx, db)
         ctx.changed(db.flush())
     ctx.engine.tracking.flushed()
     ctx.effect(list(argv))
