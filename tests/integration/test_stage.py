@@ -67,6 +67,35 @@ def full(port: int, key: str) -> bytes:
         raw.close()
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_asyncio_client_stages_and_commits(processes, tmp_path, protocol):
+    import asyncio
+
+    import redis.asyncio
+
+    server = start(processes, tmp_path, "data")
+    sync = redis.Redis(port=server.port, socket_timeout=30)
+    fill(sync)
+    parts = parts_of(sync)
+
+    async def main() -> None:
+        c = redis.asyncio.Redis(port=server.port, protocol=protocol, socket_timeout=30)
+        try:
+            assert await c.execute_command("TIDELOG.STAGE", "HELLO") == VERSION
+            await c.execute_command("TIDELOG.STAGE", "BEGIN", TOKEN, "t", 5000, 60_000)
+            for part in parts[:-1]:
+                await c.execute_command("TIDELOG.STAGE", "APPEND", TOKEN, part)
+            assert await c.exists("t") == 0
+            await c.execute_command("TIDELOG.STAGE", "APPEND", TOKEN, parts[-1])
+            assert 0 < await c.pttl("t") <= 5000
+            assert await c.execute_command("TIDELOG.STAGE", "ABORT", TOKEN) == 0
+        finally:
+            await c.aclose()
+
+    asyncio.run(main())
+    assert full(server.port, "t") == full(server.port, "s")
+
+
 # -- replication -----------------------------------------------------------------------
 def test_a_tidelog_replica_stages_the_same_stream(processes, tmp_path):
     primary = start(processes, tmp_path, "primary")

@@ -347,3 +347,33 @@ def test_a_begin_from_the_aof_or_a_primary_replaces_a_token_left_open():
     move(h, parts[:1])
     assert h.err("TIDELOG.STAGE", "BEGIN", TOKEN, "t", "0", "10") == \
         b"ERR staged key token already open"
+
+
+async def test_no_idle_drop_while_following_a_primary():
+    # A replica's copies are its primary's (which may go on feeding them after
+    # a partial resync): the cron leaves them; once promoted, it drops them.
+    import asyncio
+
+    from tidelog.replication.primary import stop_following
+
+    h = GroupHarness(layers=True)
+    build(h)
+    parts = cut(h)
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        h.ok("REPLICAOF", "127.0.0.1", port)
+        master = h.new_client(kind="master")
+        move(h, parts[:2], client=master)
+        h.clock.advance(60_000)
+        h.engine.cron()
+        assert TOKEN in h.engine.dbs[0].staged
+        h.ok("REPLICAOF", "NO", "ONE")
+        h.take_effects()
+        h.engine.cron()
+        assert h.engine.dbs[0].staged == {}
+        assert h.take_effects() == [[STAGE, b"ABORT", TOKEN]]
+    finally:
+        await stop_following(h.engine)
+        server.close()
+        await server.wait_closed()

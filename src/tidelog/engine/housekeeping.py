@@ -138,7 +138,11 @@ def cron(self: EngineCore) -> None:
     if hotkeys is not None and hotkeys.expire(self.clock.now_ms()):  # HOTKEYS DURATION
         self.hotkeys_changed()
     self.replication.cron()
-    if any(db.staged for db in self.dbs):  # TIDELOG.STAGE copies idle too long
+    # TIDELOG.STAGE copies idle too long.  Not while following a primary:
+    # there the copies are the primary's, which goes on feeding them after a
+    # link outage (a partial resync), or drops them itself; an orphaned one
+    # goes once this server is promoted (or by a full resync's flush).
+    if not self.replication.is_replica and any(db.staged for db in self.dbs):
         now = self.clock.monotonic()
         self.drop_staged(lambda copy: copy.deadline <= now)
     if self.migrate_sockets.targets:  # MIGRATE's connections idle too long

@@ -117,9 +117,11 @@ The whole move (to build on this module, in this order)
    whole pause the chunks avoided on the target), or re-encoding the staged
    stream into chunks at commit (the target itself would pay O(size) in
    one turn).  A staged copy orphaned on a replica (the primary failed over
-   mid-move) is invisible and is dropped by its deadline (or by the new
-   primary's full resync); the deadline runs on the replica's own clock
-   from the last APPEND it applied, and never during an AOF load (the
+   mid-move) is invisible and is dropped by its deadline once the replica
+   is promoted (or by the new primary's full resync); the deadline runs on
+   the replica's own clock from the last APPEND it applied, is not checked
+   while the replica follows a primary (which may go on feeding the copy
+   after a link outage and a partial resync), and never during an AOF load (the
    loader runs the commands in order, so a staged copy there either commits
    or is dropped by a later ABORT, or at the end of the load; a later BEGIN
    of the same token from the AOF or a primary replaces it).  A full resync

@@ -18,15 +18,15 @@ A staged copy (:class:`~tidelog.rdb.staging.StagedCopy`) lives in its
 database's ``staged`` table, beside the keys: nothing but these commands
 sees it.  On a normal connection its token belongs to that connection and
 goes when it closes; from the replication stream or an AOF load a copy is
-nobody's (its idle deadline only; an AOF load ends by dropping what is
-still open).  BEGIN and every APPEND are propagated as they ran, so a
-replica (and an AOF reload) stages the same stream in the same short steps
-and commits with the same COMMIT chunk; every drop is propagated as
-``ABORT <token>``.  The COMMIT chunk of a key with a TTL is propagated
-as ``APPEND <token> <chunk> PXAT <deadline>``, so that replicas and the
-AOF keep the primary's absolute deadline (as RESTORE's ABSTTL).  (Not a
-separate PEXPIREAT: two effects go out wrapped in MULTI/EXEC, where
-TIDELOG.STAGE is refused.)
+nobody's (its idle deadline only, not checked while this server follows a
+primary; an AOF load ends by dropping what is still open).  BEGIN and
+every APPEND are propagated as they ran, so a replica (and an AOF reload)
+stages the same stream in the same short steps and commits with the same
+COMMIT chunk; every drop is propagated as ``ABORT <token>``.  The COMMIT
+chunk of a key with a TTL is propagated as ``APPEND <token> <chunk> PXAT
+<deadline>``, so that replicas and the AOF keep the primary's absolute
+deadline (as RESTORE's ABSTTL).  (Not a separate PEXPIREAT: two effects go
+out wrapped in MULTI/EXEC, where TIDELOG.STAGE is refused.)
 
 Memory: while a copy is open it holds the chunks it was fed besides the
 stream built from them (an AOF rewrite writes them again), about twice the
