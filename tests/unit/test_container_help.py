@@ -25,7 +25,8 @@ WITH_HELP = sorted(name for name, spec in COMMANDS.items()
 
 def test_the_containers_with_help_are_the_expected_ones():
     assert WITH_HELP == ["acl", "client", "command", "config", "function", "hotkeys", "latency",
-                         "memory", "module", "object", "pubsub", "script", "slowlog", "xgroup",
+                         "memory", "module", "object", "pubsub", "script", "slowlog", "tidelog.stage",
+                         "xgroup",
                          "xinfo"]
     # DEBUG dispatches its own subcommands, and CLUSTER answers only in cluster
     # mode: both have their text on their spec too.

@@ -75,7 +75,7 @@ def can_stage(ctx: Ctx) -> bool:
     "ABORT <token>",
     "    Drop a staged copy.",
     "HELP",
-    "    Print this help."))
+    "    Prints this help."))
 def tidelog_stage(ctx: Ctx, argv: list[bytes]) -> Reply:
     """TIDELOG.STAGE <subcommand> [<arg> ...]"""
 
