@@ -242,9 +242,6 @@ def test_a_topic_produced_with_the_helper_reads_as_all_its_partitions(spark, tid
                     for key, entry_id in sent}
 
 
-# long (make test-long) until the cause is found: once in three runs the four nodes never
-# agreed on the moved slot's owner after SETSLOT NODE to every master (two kept the source)
-@pytest.mark.long
 def test_a_slot_moved_after_planning_is_read_from_its_new_owner(spark, tidelog_clean):
     cluster = tidelog_clean
     c = cluster_client(cluster)
