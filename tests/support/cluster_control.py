@@ -58,6 +58,9 @@ class StandInState:
         self.calls.append(("bump_epoch", bumped))
         return bumped
 
+    def broadcast_pong(self, local_replicas_only: bool, now: int) -> None:
+        self.calls.append(("broadcast_pong", local_replicas_only))
+
     def save_config(self, fsync: bool) -> None:
         self.calls.append(("save_config", fsync))
 

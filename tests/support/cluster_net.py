@@ -8,7 +8,9 @@ bus port +10000) and a seeded random source, and plays their actions: a
 and decoded) to the other end, in FIFO order, a ``Close`` closes both ends.
 The other actions are recorded per node.  The clock is simulated: ``step``
 moves it by 100 ms and calls every live node's ``on_tick``; after each step
-the node table invariants are checked on every live node.
+the node table invariants are checked on every live node.  ``tick`` and
+``deliver`` do the same one piece at a time, so that a test chooses the
+order in which waiting messages arrive (late, overtaken messages).
 
 Replication is modelled by offsets: a replica told to ``Replicate(master)``
 takes its master's offset at every step (unless ``frozen``), and its master
@@ -218,6 +220,45 @@ class Net:
             if not busy:
                 return
         raise AssertionError("the network never went quiet")
+
+    # -- out of order ------------------------------------------------------------------
+    def flush(self) -> None:
+        """Carry out every node's queued actions without delivering anything:
+        the messages they send wait in ``queue`` (see ``deliver``)."""
+        busy = True
+        while busy:
+            busy = False
+            for n in self.nodes:
+                actions = n.state.drain()
+                if n.down:
+                    continue
+                for action in actions:
+                    busy = True
+                    self._carry_out(n, action)
+
+    def deliver(self, index: int) -> None:
+        """Deliver the first waiting message on the link of the
+        ``index``-th one, before those queued earlier on other links (they
+        arrive late: overtaken, still in a socket buffer), then carry out
+        what it caused.  A link stays in order, as a TCP connection."""
+        link = self.queue[index][1]
+        index = next(i for i, (_, other, _) in enumerate(self.queue) if other is link)
+        dst, link, frame = self.queue[index]
+        del self.queue[index]
+        if not dst.down and link in self.ends:
+            dst.state.on_message(link, bus.decode(frame), self.now)
+        self.flush()
+        self.check()
+
+    def tick(self) -> None:
+        """``step`` without delivering: the clock moves, every live node's
+        timer runs, what it sends waits in ``queue``."""
+        self.now += TICK_MS
+        self._follow_offsets()
+        for n in self.live():
+            n.state.on_tick(self.now)
+        self.flush()
+        self.check()
 
     # -- the clock -----------------------------------------------------------------------
     def _follow_offsets(self) -> None:

@@ -249,6 +249,7 @@ def test_setslot_node_myself_while_importing_bumps_the_epoch():
     assert h("CLUSTER", "SETSLOT", "500", "IMPORTING", B.decode()) == OK
     assert h("CLUSTER", "SETSLOT", "500", "NODE", h.me.name.decode()) == OK
     assert ("bump_epoch", True) in h.state.calls
+    assert h.state.calls[-2:] == [("broadcast_pong", False), ("claim_slots_changed",)]
     assert h.me.config_epoch == 6 and h.topology.owners[500] is h.me
     assert 500 not in h.topology.importing_from and b.numslots == 16284 - 1
 

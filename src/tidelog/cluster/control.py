@@ -71,6 +71,11 @@ class ClusterOps(Protocol):
         not the unique greatest; True if it changed."""
         ...
 
+    def broadcast_pong(self, local_replicas_only: bool, now: int) -> Any:
+        """A PONG to every node (or to this shard's replicas only): they
+        see this node's epoch and slots now, not at their next ping."""
+        ...
+
     def save_config(self, fsync: bool) -> Any: ...
     def update_state(self, now: int) -> Any: ...
 
@@ -247,9 +252,13 @@ class Control:
                 self.state.replicate(node, ctx.now_ms())
             if node is myself and slot in topology.importing_from:
                 # a slot moved by hand: a new epoch (without consensus) so
-                # that this claim wins everywhere
+                # that this claim wins everywhere, told to every node at once
+                # (a PONG to all, as Redis does): a node that imports next
+                # must know it to take a greater one, else the old owner's
+                # last ping, claiming the slot with it, takes the slot back
                 self.state.bump_epoch()
                 del topology.importing_from[slot]
+                self.state.broadcast_pong(False, ctx.now_ms())
         self.state.claim_slots_changed()
         self._done()
 
