@@ -38,8 +38,8 @@ message, and a check that every message was consumed and acknowledged once.
 ``--latency RATE`` adds group-latency's load (bench/groups.py) spread over the
 nodes: a stream with a group on each node, one producer process a node
 sending RATE / nodes XADDs a second on a fixed schedule (open loop, each
-message stamped with its send time), the ten consumers split over the nodes
-(``XREADGROUP ... COUNT 10 BLOCK 1000`` + XACK): p50, p99 and max of receive
+message stamped with its send time), the ten consumers split over the nodes in
+two client processes (``XREADGROUP ... COUNT 10 BLOCK 1000`` + XACK): p50, p99 and max of receive
 time minus send time, all nodes together, and a check that each message was
 consumed and acknowledged once.
 Each run: aggregate ops/s (redis-benchmark's figure), and the server CPU per
@@ -509,6 +509,7 @@ def run_drain(cl: Cluster, messages: int, timeout: float = 300.0) -> dict:
 
 LATENCY_CONSUMERS = 10   # consumers in all, as group-latency: split over the nodes
 LATENCY_PRODUCERS = 2    # producer connections a node
+LATENCY_PROCS = 2        # consumer processes, whatever the size (group-latency's two)
 LATENCY_DRAIN_S = 30.0   # after the producers stop, at most this to drain
 
 
@@ -516,8 +517,9 @@ def run_latency(cl: Cluster, rate: float, seconds: float) -> dict:
     """group-latency (bench/groups.py) over the nodes: a stream on each node
     (a hash tag in its slots) with a group, a producer process a node sending
     ``rate / nodes`` XADDs a second (open loop, each message stamped with its
-    send time), and the ten consumers of group-latency split over the nodes,
-    one client process a node, looping ``XREADGROUP ... COUNT 10 BLOCK 1000``
+    send time), and the ten consumers of group-latency split over the nodes
+    in two client processes (one a node for two), as group-latency's, looping
+    ``XREADGROUP ... COUNT 10 BLOCK 1000``
     and XACK.  Latency is receive time minus send time of every message, all
     nodes' messages together; the record also checks that each was consumed
     and acknowledged exactly once."""
@@ -535,14 +537,18 @@ def run_latency(cl: Cluster, rate: float, seconds: float) -> dict:
     workers = groups.Workers()
     done = groups._MP.Event()
     try:
-        readies, consumer_idx = [], []
+        readies, consumer_idx, consumer_node = [], [], []
+        per_node = max(1, LATENCY_PROCS // nodes)
         for i in range(nodes):
-            ready = groups._MP.Event()
-            readies.append(ready)
-            consumer_idx.append(workers.start(
-                groups._latency_consumers, cl.ports[i], keys[i], "g", names[i::nodes],
-                consume_stop_ns, total + int(consume_stop_ns - start_ns) // 10**9 + 100,
-                ready, done))
+            mine = names[i::nodes]
+            for part in (mine[j::per_node] for j in range(per_node)):
+                ready = groups._MP.Event()
+                readies.append(ready)
+                consumer_node.append(i)
+                consumer_idx.append(workers.start(
+                    groups._latency_consumers, cl.ports[i], keys[i], "g", part,
+                    consume_stop_ns, total + int(consume_stop_ns - start_ns) // 10**9 + 100,
+                    ready, done))
         for ready in readies:
             if not ready.wait(30):
                 raise RuntimeError(f"{cl.label}: the consumer processes did not connect")
@@ -565,13 +571,16 @@ def run_latency(cl: Cluster, rate: float, seconds: float) -> dict:
     errors: list[str] = []
     problems: list[str] = []
     consumed = acked = 0
-    for i, (prod, proc) in enumerate(zip(prods, cons, strict=True)):
+    for i, prod in enumerate(prods):
         seqs = array("q")
-        for r in proc["consumers"]:
-            lat.frombytes(r["lat_ns"])
-            seqs.frombytes(r["seqs"])
-            acked += r["acked"]
-            errors += r["errors"]
+        for node, proc in zip(consumer_node, cons, strict=True):
+            if node != i:
+                continue
+            for r in proc["consumers"]:
+                lat.frombytes(r["lat_ns"])
+                seqs.frombytes(r["seqs"])
+                acked += r["acked"]
+                errors += r["errors"]
         consumed += len(seqs)
         if len(set(seqs)) != len(seqs) or len(seqs) != prod["ok"] or prod["errors"]:
             problems.append(f"node {i}: {prod['ok']} produced, {len(seqs)} consumed, "
