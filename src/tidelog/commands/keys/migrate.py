@@ -33,7 +33,6 @@ between them, the client parked until the move ends (:mod:`.migrate_chunked`).
 from __future__ import annotations
 
 from ... import errors
-from ...config import NOTIFY_GENERIC
 from ...errors import CommandError
 from ...rdb import values as rdb
 from ...resp.replies import OK, SimpleString
@@ -42,7 +41,7 @@ from ..contract import Ctx, Reply
 from ..key_specs import ND, ks
 from ..lookup import lookup_read
 from ..table import command
-from .migrate_chunked import try_park
+from .migrate_chunked import delete_moved, try_park
 
 NOKEY = SimpleString(b"NOKEY")
 
@@ -171,15 +170,8 @@ def migrate(ctx: Ctx, argv: list[bytes]) -> Reply:
                 first_error = reply
             continue
         if not copy:
-            ctx.db.delete(key)
-            ctx.modified(key)
-            ctx.ready(key)
-            ctx.notify(NOTIFY_GENERIC, b"del", key)
             moved.append(key)
-    if moved:
-        ctx.effect([b"DEL", *moved])
-    else:
-        ctx.no_propagation()
+    delete_moved(ctx, moved)
     # the target's error wins over a connection lost after it (as in Redis)
     if first_error is not None:
         raise CommandError(errors.MIGRATE_TARGET_ERROR + first_error[1:])

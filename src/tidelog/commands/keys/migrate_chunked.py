@@ -247,22 +247,29 @@ class ChunkedMigrate:
         engine = self.engine
         engine.release(self.db_index, self.keys)
         ctx = Ctx.new(engine, self.client, self.argv, self.spec, False)
-        ctx.db = db = engine.dbs[self.db_index]
-        deleted = []
-        if self.header_error is None and not self.copy:
-            for key in self.moved:
-                if db.delete(key):
-                    ctx.modified(key)
-                    ctx.ready(key)
-                    ctx.notify(NOTIFY_GENERIC, b"del", key)
-                    deleted.append(key)
-        if deleted:
-            ctx.effect([b"DEL", *deleted])
-        else:
-            ctx.no_propagation()
+        ctx.db = engine.dbs[self.db_index]
+        delete_moved(ctx, self.moved if self.header_error is None and not self.copy else [])
         first_error = self.header_error or self.first_error
         if first_error is not None:
             error: bytes | None = errors.MIGRATE_TARGET_ERROR + first_error[1:]
         else:
             error = self.failure or io_error
         engine.unpark(ctx, OK, error)
+
+
+def delete_moved(ctx: Ctx, keys: list[bytes]) -> None:
+    """The source's side of a move that the target acknowledged: each of
+    ``keys`` still here is deleted (modified, woken, ``del`` notified) and
+    one DEL of them all is propagated; nothing is propagated when none was.
+    O(keys)."""
+    deleted = []
+    for key in keys:
+        if ctx.db.delete(key):
+            ctx.modified(key)
+            ctx.ready(key)
+            ctx.notify(NOTIFY_GENERIC, b"del", key)
+            deleted.append(key)
+    if deleted:
+        ctx.effect([b"DEL", *deleted])
+    else:
+        ctx.no_propagation()
